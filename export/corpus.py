@@ -1,0 +1,47 @@
+"""Stories -> tokens -> vocabulary -> windows, with the audit of each split."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from .data import StorySource
+from .windows import SPLIT_FRACTIONS, SPLIT_SEED, SPLITS, WindowSet, audit_split, make_windows, split_indices
+from .wordlm import Vocabulary, build_vocabulary, tokenize
+
+
+@dataclass
+class Corpus:
+    source: StorySource
+    split_rows: dict[str, list[int]]  # source row numbers per split
+    tokens: dict[str, list[list[str]]]  # per split, per story
+    vocab: Vocabulary
+    windows: dict[str, WindowSet]
+    audit: dict[str, dict]
+    T: int
+
+    def texts(self, split: str) -> list[str]:
+        by_row = {s.row: s.text for s in self.source.stories}
+        return [by_row[r] for r in self.split_rows[split]]
+
+    def key(self) -> str:
+        """Identifies data, split and vocabulary: a finished run is reused only for the same key."""
+        h = hashlib.sha256()
+        h.update(self.source.sha256.encode())
+        h.update(repr(sorted((k, tuple(v)) for k, v in self.split_rows.items())).encode())
+        h.update("\n".join(self.vocab.itos).encode())
+        h.update(str(self.T).encode())
+        return h.hexdigest()[:16]
+
+
+def prepare_corpus(source: StorySource, C: int = 4000, T: int = 64, split_seed: int = SPLIT_SEED) -> Corpus:
+    index = split_indices(len(source.stories), split_seed)
+    split_rows = {s: [source.stories[i].row for i in index[s]] for s in SPLITS}
+    tokens = {s: [tokenize(source.stories[i].text) for i in index[s]] for s in SPLITS}
+    vocab, _ = build_vocabulary(tokens["train"], size=C)  # training stories only
+    windows = {s: make_windows([vocab.encode_tokens(t) for t in tokens[s]], T) for s in SPLITS}
+    audit = {s: audit_split(tokens[s], vocab) for s in SPLITS}
+    return Corpus(source, split_rows, tokens, vocab, windows, audit, T)
+
+
+def split_description(split_seed: int = SPLIT_SEED) -> dict:
+    return {"seed": split_seed, "fractions": dict(SPLIT_FRACTIONS), "unit": "whole stories"}

@@ -1,0 +1,93 @@
+"""Continue a token history one id at a time, as the browser app does.
+
+Each step: crop the history to its last T ids and left-pad it with PAD, run the
+model, forbid PAD, BOS and UNK, then take the highest score (greedy,
+``temperature == 0``) or sample from softmax(logits / temperature). EOS ends
+the story and is not added to it. At most ``max_new_tokens`` ids are produced.
+
+Sampling uses ``Mulberry32``, a tiny seeded generator that the browser
+runtime implements identically, so a seed gives the same draws in both.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from .windows import context_window
+from .wordlm import BOS_ID, EOS_ID, PAD_ID, UNK_ID, detokenize, tokenize
+
+EXCLUDED_IDS = (PAD_ID, BOS_ID, UNK_ID)
+MAX_NEW_TOKENS = 64
+
+
+class Mulberry32:
+    """32-bit seeded generator; ``random()`` returns a float in [0, 1)."""
+
+    def __init__(self, seed: int):
+        self.state = seed & 0xFFFFFFFF
+
+    def random(self) -> float:
+        self.state = (self.state + 0x6D2B79F5) & 0xFFFFFFFF
+        t = self.state
+        t = ((t ^ (t >> 15)) * (t | 1)) & 0xFFFFFFFF
+        t ^= (t + (((t ^ (t >> 7)) * (t | 61)) & 0xFFFFFFFF)) & 0xFFFFFFFF
+        return ((t ^ (t >> 14)) & 0xFFFFFFFF) / 4294967296
+
+
+def choose_next(logits: np.ndarray, temperature: float = 0.0, rng: Mulberry32 | None = None) -> int:
+    """Pick the next id from one row of logits (float array of length C)."""
+    scores = np.asarray(logits, dtype=np.float64).copy()
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("the model returned non-finite logits")
+    scores[list(EXCLUDED_IDS)] = -np.inf
+    if temperature <= 0:
+        return int(np.argmax(scores))
+    if rng is None:
+        raise ValueError("sampling needs a seeded generator")
+    z = scores / temperature
+    p = np.exp(z - z.max())
+    cumulative = np.cumsum(p)
+    u = rng.random() * cumulative[-1]
+    return int(min(np.searchsorted(cumulative, u, side="right"), len(p) - 1))
+
+
+def prompt_history(itos: list[str], prompt: str) -> list[int]:
+    """BOS plus the prompt's ids (unknown words become UNK); no EOS: the story goes on."""
+    stoi = {t: i for i, t in enumerate(itos)}
+    return [BOS_ID] + [stoi.get(t, UNK_ID) for t in tokenize(prompt)]
+
+
+@torch.no_grad()
+def generate_ids(model, history: list[int], max_new_tokens: int = 24, temperature: float = 0.0,
+                 seed: int = 0, T: int | None = None) -> tuple[list[int], bool]:
+    """New ids after ``history`` and whether EOS ended them."""
+    if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
+        raise ValueError(f"max_new_tokens must be between 1 and {MAX_NEW_TOKENS}")
+    T = T or model.T
+    model.eval()
+    rng = Mulberry32(seed) if temperature > 0 else None
+    history, new = list(history), []
+    for _ in range(max_new_tokens):
+        x = torch.tensor([context_window(history, T)], dtype=torch.long)
+        out = model(x)
+        logits = out[0] if isinstance(out, tuple) else out
+        next_id = choose_next(logits[0].numpy(), temperature, rng)
+        if next_id == EOS_ID:
+            return new, True
+        history.append(next_id)
+        new.append(next_id)
+    return new, False
+
+
+def generate_text(model, itos: list[str], prompt: str, max_new_tokens: int = 24,
+                  temperature: float = 0.0, seed: int = 0) -> dict:
+    history = prompt_history(itos, prompt)
+    ids, ended = generate_ids(model, history, max_new_tokens, temperature, seed)
+    tokens = [itos[i] for i in ids]
+    return {"ids": ids, "tokens": tokens, "text": detokenize(tokens), "ended_with_eos": ended}
+
+
+def perplexity(loss: float) -> float:
+    return math.exp(loss)

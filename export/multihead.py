@@ -1,0 +1,102 @@
+"""The one-block attention language model (one head or four heads).
+
+E = token rows + learned position rows. Each head projects E to its own
+queries, keys and values, scores the sources a receiver may see, and sends
+back a weighted sum of value rows. The heads' messages are joined, mixed by
+``W_O`` and added to E (the residual). The final slot's updated row goes
+through ReLU(``hidden_layer``) and ``vocab_head`` to C next-token logits.
+
+Masking: a receiver sees itself and earlier slots (causal), and a real
+(non-PAD) receiver never reads a PAD source. A PAD receiver may read earlier
+PADs, which keeps its softmax defined; it never reaches the loss.
+
+Two forward paths give the same final logits:
+
+* ``forward_full`` computes every receiver (the teaching view, T x T weights);
+* ``forward`` computes only the final slot's query (B x heads x 1 x T
+  weights), which is all next-token prediction needs. Training and the
+  exported browser models use it.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .wordlm import PAD_ID
+
+
+class MultiHeadAttentionLM(nn.Module):
+    def __init__(self, C: int, T: int, d_model: int = 64, hidden: int = 256, heads: int = 4):
+        super().__init__()
+        if d_model % heads:
+            raise ValueError(f"d_model={d_model} is not divisible by heads={heads}")
+        self.C, self.T, self.d_model, self.hidden, self.heads = C, T, d_model, hidden, heads
+        self.head_dim = d_model // heads
+        self.token_embedding = nn.Embedding(C, d_model, padding_idx=PAD_ID)
+        self.position_embedding = nn.Embedding(T, d_model)  # learned, not sinusoidal
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, d_model)
+        self.W_V = nn.Linear(d_model, d_model)
+        self.W_O = nn.Linear(d_model, d_model)
+        self.hidden_layer = nn.Linear(d_model, hidden)
+        self.vocab_head = nn.Linear(hidden, C)
+
+    def config(self) -> dict:
+        return {"kind": "attention", "C": self.C, "T": self.T, "d_model": self.d_model,
+                "hidden": self.hidden, "heads": self.heads}
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(x.shape[1], device=x.device)
+        return self.token_embedding(x) + self.position_embedding(positions)[None]
+
+    def _split_heads(self, rows: torch.Tensor) -> torch.Tensor:
+        B, L, _ = rows.shape  # [B, L, d] -> [B, heads, L, head_dim]
+        return rows.reshape(B, L, self.heads, self.head_dim).transpose(1, 2)
+
+    def _predict(self, final_row: torch.Tensor) -> torch.Tensor:
+        return self.vocab_head(torch.relu(self.hidden_layer(final_row)))
+
+    def forward(self, x: torch.Tensor, return_attention: bool = False):
+        """Final-query path: logits [B, C] (and weights [B, heads, T])."""
+        E = self.embed(x)
+        q = self._split_heads(self.W_Q(E[:, -1:]))  # [B, h, 1, dh]
+        K = self._split_heads(self.W_K(E))
+        V = self._split_heads(self.W_V(E))
+        scores = (q @ K.transpose(-2, -1)) / math.sqrt(self.head_dim)  # [B, h, 1, T]
+        real = x.ne(PAD_ID)
+        hidden_src = (~real) & real[:, -1:]  # the final slot is the only receiver
+        A = torch.softmax(scores.masked_fill(hidden_src[:, None, None, :], float("-inf")), dim=-1)
+        joined = (A @ V).transpose(1, 2).reshape(x.shape[0], self.d_model)
+        updated = E[:, -1] + self.W_O(joined)
+        logits = self._predict(updated)
+        return (logits, A[:, :, 0]) if return_attention else logits
+
+    def forward_full(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Every receiver: the teaching view, with each intermediate tensor."""
+        B, T = x.shape
+        E = self.embed(x)
+        Q, K, V = (self._split_heads(W(E)) for W in (self.W_Q, self.W_K, self.W_V))
+        scores = (Q @ K.transpose(-2, -1)) / math.sqrt(self.head_dim)  # [B, h, T, T]
+        future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
+        real = x.ne(PAD_ID)
+        mask = future[None] | ((~real[:, None, :]) & real[:, :, None])  # [B, T(recv), T(src)]
+        A = torch.softmax(scores.masked_fill(mask[:, None], float("-inf")), dim=-1)
+        messages = A @ V
+        joined = messages.transpose(1, 2).reshape(B, T, self.d_model)
+        updated = E + self.W_O(joined)
+        hidden = torch.relu(self.hidden_layer(updated[:, -1]))
+        logits = self.vocab_head(hidden)
+        return {"E": E, "Q": Q, "K": K, "V": V, "scores": scores, "mask": mask, "A": A,
+                "messages": messages, "joined": joined, "updated": updated, "hidden": hidden,
+                "logits": logits}
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def loss_fn(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    return F.cross_entropy(logits, targets)
