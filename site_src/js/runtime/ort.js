@@ -1,0 +1,170 @@
+// Loading onnxruntime-web, choosing a backend and running the lesson's models.
+//
+// Exactly one onnxruntime build is imported per page: ort.webgpu.min.mjs when
+// WebGPU will be used (it runs the WebAssembly backend too), otherwise the
+// smaller ort.wasm.min.mjs. Both come from <site>/vendor/ort/, and env.wasm.wasmPaths
+// points there, so the site works from any static server and under a sub-path.
+// Without cross-origin isolation WebAssembly runs on one thread.
+
+import { siteUrl } from "./assets.js";
+import { NonFiniteLogitsError } from "./generate.js";
+
+export const ORT_DIR = "vendor/ort/";
+const BUILD_FILES = { wasm: "ort.wasm.min.mjs", webgpu: "ort.webgpu.min.mjs" };
+
+let loaded = null; // {build, promise}
+
+export class BuildMismatchError extends Error {
+  constructor() {
+    super("WebGPU needs the WebGPU build of onnxruntime, and this page already loaded the WebAssembly-only one; reload the page to switch.");
+    this.name = "BuildMismatchError";
+  }
+}
+
+export function supportProblem() {
+  if (typeof WebAssembly !== "object") return "this browser cannot run WebAssembly";
+  if (typeof BigInt64Array !== "function") return "this browser lacks 64-bit integer arrays (BigInt64Array)";
+  if (typeof fetch !== "function" || typeof Promise !== "function") return "this browser is too old for this page";
+  return null;
+}
+
+let probe = null;
+
+// What WebGPU offers here: {available, fallback, description, reason}.
+export function probeWebGPU() {
+  if (!probe) {
+    probe = (async () => {
+      if (!("gpu" in navigator) || !navigator.gpu) {
+        return { available: false, fallback: false, reason: "this browser does not offer WebGPU" };
+      }
+      try {
+        const adapter = await navigator.gpu.requestAdapter();
+        if (!adapter) return { available: false, fallback: false, reason: "WebGPU found no graphics adapter" };
+        const info = adapter.info || {};
+        const fallback = Boolean(info.isFallbackAdapter ?? adapter.isFallbackAdapter);
+        const description = [info.vendor, info.architecture, info.description].filter(Boolean).join(" ");
+        return { available: true, fallback, description, reason: fallback ? "only a software (fallback) WebGPU adapter" : "" };
+      } catch (err) {
+        return { available: false, fallback: false, reason: `WebGPU adapter request failed (${err.message})` };
+      }
+    })();
+  }
+  return probe;
+}
+
+// The backend a preference ("auto" | "wasm" | "webgpu") resolves to, and why.
+export async function resolveBackend(preference) {
+  const gpu = await probeWebGPU();
+  if (preference === "wasm") return { backend: "wasm", note: "" };
+  if (preference === "webgpu") {
+    if (gpu.available) return { backend: "webgpu", note: gpu.fallback ? "WebGPU runs on a software adapter here, which is slow." : "" };
+    return { backend: "wasm", note: `WebGPU is not available (${gpu.reason}); using WebAssembly.` };
+  }
+  if (gpu.available && !gpu.fallback) return { backend: "webgpu", note: "" };
+  return { backend: "wasm", note: gpu.available ? "Auto chose WebAssembly: WebGPU offers only a software adapter here." : "" };
+}
+
+export function loadedBuild() {
+  return loaded ? loaded.build : null;
+}
+
+// Import onnxruntime once. The WebGPU build is only loaded when an adapter exists.
+export async function loadOrt(backend) {
+  const wanted = backend === "webgpu" ? "webgpu" : "wasm";
+  if (loaded) {
+    if (wanted === "webgpu" && loaded.build !== "webgpu") throw new BuildMismatchError();
+    return loaded.promise;
+  }
+  if (wanted === "webgpu" && !(await probeWebGPU()).available) throw new Error("no WebGPU adapter");
+  const url = siteUrl(ORT_DIR + BUILD_FILES[wanted]);
+  const promise = import(url).then((ort) => {
+    ort.env.wasm.wasmPaths = siteUrl(ORT_DIR);
+    ort.env.wasm.proxy = false;
+    ort.env.wasm.numThreads = threadCount();
+    ort.env.logLevel = "error";
+    return ort;
+  });
+  loaded = { build: wanted, promise };
+  promise.catch(() => {
+    if (loaded && loaded.promise === promise) loaded = null;
+  });
+  return promise;
+}
+
+export function threadCount() {
+  if (!globalThis.crossOriginIsolated) return 1;
+  return Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1));
+}
+
+// One model on one backend. run(window) -> {logits: Float32Array, attention: Float32Array|null}.
+export class ModelRunner {
+  constructor(ort, session, { name, backend, T = 64, heads = 0 }) {
+    this.ort = ort;
+    this.session = session;
+    this.name = name;
+    this.backend = backend;
+    this.T = T;
+    this.heads = heads;
+    this.inputName = session.inputNames.includes("ids") ? "ids" : session.inputNames[0];
+    this.hasAttention = session.outputNames.includes("attention");
+    this.queue = Promise.resolve();
+  }
+
+  static async create(ort, bytes, meta, backend) {
+    const options = { executionProviders: [backend], graphOptimizationLevel: "all" };
+    if (backend === "webgpu") options.preferredOutputLocation = "cpu";
+    // A copy: the cached download may be used again for another backend.
+    const session = await ort.InferenceSession.create(bytes.slice(), options);
+    return new ModelRunner(ort, session, { ...meta, backend });
+  }
+
+  // Runs are queued so one session never has two runs in flight.
+  run(window) {
+    const next = this.queue.then(() => this._run([window]));
+    this.queue = next.catch(() => {});
+    return next.then((r) => ({ logits: r.logits, attention: r.attention }));
+  }
+
+  runBatch(windows) {
+    const next = this.queue.then(() => this._run(windows));
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
+  async _run(windows) {
+    if (!this.session) throw new Error(`${this.name} was closed`);
+    const B = windows.length;
+    const ids = new BigInt64Array(B * this.T);
+    windows.forEach((w, b) => {
+      if (w.length !== this.T) throw new RangeError(`a window must have ${this.T} ids, got ${w.length}`);
+      for (let i = 0; i < this.T; i++) ids[b * this.T + i] = BigInt(w[i]);
+    });
+    const input = new this.ort.Tensor("int64", ids, [B, this.T]);
+    const out = await this.session.run({ [this.inputName]: input });
+    const logits = await tensorData(out.logits ?? out[this.session.outputNames[0]]);
+    for (let i = 0; i < logits.length; i++) {
+      if (!Number.isFinite(logits[i])) throw new NonFiniteLogitsError(`${this.name} on ${this.backend}`);
+    }
+    const attention = this.hasAttention && out.attention ? await tensorData(out.attention) : null;
+    for (const tensor of Object.values(out)) if (tensor && tensor.location !== "cpu" && tensor.dispose) tensor.dispose();
+    return { logits, attention };
+  }
+
+  async release() {
+    const session = this.session;
+    this.session = null;
+    if (session) {
+      await this.queue.catch(() => {});
+      try {
+        await session.release();
+      } catch (err) {
+        console.warn(`could not release ${this.name}`, err);
+      }
+    }
+  }
+}
+
+async function tensorData(tensor) {
+  if (tensor.location && tensor.location !== "cpu" && tensor.getData) return new Float32Array(await tensor.getData());
+  return tensor.data;
+}
