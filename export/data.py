@@ -86,7 +86,7 @@ def _split_txt(text: str) -> list[str]:
     # A trailing separator leaves an empty tail; a file cut mid-story keeps its last part.
     if parts and not parts[-1].strip():
         parts = parts[:-1]
-    return [p.strip("\n") for p in parts]
+    return [p.strip() for p in parts]
 
 
 def _split_jsonl(text: str, name: str) -> list[str]:

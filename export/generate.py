@@ -59,21 +59,39 @@ def prompt_history(itos: list[str], prompt: str) -> list[int]:
     return [BOS_ID] + [stoi.get(t, UNK_ID) for t in tokenize(prompt)]
 
 
-@torch.no_grad()
-def generate_ids(model, history: list[int], max_new_tokens: int = 24, temperature: float = 0.0,
+def torch_predictor(model):
+    """Window ids [1, T] (numpy int64) -> logits [C] from a PyTorch model."""
+    model.eval()
+
+    @torch.no_grad()
+    def predict(window: np.ndarray) -> np.ndarray:
+        out = model(torch.from_numpy(window))
+        return (out[0] if isinstance(out, tuple) else out)[0].numpy()
+
+    return predict
+
+
+def generate_ids(model_or_predict, history: list[int], max_new_tokens: int = 24, temperature: float = 0.0,
                  seed: int = 0, T: int | None = None) -> tuple[list[int], bool]:
-    """New ids after ``history`` and whether EOS ended them."""
+    """New ids after ``history`` and whether EOS ended them.
+
+    ``model_or_predict`` is a PyTorch model or any function from a window
+    (int64 array [1, T]) to logits [C], e.g. an onnxruntime session wrapper.
+    """
     if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
         raise ValueError(f"max_new_tokens must be between 1 and {MAX_NEW_TOKENS}")
-    T = T or model.T
-    model.eval()
+    if isinstance(model_or_predict, torch.nn.Module):
+        T = T or model_or_predict.T
+        predict = torch_predictor(model_or_predict)
+    else:
+        predict = model_or_predict
+    if T is None:
+        raise ValueError("T is needed when a predict function is given")
     rng = Mulberry32(seed) if temperature > 0 else None
     history, new = list(history), []
     for _ in range(max_new_tokens):
-        x = torch.tensor([context_window(history, T)], dtype=torch.long)
-        out = model(x)
-        logits = out[0] if isinstance(out, tuple) else out
-        next_id = choose_next(logits[0].numpy(), temperature, rng)
+        window = np.asarray([context_window(history, T)], dtype=np.int64)
+        next_id = choose_next(predict(window), temperature, rng)
         if next_id == EOS_ID:
             return new, True
         history.append(next_id)
@@ -82,9 +100,9 @@ def generate_ids(model, history: list[int], max_new_tokens: int = 24, temperatur
 
 
 def generate_text(model, itos: list[str], prompt: str, max_new_tokens: int = 24,
-                  temperature: float = 0.0, seed: int = 0) -> dict:
+                  temperature: float = 0.0, seed: int = 0, T: int | None = None) -> dict:
     history = prompt_history(itos, prompt)
-    ids, ended = generate_ids(model, history, max_new_tokens, temperature, seed)
+    ids, ended = generate_ids(model, history, max_new_tokens, temperature, seed, T)
     tokens = [itos[i] for i in ids]
     return {"ids": ids, "tokens": tokens, "text": detokenize(tokens), "ended_with_eos": ended}
 

@@ -1,0 +1,232 @@
+"""Write ``evidence.json``: every figure the site shows, with where it came from.
+
+Schema ``mha-evidence/1`` (checked by ``validate``):
+
+``source``      data file, sha256, hub revision (if any), stories requested /
+                used / in file, ``capped`` (true when the file held fewer than
+                requested), first and last row, dataset credit
+``split``       seed, fractions, unit; ``rows``: source row numbers per split
+``audit``       per split: stories, tokens (ordinary), windows, oov_tokens, oov_rate
+``vocabulary``  C, T, rules_version, special ids
+``protocol``    models, seeds, updates, batch_size, eval_every, selection_windows,
+                model sizes (d_model, hidden, heads), optimizer description
+``runs``        one per model x seed: seed, best_update, val_loss, test_loss,
+                test_perplexity, parameters, train_seconds, trace [[update, val_loss]], ...
+``aggregates``  per model: perplexity_mean / _sd (sample sd, n - 1, over per-run
+                exp(loss)), test_loss_mean / _sd, train_seconds_mean / _sd, parameters
+``comparison``  relative change of four heads vs one head in mean perplexity,
+                and whether the gap exceeds the run-to-run spread
+``device``      cpu model string, threads, torch version, platform
+``stories``     excerpt, shortest test story, two longest stories (row, text,
+                token_count, word_count) with the dataset credit
+``preset``      the held-out preset: row, prompt, prompt_tokens, max_new_tokens,
+                seed-11 greedy continuations per model (ids, tokens, text, ended_with_eos)
+``artefacts``   file names written beside it
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict
+from pathlib import Path
+
+from . import atomic
+from .corpus import Corpus, split_description
+from .data import CREDIT
+from .generate import generate_text
+from .models import MODEL_LABELS
+from .train import RunResult, TrainConfig, aggregate, device_description, load_checkpoint, relative_change, run_dir
+from .wordlm import RULES_VERSION, tokenize
+
+SCHEMA = "mha-evidence/1"
+PRESET_MIN_TOKENS = 8
+PRESET_SEED = 11
+PRESET_MAX_NEW = 24
+REQUIRED = {
+    "schema": str, "source": dict, "split": dict, "audit": dict, "vocabulary": dict, "protocol": dict,
+    "runs": list, "aggregates": dict, "comparison": dict, "device": dict, "stories": dict, "preset": dict,
+    "artefacts": dict,
+}
+
+
+def story_record(row: int, text: str) -> dict:
+    return {"row": row, "text": text, "token_count": len(tokenize(text)), "word_count": len(text.split()),
+            "credit": CREDIT}
+
+
+def preset_prompt(text: str, min_tokens: int = PRESET_MIN_TOKENS) -> str:
+    """The story's beginning: the shortest run of whole sentences with at least ``min_tokens`` tokens."""
+    for match in re.finditer(r"[.!?][\"”’']?(?=\s|$)", text):
+        head = text[: match.end()]
+        if len(tokenize(head)) >= min_tokens:
+            return head.strip()
+    words = text.split()
+    return " ".join(words[: max(1, len(words) // 2)])
+
+
+def story_examples(corpus: Corpus) -> dict:
+    by_row = {s.row: s.text for s in corpus.source.stories}
+    test = [(len(tokenize(by_row[r])), r) for r in corpus.split_rows["test"]]
+    shortest = min(test)[1]
+    everyone = sorted(((len(tokenize(s.text)), s.row) for s in corpus.source.stories), reverse=True)
+    long_rows = [r for _, r in everyone[:2]]
+    first = corpus.source.stories[0]
+    return {
+        "excerpt": story_record(first.row, first.text),
+        "shortest_test": story_record(shortest, by_row[shortest]),
+        "long": [story_record(r, by_row[r]) for r in long_rows],
+        "credit": CREDIT,
+    }
+
+
+def preset_continuations(corpus: Corpus, cfg: TrainConfig, runs: Path, prompt: str) -> dict:
+    out = {}
+    for name in cfg.models:
+        ckpt = run_dir(runs, name, PRESET_SEED) / "best.pt"
+        if not ckpt.is_file():
+            continue
+        model = load_checkpoint(ckpt)
+        out[name] = generate_text(model, corpus.vocab.itos, prompt, max_new_tokens=PRESET_MAX_NEW)
+    return out
+
+
+def build_evidence(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path) -> dict:
+    stories = story_examples(corpus)
+    preset_story = stories["shortest_test"]
+    prompt = preset_prompt(preset_story["text"])
+    aggregates = aggregate(results)
+    change = relative_change(aggregates)
+    comparison = {"relative_change_four_vs_one": change}
+    if change is not None:
+        four, one = aggregates["four_heads"], aggregates["one_head"]
+        gap = one["perplexity_mean"] - four["perplexity_mean"]
+        spread = max(four["perplexity_sd"], one["perplexity_sd"])
+        comparison.update({
+            "perplexity_gap": gap,
+            "largest_sd": spread,
+            "four_heads_better_beyond_spread": bool(gap > spread),
+        })
+    return {
+        "schema": SCHEMA,
+        "source": corpus.source.describe(),
+        "split": {**split_description(), "rows": corpus.split_rows},
+        "audit": corpus.audit,
+        "vocabulary": {"C": len(corpus.vocab), "T": corpus.T, "rules_version": RULES_VERSION,
+                       "special": {"PAD": 0, "BOS": 1, "EOS": 2, "UNK": 3},
+                       "built_from": "training stories only; ties broken alphabetically"},
+        "protocol": {
+            "models": list(cfg.models), "labels": {m: MODEL_LABELS[m] for m in cfg.models},
+            "seeds": list(cfg.seeds), "updates": cfg.updates,
+            "batch_size": cfg.batch_size, "eval_every": cfg.eval_every, "selection_windows": cfg.selection_windows,
+            "d_model": cfg.d_model, "hidden": cfg.hidden, "heads": {"mlp": 0, "one_head": 1, "four_heads": 4},
+            "optimizer": cfg.optimizer_description(),
+            "selection": "lowest validation loss on the fixed selection slice; test loss on all test windows",
+        },
+        "runs": [asdict(r) for r in results],
+        "aggregates": aggregates,
+        "comparison": comparison,
+        "device": results[0].device if results else device_description(),
+        "stories": stories,
+        "preset": {
+            "row": preset_story["row"], "prompt": prompt, "prompt_tokens": tokenize(prompt),
+            "max_new_tokens": PRESET_MAX_NEW, "seed": PRESET_SEED, "decoding": "greedy",
+            "continuations": preset_continuations(corpus, cfg, runs, prompt),
+        },
+        "artefacts": {"vocabulary": "vocab.json", "tokenizer_vectors": "tokenizer_vectors.json",
+                      "trace_plot": "validation_traces.svg"},
+    }
+
+
+def validate(evidence: dict) -> None:
+    """Raise ValueError when ``evidence`` does not follow the schema above."""
+    for key, kind in REQUIRED.items():
+        if not isinstance(evidence.get(key), kind):
+            raise ValueError(f"evidence.{key} is missing or not a {kind.__name__}")
+    if evidence["schema"] != SCHEMA:
+        raise ValueError(f"unknown evidence schema {evidence['schema']!r}")
+    for r in evidence["runs"]:
+        for k in ("model", "seed", "best_update", "val_loss", "test_loss", "test_perplexity", "parameters",
+                  "train_seconds", "trace"):
+            if k not in r:
+                raise ValueError(f"a run lacks {k!r}")
+        if not math.isclose(r["test_perplexity"], math.exp(r["test_loss"]), rel_tol=1e-9):
+            raise ValueError("a run's test_perplexity is not exp(test_loss)")
+    for split, a in evidence["audit"].items():
+        if a["windows"] != a["tokens"] + a["stories"]:
+            raise ValueError(f"{split}: windows != tokens + stories")
+    for k in ("row", "prompt", "continuations"):
+        if k not in evidence["preset"]:
+            raise ValueError(f"evidence.preset lacks {k!r}")
+
+
+EDGE_CASES = [
+    "", "   ", "\n\t \r\n", "Lily found a red ball.", "Lily can't find 12 balls!", "“Hello,” said Lily’s mom.",
+    "‘Quick’ — she said – “now!”", "Tom's dog's bone", "dogs' toys", "'tis", "rock 'n' roll", "don't!won't",
+    "It cost 3.50 dollars, 100% sure.", "1st 2nd 3rd 10,000", "ＦＵＬＬＷＩＤＴＨ ｔｅｘｔ", "ﬁne ﬂowers",
+    "café naïve résumé", "Straße ÉCOLE", "ΣΊΣΥΦΟΣ σοφός", "İstanbul", "Ｈｅｌｌｏ！", "…and then…",
+    "emoji 😀 and 👍🏽 and 👨‍👩‍👧", "🐶🐱", "שלום עולם", "مرحبا بالعالم", "漢字かなカナ", "tab\tseparated\nlines",
+    "zero\u200bwidth\u200djoin", "bell\x07char nul\x00here", "\ufeffbom start", "a\u00a0b\u2003c", "x\u0301y",
+    "<script>alert(1)</script>", "C:\\path\\to", "e-mail: lily@example.com", "#hash @at $5 ^_^ ~ `q`",
+    "CAPS LOCK and MiXeD cAsE", "the the the the the", "O'Neil o'clock ma'am", "it's 5 o'clock'", "¿Qué? ¡Sí!",
+    "½ ¼ ² ³ ⅓", "Ⅻ roman", "a—b–c-d", "(parens) [brackets] {braces}",
+]
+
+
+def tokenizer_vectors(corpus: Corpus, wanted: int = 240) -> dict:
+    """Strings with their Python tokens and ids, for the browser tokenizer's tests."""
+    texts = list(EDGE_CASES)
+    texts.append(" ".join(s.text for s in corpus.source.stories[:6]))  # very long
+    stories = corpus.texts("test") + corpus.texts("train")
+    step = max(1, len(stories) // (wanted - len(texts)))
+    for text in stories[::step]:
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
+        if sentences:
+            texts.append(max(sentences, key=len))
+        if len(texts) >= wanted:
+            break
+    cases = []
+    for text in texts:
+        toks = tokenize(text)
+        cases.append({"text": text, "tokens": toks, "ids": corpus.vocab.encode_tokens(toks, boundaries=False)})
+    return {"rules_version": RULES_VERSION, "cases": cases}
+
+
+def plot_traces(evidence: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colours = {"mlp": "#E69F00", "one_head": "#56B4E9", "four_heads": "#009E73"}  # Okabe-Ito
+    styles = ["-", "--", ":"]
+    seeds = evidence["protocol"]["seeds"]
+    fig, ax = plt.subplots(figsize=(7.5, 4.2), dpi=100)
+    for r in evidence["runs"]:
+        xs, ys = zip(*r["trace"])
+        label = f"{evidence['protocol']['labels'][r['model']]}, seed {r['seed']}"
+        ax.plot(xs, ys, styles[seeds.index(r["seed"]) % 3], color=colours[r["model"]], lw=1.4, label=label)
+        ax.plot([r["best_update"]], [r["val_loss"]], "o", color=colours[r["model"]], ms=6, mec="black")
+    ax.set_xlabel("update")
+    ax.set_ylabel("validation loss (selection slice, nats)")
+    ax.set_title("Validation traces; circles mark the chosen checkpoints")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=3, loc="upper right")
+    fig.tight_layout()
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    atomic.write_bytes(path, buf.getvalue())
+
+
+def write_all(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path, out: Path, log=print) -> dict:
+    evidence = build_evidence(corpus, cfg, results, runs)
+    validate(evidence)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic.write_json(out / "vocab.json", corpus.vocab.to_json(corpus.T), indent=None)
+    atomic.write_json(out / "tokenizer_vectors.json", tokenizer_vectors(corpus))
+    plot_traces(evidence, out / "validation_traces.svg")
+    atomic.write_json(out / "evidence.json", evidence)
+    log(f"wrote {out / 'evidence.json'}, vocab.json, tokenizer_vectors.json, validation_traces.svg")
+    return evidence

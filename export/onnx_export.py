@@ -1,0 +1,270 @@
+"""Export the seed-11 checkpoints to ONNX, shrink their weights, and prove parity.
+
+Each model becomes one self-contained file (no external ``.onnx.data``):
+
+* input ``ids``: int64 [batch, 64], dynamic batch;
+* output ``logits``: float32 [batch, C];
+* output ``attention`` (attention models only): float32 [batch, heads, 64],
+  the final query's weights per head. The final-query path is exported, so
+  this output costs nothing extra; the full receiver-by-receiver map is
+  computed from the same weights in the lesson pages instead.
+
+Weight encoding: float32 files are 5-9 MB each, too heavy for a phone. Large
+weight matrices are stored as int8 with one float32 scale per row
+(symmetric, zero point 0) and turned back into float32 by
+``DequantizeLinear``; all arithmetic stays float32. The PyTorch model is first
+given exactly those rounded weights, so "what runs in ONNX" is a PyTorch
+model we can test against (logits within 1e-4). The int8 file is kept only if
+the greedy preset continuation is unchanged and test perplexity moves by less
+than 0.5 %; otherwise the float32 file ships. Every candidate's figures are
+written to ``evidence.json`` (key ``onnx``) and the report in bench/RESULTS.md.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import io
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import onnx
+import torch
+from onnx import TensorProto, helper, numpy_helper
+
+from . import atomic
+from .corpus import prepare_corpus
+from .data import load_stories
+from .evidence import PRESET_SEED, validate
+from .generate import generate_ids, prompt_history
+from .models import MODEL_LABELS, MODEL_NAMES
+from .train import load_checkpoint, run_dir
+from .windows import context_window
+
+OPSET = 17
+MIN_QUANT_ELEMENTS = 8192  # smaller tensors stay float32: the saving is negligible
+QUANTIZED = ("token_embedding.weight", "hidden_layer.weight", "vocab_head.weight",
+             "W_Q.weight", "W_K.weight", "W_V.weight", "W_O.weight")
+MAX_PPL_CHANGE = 0.005
+PARITY_TOL = 1e-4
+
+
+class _Exportable(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.attention = hasattr(model, "heads")
+
+    def forward(self, ids):
+        if self.attention:
+            return self.model(ids, return_attention=True)
+        return self.model(ids)
+
+
+def to_onnx(model) -> onnx.ModelProto:
+    wrapper = _Exportable(model).eval()
+    outputs = ["logits", "attention"] if wrapper.attention else ["logits"]
+    example = torch.zeros(2, model.T, dtype=torch.long)
+    example[:, -3:] = torch.tensor([1, 5, 6])
+    buf = io.BytesIO()
+    torch.onnx.export(wrapper, (example,), buf, input_names=["ids"], output_names=outputs,
+                      dynamic_axes={"ids": {0: "batch"}, **{o: {0: "batch"} for o in outputs}},
+                      opset_version=OPSET, dynamo=False)
+    proto = onnx.load_from_string(buf.getvalue())
+    onnx.checker.check_model(proto)
+    return proto
+
+
+def row_quantize(w: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric int8 per row: w ~= q * scale[:, None]."""
+    a = w.detach().numpy().astype(np.float32)
+    scale = np.abs(a).max(axis=1) / 127.0
+    scale[scale == 0] = 1.0  # the PAD row is all zeros
+    scale = scale.astype(np.float32)
+    q = np.clip(np.rint(a / scale[:, None]), -127, 127).astype(np.int8)
+    return q, scale
+
+
+def rounded_model(model):
+    """A copy of ``model`` whose large weights are exactly their int8 * scale values."""
+    model = copy.deepcopy(model)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name in QUANTIZED and p.numel() >= MIN_QUANT_ELEMENTS:
+                q, scale = row_quantize(p)
+                p.copy_(torch.from_numpy(q.astype(np.float32) * scale[:, None]))
+    return model
+
+
+def quantize_initializers(proto: onnx.ModelProto, model) -> onnx.ModelProto:
+    """Store the rounded weights of ``proto`` as int8 + DequantizeLinear.
+
+    Initializers are matched to parameters by value: the exporter may keep a
+    weight as is (Gemm) or transposed (MatMul), so the scale axis follows.
+    """
+    proto = copy.deepcopy(proto)
+    graph = proto.graph
+    params = {n: p.detach().numpy() for n, p in model.named_parameters()
+              if n in QUANTIZED and p.numel() >= MIN_QUANT_ELEMENTS}
+    new_nodes, keep = [], []
+    for init in graph.initializer:
+        arr = numpy_helper.to_array(init)
+        match = None
+        if arr.dtype == np.float32 and arr.ndim == 2:
+            for pname, p in params.items():
+                if arr.shape == p.shape and np.array_equal(arr, p):
+                    match = (pname, 0)
+                elif arr.shape == p.T.shape and np.array_equal(arr, p.T):
+                    match = (pname, 1)
+        if match is None:
+            keep.append(init)
+            continue
+        pname, axis = match
+        q, scale = row_quantize(torch.from_numpy(params[pname]))
+        if axis == 1:
+            q = np.ascontiguousarray(q.T)
+        base = init.name
+        keep.append(numpy_helper.from_array(q, f"{base}_int8"))
+        keep.append(numpy_helper.from_array(scale, f"{base}_scale"))
+        keep.append(numpy_helper.from_array(np.zeros_like(scale, dtype=np.int8), f"{base}_zero"))
+        new_nodes.append(helper.make_node("DequantizeLinear", [f"{base}_int8", f"{base}_scale", f"{base}_zero"],
+                                          [base], name=f"dequantize_{base}", axis=axis))
+    del graph.initializer[:]
+    graph.initializer.extend(keep)
+    nodes = list(graph.node)
+    del graph.node[:]
+    graph.node.extend(new_nodes + nodes)
+    onnx.checker.check_model(proto)
+    return proto
+
+
+def session(proto_bytes: bytes):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    return ort.InferenceSession(proto_bytes, opts, providers=["CPUExecutionProvider"])
+
+
+def ort_logits(sess, x: np.ndarray, batch: int = 1024) -> np.ndarray:
+    return np.concatenate([sess.run(["logits"], {"ids": x[i:i + batch]})[0] for i in range(0, len(x), batch)])
+
+
+def ort_perplexity(sess, windows) -> float:
+    x, y = windows.all()
+    x, y = x.numpy(), y.numpy()
+    total = 0.0
+    for i in range(0, len(x), 2048):
+        logits = ort_logits(sess, x[i:i + 2048]).astype(np.float64)
+        m = logits.max(axis=1, keepdims=True)
+        logz = (m + np.log(np.exp(logits - m).sum(axis=1, keepdims=True)))[:, 0]
+        total += float((logz - logits[np.arange(len(logits)), y[i:i + 2048]]).sum())
+    return math.exp(total / len(y))
+
+
+@torch.no_grad()
+def torch_perplexity(model, windows) -> float:
+    from .train import mean_loss
+
+    return math.exp(mean_loss(model, windows))
+
+
+def ort_predictor(sess):
+    return lambda window: sess.run(["logits"], {"ids": window})[0][0]
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def parity_prompts(evidence: dict) -> list[str]:
+    long_story = evidence["stories"]["long"][0]["text"]
+    return [evidence["preset"]["prompt"], "The little robot wanted to fly to the moon, so it",
+            " ".join(long_story.split()[:120])]
+
+
+def export_all(runs: Path, out: Path, data=None, stories: int = 6000, log=print) -> dict:
+    """Export, compare encodings, check parity, write models + manifest + parity vectors."""
+    evidence_path = out / "evidence.json"
+    if not evidence_path.is_file():
+        raise FileNotFoundError(f"{evidence_path} not found: run `python -m export evidence` first")
+    evidence = json.loads(evidence_path.read_text())
+    corpus = prepare_corpus(load_stories(data, stories, log=lambda m: None),
+                            C=evidence["vocabulary"]["C"], T=evidence["vocabulary"]["T"])
+    if corpus.source.sha256 != evidence["source"]["sha256"]:
+        raise ValueError("the data file differs from the one evidence.json was made from")
+    itos, T = corpus.vocab.itos, corpus.T
+    test = corpus.windows["test"]
+    gen = torch.Generator().manual_seed(PRESET_SEED)
+    parity_x, _ = test.batch(torch.randperm(len(test), generator=gen)[:64])
+    parity_x = parity_x.numpy()
+    prompts = parity_prompts(evidence)
+    preset_history = prompt_history(itos, evidence["preset"]["prompt"])
+    report, manifest, parity = {}, [], {"prompts": [{"text": p, "window": context_window(prompt_history(itos, p), T),
+                                                      "logits": {}} for p in prompts]}
+    (out / "models").mkdir(parents=True, exist_ok=True)
+    for name in MODEL_NAMES:
+        ckpt = run_dir(runs, name, PRESET_SEED) / "best.pt"
+        if not ckpt.is_file():
+            raise FileNotFoundError(f"{ckpt} not found: train seed {PRESET_SEED} first")
+        model = load_checkpoint(ckpt)
+        float_proto = to_onnx(model)
+        float_bytes = float_proto.SerializeToString()
+        f_sess = session(float_bytes)
+        ppl_torch = torch_perplexity(model, test)
+        ppl_float = ort_perplexity(f_sess, test)
+        greedy_torch, _ = generate_ids(model, preset_history, 24)
+        with torch.no_grad():
+            ref_float = model(torch.from_numpy(parity_x))
+            ref_float = (ref_float[0] if isinstance(ref_float, tuple) else ref_float).numpy()
+        float_diff = float(np.abs(ort_logits(f_sess, parity_x) - ref_float).max())
+
+        small = rounded_model(model)
+        q_bytes = quantize_initializers(to_onnx(small), small).SerializeToString()
+        q_sess = session(q_bytes)
+        with torch.no_grad():
+            ref_q = small(torch.from_numpy(parity_x))
+            ref_q = (ref_q[0] if isinstance(ref_q, tuple) else ref_q).numpy()
+        q_diff = float(np.abs(ort_logits(q_sess, parity_x) - ref_q).max())
+        ppl_q = ort_perplexity(q_sess, test)
+        greedy_q, _ = generate_ids(ort_predictor(q_sess), preset_history, 24, T=T)
+        greedy_float_ort, _ = generate_ids(ort_predictor(f_sess), preset_history, 24, T=T)
+        ppl_change = (ppl_q - ppl_torch) / ppl_torch
+        keep_int8 = greedy_q == greedy_torch and abs(ppl_change) < MAX_PPL_CHANGE
+        shipped = q_bytes if keep_int8 else float_bytes
+        sess = q_sess if keep_int8 else f_sess
+        if greedy_float_ort != greedy_torch:
+            raise AssertionError(f"{name}: greedy continuation differs between PyTorch and onnxruntime")
+        if max(float_diff, q_diff) > PARITY_TOL:
+            raise AssertionError(f"{name}: onnxruntime logits differ from PyTorch by {max(float_diff, q_diff):.2e}")
+        path = out / "models" / f"{name}.onnx"
+        atomic.write_bytes(path, shipped)
+        for p in parity["prompts"]:
+            p["logits"][name] = [float(v) for v in ort_predictor(sess)(np.asarray([p["window"]], dtype=np.int64))]
+        heads = getattr(model, "heads", 0)
+        report[name] = {
+            "file": f"models/{name}.onnx", "encoding": "int8 weights (per-row scale), float32 compute" if keep_int8
+            else "float32", "bytes": len(shipped), "float32_bytes": len(float_bytes), "int8_bytes": len(q_bytes),
+            "test_perplexity_torch": ppl_torch, "test_perplexity_onnx_float32": ppl_float,
+            "test_perplexity_onnx_int8": ppl_q, "int8_perplexity_change": ppl_change,
+            "greedy_unchanged_int8": greedy_q == greedy_torch, "kept_int8": keep_int8,
+            "max_abs_logit_diff_float32": float_diff, "max_abs_logit_diff_int8_vs_rounded_torch": q_diff,
+            "opset": OPSET,
+        }
+        manifest.append({"name": name, "label": MODEL_LABELS[name], "file": f"models/{name}.onnx",
+                         "bytes": len(shipped), "sha256": sha256(shipped), "heads": heads,
+                         "parameters": sum(p.numel() for p in model.parameters()),
+                         "outputs": ["logits", "attention"] if heads else ["logits"],
+                         "encoding": report[name]["encoding"]})
+        log(f"{name}: float32 {len(float_bytes) / 1e6:.2f} MB, int8 {len(q_bytes) / 1e6:.2f} MB, "
+            f"perplexity {ppl_torch:.3f} -> {ppl_q:.3f} ({100 * ppl_change:+.3f} %), "
+            f"greedy unchanged {greedy_q == greedy_torch}: shipping {report[name]['encoding']}")
+    atomic.write_json(out / "models" / "manifest.json", {"models": manifest, "C": len(itos), "T": T,
+                                                         "opset": OPSET}, indent=1)
+    atomic.write_json(out / "parity.json", parity, indent=None)
+    evidence["onnx"] = report
+    evidence["artefacts"].update({"models": "models/manifest.json", "parity": "parity.json"})
+    validate(evidence)
+    atomic.write_json(evidence_path, evidence)
+    return report
