@@ -1,0 +1,74 @@
+"""Helpers for driving the site in Debian's headless Chromium (tests and bench)."""
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--enable-unsafe-webgpu",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+LOCAL_HOSTS = {"127.0.0.1"}
+
+
+class PageWatch:
+    """Collects console errors, uncaught exceptions and requests to other origins.
+
+    Requests that leave 127.0.0.1 are aborted (and recorded). ``check()`` raises
+    AssertionError listing anything unexpected; console errors matching a
+    pattern in ``allow_console`` are tolerated.
+    """
+
+    def __init__(self, page, allow_console: tuple[str, ...] = ()):
+        self.page = page
+        self.allow = [re.compile(p) for p in allow_console]
+        self.console_errors: list[str] = []
+        self.page_errors: list[str] = []
+        self.foreign_requests: list[str] = []
+        self.requests: list[str] = []
+        page.on("console", self._on_console)
+        page.on("pageerror", lambda exc: self.page_errors.append(str(exc)))
+        page.on("request", lambda req: self.requests.append(req.url))
+        page.route("**/*", self._route)
+
+    def _on_console(self, msg) -> None:
+        if msg.type == "error" and not any(p.search(msg.text) for p in self.allow):
+            self.console_errors.append(msg.text)
+
+    def _route(self, route) -> None:
+        url = route.request.url
+        parts = urlsplit(url)
+        if parts.scheme in ("data", "blob", "about") or parts.hostname in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            self.foreign_requests.append(url)
+            route.abort()
+
+    def check(self) -> None:
+        problems = []
+        if self.foreign_requests:
+            problems.append(f"requests to other origins: {self.foreign_requests}")
+        if self.page_errors:
+            problems.append(f"uncaught exceptions: {self.page_errors}")
+        if self.console_errors:
+            problems.append(f"console errors: {self.console_errors}")
+        assert not problems, "; ".join(problems)
+
+
+WAIT_READY_JS = """async () => {
+  for (let i = 0; i < 600 && !window.mhaCompare; i++) await new Promise((r) => setTimeout(r, 25));
+  if (!window.mhaCompare) throw new Error("window.mhaCompare never appeared");
+  return await window.mhaCompare.ready;
+}"""
+
+
+def open_compare(page, base_url: str, query: str = "", timeout_ms: int = 60000) -> dict:
+    """Open the compare page, wait for the models and return the ready state."""
+    page.set_default_timeout(timeout_ms)
+    page.goto(base_url + "compare/" + query)
+    return page.evaluate(WAIT_READY_JS)

@@ -1,0 +1,133 @@
+"""Shared fixtures: the built site, local servers and one headless Chromium.
+
+The site is built once per session (``mkdocs build --strict`` into a temporary
+folder) and served by ``export.serve`` on 127.0.0.1 in background threads:
+cross-origin isolated at ``/``, not isolated at ``/``, and isolated under the
+sub-path ``/some/lesson/``. Browser tests (marked ``browser``) get a fresh page
+that fails the test on any console error or uncaught exception and blocks, and
+records, every request to another origin.
+
+``MHA_WASM_ASSETS=/path`` builds the site from another artefact folder (the
+hook reads it); by default the real ``wasm_assets/`` is used.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, PageWatch  # noqa: E402
+
+ASSETS = Path(os.environ.get("MHA_WASM_ASSETS") or ROOT / "wasm_assets")
+SUB_PATH = "/some/lesson/"
+
+
+def _assets_or_skip(*names: str) -> list[Path]:
+    paths = [ASSETS / n for n in names]
+    missing = [str(p.relative_to(ASSETS.parent)) for p in paths if not p.is_file()]
+    if missing:
+        pytest.skip(f"artefacts not built yet ({', '.join(missing)}); run `make models`")
+    return paths
+
+
+@pytest.fixture(scope="session")
+def assets_dir() -> Path:
+    return ASSETS
+
+
+@pytest.fixture(scope="session")
+def load_asset():
+    def load(name: str):
+        (path,) = _assets_or_skip(name)
+        return json.loads(path.read_text())
+    return load
+
+
+@pytest.fixture(scope="session")
+def require_models():
+    """Skip (with the reason) while the pipeline has not written the models."""
+    _assets_or_skip("vocab.json", "models/manifest.json", "models/mlp.onnx", "models/one_head.onnx",
+                    "models/four_heads.onnx", "evidence.json")
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    if proc.returncode:
+        pytest.fail(f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}")
+    return out
+
+
+@pytest.fixture(scope="session")
+def servers(built_site):
+    """Base URLs: 'isolated' and 'plain' at /, 'subpath' (isolated) at /some/lesson/."""
+    from export.serve import serve_in_thread
+
+    started = {
+        "isolated": serve_in_thread(built_site, isolation=True),
+        "plain": serve_in_thread(built_site, isolation=False),
+        "subpath": serve_in_thread(built_site, isolation=True, prefix=SUB_PATH),
+    }
+    yield {name: url for name, (_, url) in started.items()}
+    for server, _ in started.values():
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def base_url(servers) -> str:
+    return servers["isolated"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium), "
+                    "or run `make test`, which installs it.")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def make_page(browser):
+    """Factory for watched pages: make_page(**context_options) -> (page, watch)."""
+    contexts = []
+    watches = []
+
+    def make(allow_console: tuple[str, ...] = (), init_script: str | None = None, **context_options):
+        context = browser.new_context(**context_options)
+        contexts.append(context)
+        if init_script:
+            context.add_init_script(init_script)
+        page = context.new_page()
+        watch = PageWatch(page, allow_console=allow_console)
+        watches.append(watch)
+        return page, watch
+
+    yield make
+    try:
+        for watch in watches:
+            watch.check()
+    finally:
+        for context in contexts:
+            context.close()
+
+
+@pytest.fixture
+def page(make_page):
+    page, _ = make_page()
+    return page
