@@ -139,6 +139,38 @@ def quantize_initializers(proto: onnx.ModelProto, model) -> onnx.ModelProto:
     return proto
 
 
+def save_compact(path: Path, model, quantized: bool = True) -> None:
+    """The shipped model: int8 rows + scales for the rounded tensors, float32 for the rest. Exact."""
+    int8, scales, rest = {}, {}, {}
+    for name, p in model.state_dict().items():
+        if quantized and name in QUANTIZED and p.numel() >= MIN_QUANT_ELEMENTS:
+            q, scale = row_quantize(p)
+            int8[name], scales[name] = torch.from_numpy(q), torch.from_numpy(scale)
+        else:
+            rest[name] = p.clone()
+    atomic.save_torch(path, {"config": model.config(), "int8": int8, "scales": scales, "float": rest})
+
+
+def load_compact(path: str | Path):
+    """Rebuild the shipped (rounded) PyTorch model from ``save_compact``'s file."""
+    from .models import build_model
+
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+        cfg = saved["config"]
+        name = "mlp" if cfg["kind"] == "mlp" else ("four_heads" if cfg["heads"] == 4 else "one_head")
+        model = build_model(name, cfg["C"], cfg["T"], cfg["d_model"], cfg["hidden"])
+        state = dict(saved["float"])
+        for k, q in saved["int8"].items():
+            state[k] = q.float() * saved["scales"][k][:, None]
+        model.load_state_dict(state)
+    except FileNotFoundError:
+        raise
+    except Exception as exc:
+        raise ValueError(f"checkpoint {path} is damaged or not a compact model file ({type(exc).__name__}: {exc})") from None
+    return model.eval()
+
+
 def session(proto_bytes: bytes):
     import onnxruntime as ort
 
@@ -240,6 +272,7 @@ def export_all(runs: Path, out: Path, data=None, stories: int = 6000, log=print)
             raise AssertionError(f"{name}: onnxruntime logits differ from PyTorch by {max(float_diff, q_diff):.2e}")
         path = out / "models" / f"{name}.onnx"
         atomic.write_bytes(path, shipped)
+        save_compact(out / "checkpoints" / f"{name}-seed{PRESET_SEED}.pt", small if keep_int8 else model, keep_int8)
         for p in parity["prompts"]:
             p["logits"][name] = [float(v) for v in ort_predictor(sess)(np.asarray([p["window"]], dtype=np.int64))]
         heads = getattr(model, "heads", 0)

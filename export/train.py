@@ -194,26 +194,63 @@ def load_finished(runs: Path, name: str, seed: int, corpus: Corpus, cfg: TrainCo
     return result
 
 
+def _claim(folder: Path) -> bool:
+    """Mark a run as taken so that parallel protocol processes share the work."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = folder / "claimed.pid"
+    try:
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        try:
+            os.kill(int(lock.read_text() or 0), 0)
+            return False  # its owner is alive and training it
+        except (ValueError, ProcessLookupError, PermissionError):
+            lock.unlink(missing_ok=True)  # left by a process that died
+            return _claim(folder)
+    with os.fdopen(fd, "w") as f:
+        f.write(str(os.getpid()))
+    return True
+
+
 def run_protocol(corpus: Corpus, cfg: TrainConfig, runs: Path, progress: bool = True, log=print) -> list[RunResult]:
-    """Every model for every seed, seed by seed so the seed-11 models are ready first."""
-    results = []
+    """Every model for every seed, seed by seed so the seed-11 models are ready first.
+
+    Several processes may run this at once on the same ``runs`` folder: each
+    run is claimed by one of them, and every process waits for the others'
+    runs before it returns.
+    """
+    results, waiting = {}, []
     for seed in cfg.seeds:
         for name in cfg.models:
             done = load_finished(runs, name, seed, corpus, cfg)
             if done is not None:
                 log(f"{name} seed {seed}: already trained (test perplexity {done.test_perplexity:.2f}), skipped")
-                results.append(done)
+                results[name, seed] = done
                 continue
-            result, state = train_run(name, seed, corpus, cfg, progress)
-            folder = run_dir(runs, name, seed)
-            atomic.save_torch(folder / "best.pt", {"config": build_model(name, len(corpus.vocab), corpus.T,
-                                                                         cfg.d_model, cfg.hidden).config(),
-                                                   "state_dict": state})
-            atomic.write_json(folder / "result.json", asdict(result))
+            if not _claim(run_dir(runs, name, seed)):
+                log(f"{name} seed {seed}: being trained by another process")
+                waiting.append((name, seed))
+                continue
+            try:
+                result, state = train_run(name, seed, corpus, cfg, progress)
+                folder = run_dir(runs, name, seed)
+                atomic.save_torch(folder / "best.pt", {"config": build_model(name, len(corpus.vocab), corpus.T,
+                                                                             cfg.d_model, cfg.hidden).config(),
+                                                       "state_dict": state})
+                atomic.write_json(folder / "result.json", asdict(result))
+            finally:
+                (run_dir(runs, name, seed) / "claimed.pid").unlink(missing_ok=True)
             log(f"{name} seed {seed}: best update {result.best_update}, val {result.val_loss:.4f}, "
                 f"test perplexity {result.test_perplexity:.2f}, {result.train_seconds:.0f} s")
-            results.append(result)
-    return results
+            results[name, seed] = result
+    for name, seed in waiting:
+        while (found := load_finished(runs, name, seed, corpus, cfg)) is None:
+            if _claim(run_dir(runs, name, seed)):  # its owner died: finish it here
+                (run_dir(runs, name, seed) / "claimed.pid").unlink(missing_ok=True)
+                return run_protocol(corpus, cfg, runs, progress, log)
+            time.sleep(10)
+        results[name, seed] = found
+    return [results[name, seed] for seed in cfg.seeds for name in cfg.models]
 
 
 def load_checkpoint(path: str | os.PathLike) -> nn.Module:

@@ -1,0 +1,98 @@
+"""Reading stories: formats, row ids, the cap message and every bad-input error."""
+import hashlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+from export.data import DataError, download_from_hub, load_stories
+from export.windows import SplitError, split_indices
+
+
+def write(tmp_path, name, data):
+    p = tmp_path / name
+    p.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+    return p
+
+
+def stories_txt(n):
+    return "".join(f"Story number {i} is here.\nIt has two lines.\n<|endoftext|>\n" for i in range(n))
+
+
+def test_txt_format_rows_and_checksum(tmp_path):
+    p = write(tmp_path, "s.txt", stories_txt(5))
+    src = load_stories(p, 3, log=lambda m: None)
+    assert [s.row for s in src.stories] == [0, 1, 2]
+    assert src.stories[1].text == "Story number 1 is here.\nIt has two lines."
+    assert src.sha256 == hashlib.sha256(p.read_bytes()).hexdigest()
+    assert src.file == "s.txt" and not src.capped
+
+
+def test_jsonl_format(tmp_path):
+    p = write(tmp_path, "s.jsonl", "\n".join(json.dumps({"text": f"tale {i}"}) for i in range(4)))
+    src = load_stories(p, 10, log=lambda m: None)
+    assert [s.text for s in src.stories] == ["tale 0", "tale 1", "tale 2", "tale 3"]
+
+
+def test_fewer_stories_than_requested_says_so_once(tmp_path):
+    p = write(tmp_path, "s.txt", stories_txt(4))
+    messages = []
+    src = load_stories(p, 6000, log=messages.append)
+    assert len(src.stories) == 4 and src.capped
+    assert len(messages) == 1 and "4" in messages[0] and "6000" in messages[0]
+    assert src.describe()["capped"] is True
+
+
+def test_env_variable_chooses_the_file(tmp_path, monkeypatch):
+    p = write(tmp_path, "env.txt", stories_txt(3))
+    monkeypatch.setenv("TINYSTORIES_PATH", str(p))
+    assert load_stories(None, 3).file == "env.txt"
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("empty.txt", "", "empty"),
+    ("blank.txt", "\n\n  \n", "empty"),
+    ("nosep.txt", "Just one long text without separators.\n", "no story separator"),
+    ("latin1.txt", "caf\xe9 story\n<|endoftext|>\n".encode("latin-1"), "not UTF-8"),
+    ("bad.jsonl", '{"text": "ok"}\n{oops\n', "not valid JSON"),
+    ("notext.jsonl", '{"story": "x"}\n', "no string field 'text'"),
+    ("onlysep.txt", "<|endoftext|>\n<|endoftext|>\n", "no story text"),
+])
+def test_bad_files_give_clear_errors(tmp_path, name, content, message):
+    with pytest.raises(DataError, match=message):
+        load_stories(write(tmp_path, name, content), 10, log=lambda m: None)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(DataError, match="not found.*--data"):
+        load_stories(tmp_path / "nope.txt")
+
+
+def test_too_few_stories_for_three_splits():
+    with pytest.raises(SplitError, match="at least 3"):
+        split_indices(2)
+    parts = split_indices(3)
+    assert all(len(v) == 1 for v in parts.values())
+
+
+def test_split_is_whole_stories_and_fixed():
+    a, b = split_indices(100), split_indices(100)
+    assert a == b
+    everything = a["train"] + a["validation"] + a["test"]
+    assert sorted(everything) == list(range(100))
+    assert (len(a["train"]), len(a["validation"]), len(a["test"])) == (80, 10, 10)
+
+
+def test_hub_download_offline_fails_fast_with_advice(tmp_path):
+    with pytest.raises(DataError, match="--data PATH"):
+        download_from_hub(tmp_path / "x.txt", 5, timeout=3)
+
+
+@pytest.mark.parametrize("content", ["", "no separators at all\n"])
+def test_cli_exits_nonzero_with_one_line_message(tmp_path, content):
+    p = write(tmp_path, "bad.txt", content)
+    run = subprocess.run([sys.executable, "-m", "export", "audit", "--data", str(p)], capture_output=True, text=True)
+    assert run.returncode == 2
+    assert run.stderr.startswith("error: ") and run.stderr.count("\n") == 1
+    assert "Traceback" not in run.stderr

@@ -1,0 +1,78 @@
+"""The three models: shapes, masking, the two attention paths, parameter counts."""
+import pytest
+import torch
+
+from export.mlp import MLPLM
+from export.multihead import MultiHeadAttentionLM, count_parameters
+from export.windows import context_window
+
+C, T = 4000, 64
+
+
+def padded_batch(seed=0, B=6):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randint(4, C, (B, T), generator=g)
+    for b, pad in enumerate([0, 1, 17, 40, 62, 63][:B]):
+        x[b, :pad] = 0  # left padding of different lengths, as in real windows
+    return x
+
+
+@pytest.mark.parametrize("heads", [1, 4])
+def test_final_query_path_equals_full_path(heads):
+    torch.manual_seed(heads)
+    model = MultiHeadAttentionLM(C, T, heads=heads).eval()
+    x = padded_batch()
+    with torch.no_grad():
+        fast, weights = model(x, return_attention=True)
+        full = model.forward_full(x)
+    assert (fast - full["logits"]).abs().max().item() <= 1e-5
+    assert torch.allclose(weights, full["A"][:, :, -1], atol=1e-6)
+
+
+def test_attention_names_and_sizes():
+    model = MultiHeadAttentionLM(C, T, d_model=64, hidden=256, heads=4)
+    for name in ("token_embedding", "position_embedding", "W_Q", "W_K", "W_V", "W_O", "hidden_layer", "vocab_head"):
+        assert hasattr(model, name)
+    assert model.token_embedding.padding_idx == 0
+    assert tuple(model.position_embedding.weight.shape) == (64, 64)
+    assert model.head_dim == 16
+
+
+def test_one_head_and_four_heads_have_equal_parameter_counts():
+    assert count_parameters(MultiHeadAttentionLM(C, T, heads=1)) == count_parameters(MultiHeadAttentionLM(C, T, heads=4))
+
+
+def test_pad_sources_get_zero_weight_and_real_rows_sum_to_one():
+    model = MultiHeadAttentionLM(C, T).eval()
+    x = padded_batch()
+    with torch.no_grad():
+        A = model.forward_full(x)["A"]
+        _, final = model(x, return_attention=True)
+    assert torch.isfinite(A).all()  # PAD-only receiver rows stay defined
+    real = x.ne(0)
+    for b in range(x.shape[0]):
+        assert final[b][:, ~real[b]].abs().sum().item() == 0
+        assert torch.allclose(final[b].sum(-1), torch.ones(4))
+        r = int(real[b].nonzero()[0])  # the first real receiver
+        assert A[b, :, r, :r].abs().sum().item() == 0  # PAD sources hidden
+        assert A[b, :, r, r + 1:].abs().sum().item() == 0  # no future
+        assert A[b, :, r, r].allclose(torch.ones(4))  # it can only read itself
+
+
+def test_output_does_not_depend_on_future_or_hidden_pad_changes():
+    model = MultiHeadAttentionLM(C, T).eval()
+    history = [1, 50, 60, 70]
+    x = torch.tensor([context_window(history, T)])
+    with torch.no_grad():
+        a = model(x)
+        b = model(torch.tensor([context_window([1, 50, 60, 70], T)]))
+    assert torch.equal(a, b)
+
+
+def test_mlp_reads_the_concatenated_window():
+    model = MLPLM(C, T)
+    assert model.hidden_layer.in_features == T * 64 == 4096
+    assert not hasattr(model, "position_embedding")
+    out = model(padded_batch())
+    assert out.shape == (6, C)
+    assert count_parameters(model) == C * 64 + 4096 * 256 + 256 + 256 * C + C
