@@ -281,6 +281,7 @@ def export_all(runs: Path, out: Path, data=None, stories: int = 6000, log=print)
             else "float32", "bytes": len(shipped), "float32_bytes": len(float_bytes), "int8_bytes": len(q_bytes),
             "test_perplexity_torch": ppl_torch, "test_perplexity_onnx_float32": ppl_float,
             "test_perplexity_onnx_int8": ppl_q, "int8_perplexity_change": ppl_change,
+            "test_perplexity_shipped": ppl_q if keep_int8 else ppl_float,
             "greedy_unchanged_int8": greedy_q == greedy_torch, "kept_int8": keep_int8,
             "max_abs_logit_diff_float32": float_diff, "max_abs_logit_diff_int8_vs_rounded_torch": q_diff,
             "opset": OPSET,
