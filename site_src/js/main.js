@@ -8,6 +8,12 @@
 
 const WIDGETS = {
   compare: "./compare.js",
+  "microgpt-watch": "./microgpt_watch.js",
+  "microgpt-explore": "./microgpt_explore.js",
+  "microgpt-exercise": "./microgpt_exercise.js",
+  "microgpt-quiz": "./microgpt_quiz.js",
+  "microgpt-source": "./microgpt_source.js",
+  "microgpt-progress": "./microgpt_progress.js",
 };
 
 const mounted = new Map(); // root element -> module

@@ -1,0 +1,75 @@
+# Multi-head attention inside the trained microgpt.
+# The worked solution: both blanks filled in.
+import json
+import math
+
+# The page put the trained model in Python's (in-browser) file system.
+model = json.load(open("microgpt-trained.json"))
+W = model["weights"]                 # every weight matrix, by name
+LETTERS = model["uchars"]            # token id -> letter
+BOS = model["bos"]                   # token id of the start/end marker
+N_EMBD = model["config"]["n_embd"]   # 16 numbers in every vector
+N_HEAD = model["config"]["n_head"]   # 4 heads
+HEAD_DIM = N_EMBD // N_HEAD          # so each head owns 4 of the 16 numbers
+
+
+def dot(a, b):
+    total = 0.0
+    for x, y in zip(a, b):   # zip stops at the end of the shorter list
+        total += x * y
+    return total
+
+
+def matvec(m, v):
+    """Row i of matrix m dotted with v gives number i of the result."""
+    return [dot(row, v) for row in m]
+
+
+def softmax(scores):
+    biggest = max(scores)
+    ups = [math.exp(s - biggest) for s in scores]
+    norm = sum(ups)
+    return [u / norm for u in ups]
+
+
+def rmsnorm(v):
+    mean_square = dot(v, v) / len(v)
+    return [x / math.sqrt(mean_square + 1e-5) for x in v]
+
+
+def multi_head(q, keys, values):
+    """q: the query of the current position (16 numbers).
+    keys, values: one 16-number vector for every position up to this one.
+    Returns what the N_HEAD heads found, side by side: 16 numbers."""
+    out = []
+    for h in range(N_HEAD):
+        s = h * HEAD_DIM                  # head h owns numbers s, s+1, s+2, s+3
+        q_h = q[s:s + HEAD_DIM]
+        k_h = [k[s:s + HEAD_DIM] for k in keys]     # head h's numbers of every key ...
+        v_h = [v[s:s + HEAD_DIM] for v in values]   # ... and of every value
+        scores = [dot(q_h, k) / math.sqrt(HEAD_DIM) for k in k_h]
+        w = softmax(scores)               # one weight per position; they add up to 1
+        blended = [sum(w[t] * v_h[t][j] for t in range(len(v_h))) for j in range(HEAD_DIM)]
+        out.extend(blended)               # HEAD_DIM more numbers at the end of out
+    return out
+
+
+# Try it: run "emma" up to the attention block and let the last letter look back.
+name = "emma"
+tokens = [BOS] + [LETTERS.index(c) for c in name]
+keys, values = [], []
+for pos, tok in enumerate(tokens):
+    x = [a + b for a, b in zip(W["wte"][tok], W["wpe"][pos])]
+    x = rmsnorm(rmsnorm(x))               # microgpt normalises at the input and again in the block
+    q = matvec(W["layer0.attn_wq"], x)
+    keys.append(matvec(W["layer0.attn_wk"], x))
+    values.append(matvec(W["layer0.attn_wv"], x))
+
+out = multi_head(q, keys, values)         # q now belongs to the last letter, "a"
+print("out has", len(out), "items; four heads of", HEAD_DIM, "should give", N_EMBD)
+if any(isinstance(item, list) for item in out):
+    print("out holds lists, not numbers: use out.extend(...) instead of out.append(...)")
+else:
+    print("heads side by side:", [round(v, 3) for v in out])
+    mixed = matvec(W["layer0.attn_wo"], out)   # attn_wo blends what the four heads found
+    print("after attn_wo:     ", [round(v, 3) for v in mixed])

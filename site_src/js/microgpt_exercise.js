@@ -1,0 +1,234 @@
+// "Build" on the microgpt page: the multi_head exercise.
+//
+// A CodeMirror editor (bundled at build time into vendor/codemirror/editor.js)
+// holds the starter code; Run and Check execute it in Pyodide in a module Web
+// Worker (see microgpt_runner.js and exercise/worker.js). The code, the
+// result and the number of failed checks are saved with microgpt_progress.js;
+// after three failed checks a "Show solution" button appears.
+//
+// Test hook: window.mhaExercise = {ready, check(source), run(source),
+// lastStop(), isolated, setCode(text), getCode()}. check() resolves with
+// {passed, message} -- the verdict the Check button shows.
+
+import { siteUrl } from "./runtime/assets.js";
+import { PythonRunner, TIME_LIMIT_MS } from "./microgpt_runner.js";
+import { getProgress, onProgress, updateProgress } from "./microgpt_progress.js";
+
+const SHOW_SOLUTION_AFTER = 3;
+const mounted = new Map(); // root -> {runner, editor, off}
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("aria-") || key.startsWith("data-") || key === "role" || key === "for") node.setAttribute(key, value);
+    else node[key] = value;
+  }
+  for (const child of children) if (child != null) node.append(child);
+  return node;
+}
+
+async function fetchText(path) {
+  const response = await fetch(siteUrl(path));
+  if (!response.ok) throw new Error(`${path} is missing on this site (HTTP ${response.status})`);
+  return response.text();
+}
+
+// A plain textarea with the editor's interface, used if the bundle cannot load.
+function textareaEditor({ parent, doc, label, describedBy, onChange }) {
+  const area = el("textarea", { class: "mgpt-ex__fallback", spellcheck: false, "aria-label": label, "aria-describedby": describedBy });
+  area.value = doc;
+  area.rows = 30;
+  area.addEventListener("input", () => onChange && onChange(area.value));
+  parent.append(area);
+  return {
+    getValue: () => area.value,
+    setValue: (text) => {
+      area.value = text;
+      if (onChange) onChange(text);
+    },
+    focus: () => area.focus(),
+    destroy: () => area.remove(),
+  };
+}
+
+export function mount(root) {
+  if (mounted.has(root)) return;
+  const state = { runner: null, editor: null, off: null, disposed: false };
+  mounted.set(root, state);
+
+  const uid = `mgpt-ex-${Math.random().toString(36).slice(2, 8)}`;
+  const spinner = el("span", { class: "mgpt-spinner", "aria-hidden": "true" });
+  const statusText = el("span", { text: "Starting Python (Pyodide)…" });
+  const status = el("div", { class: "mgpt-ex__status", role: "status", "aria-live": "polite", "data-phase": "loading" }, spinner, statusText);
+  const help = el("p", {
+    class: "mgpt-ex__help", id: `${uid}-help`,
+    text: "Python editor. Tab indents; press Esc and then Tab to move on to the buttons. " +
+      `Run and Check stop code that runs longer than ${TIME_LIMIT_MS / 1000} seconds.`,
+  });
+  const editorBox = el("div", { class: "mgpt-ex__editor" });
+  const runButton = el("button", { type: "button", class: "md-button md-button--primary", text: "Run", disabled: true });
+  const checkButton = el("button", { type: "button", class: "md-button md-button--primary", text: "Check", disabled: true });
+  const resetButton = el("button", { type: "button", class: "md-button", text: "Reset" });
+  const solutionButton = el("button", { type: "button", class: "md-button", text: "Show solution", hidden: true });
+  const buttons = el("div", { class: "mgpt-ex__buttons" }, runButton, checkButton, resetButton, solutionButton);
+  const verdict = el("div", { class: "mgpt-ex__verdict", role: "status", "aria-live": "polite" });
+  const outputLabel = el("p", { class: "mgpt-ex__label", id: `${uid}-out`, text: "Output" });
+  const output = el("pre", { class: "mgpt-ex__output", tabIndex: 0, "aria-labelledby": `${uid}-out`, "aria-live": "polite" });
+  output.textContent = "Press Run to see what your code prints.";
+  root.replaceChildren(status, help, editorBox, buttons, verdict, outputLabel, output);
+
+  let starter = "";
+  let solution = "";
+  let busy = false;
+  let ready = false;
+  const setButtons = () => {
+    runButton.disabled = checkButton.disabled = busy || !ready;
+    solutionButton.hidden = !(getProgress().failedChecks >= SHOW_SOLUTION_AFTER && solution);
+  };
+
+  const showVerdict = (result) => {
+    const passed = Boolean(result.passed);
+    verdict.replaceChildren(
+      el("p", { class: "mgpt-verdict__title", text: passed ? "✓ Passed" : (result.timedOut ? "⏱ Stopped" : "✗ Not yet") }),
+      el("pre", { class: "mgpt-verdict__text", text: result.message }),
+    );
+    verdict.dataset.passed = String(passed);
+    verdict.className = `mgpt-ex__verdict mha-panel ${passed ? "mgpt-ex__verdict--pass" : "mha-panel--error"}`;
+  };
+
+  const runner = new PythonRunner({
+    onState: (s) => {
+      status.dataset.phase = s.phase;
+      statusText.textContent = s.text;
+      ready = s.phase === "ready" || s.phase === "busy";
+      if (s.phase === "loading" || s.phase === "error") ready = false;
+      setButtons();
+    },
+    onOutput: (stream, text) => {
+      if (stream === "stderr") output.append(el("span", { class: "mgpt-ex__stderr", text }));
+      else output.append(text);
+    },
+  });
+  state.runner = runner;
+
+  const code = () => (state.editor ? state.editor.getValue() : getProgress().code ?? starter);
+
+  async function doRun(source) {
+    busy = true;
+    setButtons();
+    output.textContent = "";
+    try {
+      const result = await runner.run(source);
+      if (result.error) output.append(el("span", { class: "mgpt-ex__stderr", text: (output.textContent ? "\n" : "") + result.error + "\n" }));
+      if (!output.textContent) output.textContent = "(Your code printed nothing.)";
+      return result;
+    } finally {
+      busy = false;
+      setButtons();
+    }
+  }
+
+  async function doCheck(source, { fromEditor = true } = {}) {
+    busy = true;
+    setButtons();
+    verdict.className = "mgpt-ex__verdict";
+    verdict.textContent = "Checking…";
+    try {
+      const result = await runner.check(source);
+      const verdictResult = { passed: Boolean(result.passed), message: String(result.message || "") };
+      if (!state.disposed) {
+        showVerdict({ ...verdictResult, timedOut: result.timedOut });
+        const progress = getProgress();
+        const patch = fromEditor ? { code: source === starter ? null : source } : {};
+        if (verdictResult.passed) updateProgress({ ...patch, solved: true }, "solved");
+        else updateProgress({ ...patch, failedChecks: progress.failedChecks + 1 }, "failed");
+      }
+      return { ...verdictResult, timedOut: Boolean(result.timedOut) };
+    } finally {
+      busy = false;
+      setButtons();
+    }
+  }
+
+  runButton.addEventListener("click", () => doRun(code()));
+  checkButton.addEventListener("click", () => doCheck(code()));
+  resetButton.addEventListener("click", () => {
+    if (state.editor) state.editor.setValue(starter);
+    updateProgress({ code: null }, "reset");
+    verdict.className = "mgpt-ex__verdict";
+    verdict.textContent = "The starter code is back.";
+  });
+  solutionButton.addEventListener("click", () => {
+    if (state.editor) state.editor.setValue(solution);
+    verdict.className = "mgpt-ex__verdict mha-panel mha-panel--info";
+    verdict.textContent = "The solution is in the editor: read the two filled-in lines, then press Check. (Ctrl+Z brings your own code back.)";
+  });
+
+  let saveTimer = null;
+  const onChange = (text) => {
+    clearTimeout(saveTimer);
+    saveTimer = setTimeout(() => {
+      if (!state.disposed) updateProgress({ code: text === starter ? null : text }, "code");
+    }, 300);
+  };
+
+  state.off = onProgress((progress, reason) => {
+    if (reason === "clear") {
+      if (state.editor) state.editor.setValue(starter);
+      clearTimeout(saveTimer);
+      verdict.className = "mgpt-ex__verdict";
+      verdict.textContent = "";
+      output.textContent = "Press Run to see what your code prints.";
+    }
+    setButtons();
+  });
+
+  const loaded = (async () => {
+    [starter, solution] = await Promise.all([fetchText("js/exercise/starter.py"), fetchText("js/exercise/solution.py")]);
+    let createEditor = textareaEditor;
+    try {
+      ({ createEditor } = await import(siteUrl("vendor/codemirror/editor.js")));
+    } catch (err) {
+      console.warn("code editor bundle unavailable, using a plain text box", err);
+    }
+    if (state.disposed) return;
+    const saved = getProgress();
+    state.editor = createEditor({
+      parent: editorBox, doc: saved.code ?? starter, label: "Python code of the multi_head exercise",
+      describedBy: `${uid}-help`, onChange,
+    });
+    if (saved.solved) {
+      verdict.className = "mgpt-ex__verdict mha-panel mgpt-ex__verdict--pass";
+      verdict.textContent = "You solved this exercise earlier (saved in this browser). Press Check to grade it again.";
+    }
+    setButtons();
+  })();
+  loaded.catch((err) => {
+    verdict.className = "mgpt-ex__verdict mha-panel mha-panel--error";
+    verdict.textContent = `The exercise could not load: ${err.message}`;
+  });
+
+  window.mhaExercise = {
+    isolated: runner.isolated,
+    ready: Promise.all([runner.ready, loaded]).then(() => ({ ...runner.info, isolated: runner.isolated })),
+    check: (source) => doCheck(String(source), { fromEditor: false }),
+    run: (source) => doRun(String(source)),
+    lastStop: () => runner.lastStop,
+    getCode: () => code(),
+    setCode: (text) => state.editor && state.editor.setValue(String(text)),
+    starter: () => starter,
+    solution: () => solution,
+  };
+}
+
+export function dispose(root) {
+  const state = mounted.get(root);
+  if (!state) return;
+  mounted.delete(root);
+  state.disposed = true;
+  if (state.off) state.off();
+  if (state.runner) state.runner.dispose();
+  if (state.editor) state.editor.destroy();
+}

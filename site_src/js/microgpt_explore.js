@@ -1,0 +1,118 @@
+// "Explore" on the microgpt page: what the trained model expects next after
+// each prefix of a name (a bar chart of 27 probabilities), and names sampled
+// at a chosen temperature with a seed (Python's random.Random, bit for bit).
+
+import { cellColours } from "./runtime/colormap.js";
+import { forwardAttention, sampleNames } from "./microgpt_model.js";
+import { el, loadModel, nameField, START_LABEL, uid } from "./microgpt_ui.js";
+
+const mounted = new Map();
+const SAMPLE_COUNT = 10;
+
+export function mount(root) {
+  if (mounted.has(root)) return;
+  const state = { disposed: false };
+  mounted.set(root, state);
+  root.replaceChildren(el("p", { class: "mgpt-loading", text: "Loading the trained model…" }));
+  loadModel().then((model) => {
+    if (!state.disposed) build(root, model, state);
+  }, (err) => {
+    root.replaceChildren(el("p", { class: "mha-panel mha-panel--error", role: "alert", text: `The trained model could not be loaded: ${err.message}` }));
+  });
+}
+
+function percent(p) {
+  return p >= 0.995 ? "100%" : p >= 0.1 ? `${Math.round(p * 100)}%` : `${(p * 100).toFixed(1)}%`;
+}
+
+function build(root, model, state) {
+  const symbols = [...model.uchars, "end"];
+  let name = "emma";
+  let prefixEnd = name.length;
+
+  // Next-letter probabilities.
+  const field = nameField({ label: "Name to type", value: name, uchars: model.uchars, onValid: (value) => { name = value; prefixEnd = value.length; render(); } });
+  const prefixLabel = uid("mgpt-prefix");
+  const prefixes = el("div", { class: "mgpt-prefixes", role: "group", "aria-labelledby": prefixLabel });
+  const chartCaption = el("p", { class: "mgpt-bars__caption", "aria-live": "polite" });
+  const chart = el("div", { class: "mgpt-bars", role: "img" });
+  const nextPanel = el("section", { class: "mgpt-explore__next" },
+    el("h3", { text: "What comes next?" }),
+    field.box,
+    el("p", { id: prefixLabel, class: "mgpt-explore__hint", text: "Pick how much of the name the model has read so far:" }),
+    prefixes, chartCaption, chart);
+
+  function render() {
+    if (state.disposed) return;
+    const trace = forwardAttention(model, name);
+    prefixes.replaceChildren();
+    for (let i = 0; i <= name.length; i++) {
+      const text = i === 0 ? `${START_LABEL} (start)` : name.slice(0, i);
+      const button = el("button", { type: "button", class: "mgpt-chip", "aria-pressed": String(i === prefixEnd), text });
+      button.addEventListener("click", () => { prefixEnd = i; render(); });
+      prefixes.append(button);
+    }
+    const probs = trace.probs[prefixEnd];
+    const ranked = probs.map((p, i) => [p, symbols[i]]).sort((a, b) => b[0] - a[0]);
+    const seen = prefixEnd === 0 ? "nothing but the start marker" : `“${name.slice(0, prefixEnd)}”`;
+    const top = ranked.slice(0, 5).map(([p, s]) => `${s} ${percent(p)}`).join(", ");
+    chartCaption.textContent = `After ${seen}, the model's top guesses: ${top}.`;
+    chart.setAttribute("aria-label", `Bar chart of the next-letter probabilities after ${seen}. Highest: ${top}.`);
+    chart.dataset.prefix = name.slice(0, prefixEnd);
+    const biggest = ranked[0][0];
+    chart.replaceChildren(...probs.map((p, i) => {
+      const { background } = cellColours(p / biggest);
+      const bar = el("span", { class: "mgpt-bars__bar" });
+      bar.style.height = `${Math.max(1, (p / biggest) * 100)}%`;
+      bar.style.background = background;
+      return el("div", { class: "mgpt-bars__col", title: `${symbols[i]}: ${percent(p)}`, "aria-hidden": "true" },
+        el("span", { class: "mgpt-bars__track" }, bar),
+        el("span", { class: "mgpt-bars__label", text: symbols[i] === "end" ? "⏎" : symbols[i] }));
+    }));
+  }
+
+  // Sampling.
+  const tempId = uid("mgpt-temp");
+  const seedId = uid("mgpt-seed");
+  const temp = el("input", { type: "range", id: tempId, min: "0.1", max: "2", step: "0.1", value: "0.5" });
+  const tempOut = el("output", { for: tempId, text: "0.5" });
+  const seed = el("input", { type: "number", id: seedId, min: "0", max: "4294967295", step: "1", value: "42", inputMode: "numeric" });
+  const sampleButton = el("button", { type: "button", class: "md-button md-button--primary", text: `Sample ${SAMPLE_COUNT} names` });
+  const sampleMessage = el("p", { class: "mgpt-field__message", "aria-live": "polite" });
+  const list = el("ol", { class: "mgpt-samples", "aria-live": "polite" });
+  temp.addEventListener("input", () => { tempOut.textContent = Number(temp.value).toFixed(1); });
+  const sample = () => {
+    const s = Number(seed.value);
+    if (!Number.isInteger(s) || s < 0 || s > 4294967295) {
+      sampleMessage.textContent = "The seed must be a whole number from 0 to 4294967295.";
+      seed.setAttribute("aria-invalid", "true");
+      return;
+    }
+    seed.setAttribute("aria-invalid", "false");
+    const t = Number(temp.value);
+    const names = sampleNames(model, { n: SAMPLE_COUNT, temperature: t, seed: s });
+    sampleMessage.textContent = `Temperature ${t.toFixed(1)}, seed ${s}: the same settings always give the same names.`;
+    list.replaceChildren(...names.map((n) => el("li", { text: n || "(empty: it ended at once)" })));
+    list.dataset.settings = `${t}:${s}`;
+  };
+  sampleButton.addEventListener("click", sample);
+  seed.addEventListener("keydown", (event) => { if (event.key === "Enter") sample(); });
+  const samplePanel = el("section", { class: "mgpt-explore__sample" },
+    el("h3", { text: "Let it invent names" }),
+    el("div", { class: "mgpt-explore__settings" },
+      el("div", { class: "mgpt-field" }, el("label", { for: tempId, text: "Temperature" }), el("div", { class: "mgpt-range" }, temp, tempOut),
+        el("small", { text: "low: safe, common letters; high: adventurous" })),
+      el("div", { class: "mgpt-field" }, el("label", { for: seedId, text: "Seed" }), seed, el("small", { text: "whole number; same seed, same names" }))),
+    sampleButton, sampleMessage, list,
+    el("p", { class: "mgpt-explore__hint", text: `After training, microgpt itself wrote (temperature ${model.config.temperature}): ${model.samples.slice(0, 10).join(", ")}.` }));
+
+  root.replaceChildren(el("div", { class: "mgpt-explore" }, nextPanel, samplePanel));
+  render();
+  sample();
+}
+
+export function dispose(root) {
+  const state = mounted.get(root);
+  if (state) state.disposed = true;
+  mounted.delete(root);
+}

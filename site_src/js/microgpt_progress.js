@@ -1,0 +1,125 @@
+// The learner's progress on the microgpt page, kept in localStorage, and the
+// small "microgpt-progress" widget that summarises it and clears it.
+//
+// Stored under one key as JSON: {version, code, solved, failedChecks, quiz}.
+// Widgets on the page read it with getProgress(), change it with
+// updateProgress(patch) and hear about changes through onProgress(fn).
+
+export const STORAGE_KEY = "mha-microgpt-progress";
+const VERSION = 1;
+const events = new EventTarget();
+
+function blank() {
+  return { version: VERSION, code: null, solved: false, failedChecks: 0, quiz: {} };
+}
+
+function storage() {
+  try {
+    return window.localStorage;
+  } catch (err) {
+    return null; // blocked (e.g. some private modes): progress lives only in this page
+  }
+}
+
+let memory = null;
+
+export function getProgress() {
+  if (memory) return memory;
+  memory = blank();
+  const store = storage();
+  if (store) {
+    try {
+      const saved = JSON.parse(store.getItem(STORAGE_KEY) || "null");
+      if (saved && saved.version === VERSION) {
+        memory = {
+          ...memory,
+          code: typeof saved.code === "string" ? saved.code : null,
+          solved: saved.solved === true,
+          failedChecks: Number.isInteger(saved.failedChecks) ? saved.failedChecks : 0,
+          quiz: saved.quiz && typeof saved.quiz === "object" ? saved.quiz : {},
+        };
+      }
+    } catch (err) {
+      // unreadable: start afresh
+    }
+  }
+  return memory;
+}
+
+function persist(reason) {
+  const store = storage();
+  if (store) {
+    try {
+      store.setItem(STORAGE_KEY, JSON.stringify(memory));
+    } catch (err) {
+      // full or blocked: keep it in memory
+    }
+  }
+  events.dispatchEvent(new CustomEvent("change", { detail: { progress: memory, reason } }));
+}
+
+export function updateProgress(patch, reason = "update") {
+  memory = { ...getProgress(), ...patch };
+  persist(reason);
+  return memory;
+}
+
+export function clearProgress() {
+  const store = storage();
+  if (store) {
+    try {
+      store.removeItem(STORAGE_KEY);
+    } catch (err) {
+      // ignore
+    }
+  }
+  memory = blank();
+  events.dispatchEvent(new CustomEvent("change", { detail: { progress: memory, reason: "clear" } }));
+}
+
+// Subscribe; returns a function that unsubscribes.
+export function onProgress(fn) {
+  const listener = (event) => fn(event.detail.progress, event.detail.reason);
+  events.addEventListener("change", listener);
+  return () => events.removeEventListener("change", listener);
+}
+
+// Quiz answers are checked against this list (the quiz widget owns the questions).
+export const QUIZ_SIZE = 4;
+
+const roots = new Map();
+
+export function mount(root) {
+  if (roots.has(root)) return;
+  const summary = document.createElement("p");
+  summary.className = "mgpt-progress__summary";
+  summary.setAttribute("aria-live", "polite");
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "md-button";
+  button.textContent = "Clear my progress";
+  const note = document.createElement("p");
+  note.className = "mgpt-progress__note";
+  note.textContent = "Your code, the exercise result and your quiz answers are saved in this browser only (localStorage); nothing is sent anywhere.";
+  const render = (progress) => {
+    const answered = Object.keys(progress.quiz || {}).length;
+    const right = Object.values(progress.quiz || {}).filter((a) => a && a.correct).length;
+    summary.textContent = `Exercise: ${progress.solved ? "solved" : "not solved yet"}. ` +
+      `Quiz: ${right} of ${QUIZ_SIZE} right (${answered} answered). ` +
+      `Code: ${progress.code === null ? "starter code" : "your own version saved"}.`;
+  };
+  button.addEventListener("click", () => clearProgress());
+  root.replaceChildren(summary, button, note);
+  render(getProgress());
+  const off = onProgress((progress, reason) => {
+    render(progress);
+    if (reason === "clear") summary.textContent += " Progress cleared.";
+  });
+  roots.set(root, off);
+}
+
+export function dispose(root) {
+  const off = roots.get(root);
+  if (off) off();
+  roots.delete(root);
+}
