@@ -5,6 +5,7 @@
     evidence  write evidence.json (+ vocabulary, test vectors, trace plot) from finished runs
     generate  continue a prompt with a trained checkpoint
     onnx      export the seed-11 checkpoints to ONNX and check parity
+    walkthrough  write walkthrough.json: the lesson's B = 2 batch through the shipped four-head model
     all       train, evidence and onnx in one go: stories -> wasm_assets/
 """
 from __future__ import annotations
@@ -111,10 +112,18 @@ def cmd_onnx(args) -> None:
     export_all(Path(args.runs), Path(args.out), data=args.data, stories=args.stories)
 
 
+def cmd_walkthrough(args) -> None:
+    from .walkthrough import write
+
+    out = Path(args.out)
+    write(Path(getattr(args, "checkpoints", None) or out / "checkpoints"), out)
+
+
 def cmd_all(args) -> None:
     corpus, cfg, results = cmd_train(args)
     cmd_evidence(args, corpus, cfg, results)
     cmd_onnx(args)
+    cmd_walkthrough(args)
 
 
 def cmd_generate(args) -> None:
@@ -148,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", default="runs")
     p.add_argument("--out", default="wasm_assets")
     p.set_defaults(func=cmd_onnx)
+    p = sub.add_parser("walkthrough", help="write walkthrough.json from the shipped four-head checkpoint")
+    p.add_argument("--out", default="wasm_assets", help="folder with vocab.json and evidence.json; output goes here")
+    p.add_argument("--checkpoints", default=None, help="folder with four_heads-seed11.pt (default OUT/checkpoints)")
+    p.set_defaults(func=cmd_walkthrough)
     p = sub.add_parser("generate", help="continue a prompt with a checkpoint")
     p.add_argument("checkpoint")
     p.add_argument("prompt")

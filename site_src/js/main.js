@@ -8,6 +8,8 @@
 
 const WIDGETS = {
   compare: "./compare.js",
+  quiz: "./quiz.js",
+  walkthrough: "./walkthrough.js",
   "microgpt-watch": "./microgpt_watch.js",
   "microgpt-explore": "./microgpt_explore.js",
   "microgpt-exercise": "./microgpt_exercise.js",

@@ -1,0 +1,185 @@
+"""Write the lesson's notebook: the worked calculations of pages 1-4, runnable.
+
+``build_notebook()`` returns an nbformat-4 notebook (a plain dict); the site
+build (``site_src/hooks/downloads.py``) writes it to
+``site/downloads/mha-lesson.ipynb``, and ``python -m export.notebook OUT``
+writes it anywhere. Its cells use only this package, numpy and torch:
+
+1. the two-source toy of page 1 (one head vs two heads on invented values);
+2. the two-head worksheet of page 2 (``export.worksheet``), when present;
+3. "Lily found a red ball." turned into windows (``export.walkthrough.lily_example``);
+4. the B = 2 batch through the shipped four-head model (``load_compact`` and
+   ``forward_full``), with the loss, and one greedy step of generation.
+
+The first code cell finds the lesson folder (the one holding ``export/`` and
+``wasm_assets/``): the current folder or a parent, or ``$MHA_LESSON_DIR``.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from . import atomic
+
+
+def _md(text: str) -> dict:
+    return {"cell_type": "markdown", "metadata": {}, "source": text.strip("\n")}
+
+
+def _code(text: str) -> dict:
+    return {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": text.strip("\n")}
+
+
+SETUP = r'''
+import json, math, os, sys
+from pathlib import Path
+
+def find_lesson_dir() -> Path:
+    env = os.environ.get("MHA_LESSON_DIR")
+    candidates = [Path(env)] if env else []
+    here = Path.cwd().resolve()
+    candidates += [here, *here.parents]
+    for c in candidates:
+        if (c / "export" / "walkthrough.py").is_file() and (c / "wasm_assets").is_dir():
+            return c
+    raise FileNotFoundError("Run this notebook inside the lesson folder (it needs export/ and wasm_assets/), "
+                            "or set MHA_LESSON_DIR.")
+
+LESSON = find_lesson_dir()
+ASSETS = LESSON / "wasm_assets"
+sys.path.insert(0, str(LESSON))
+import numpy as np
+import torch
+print("lesson folder:", LESSON)
+'''
+
+TWO_SOURCE = r'''
+# Two sources with invented value rows. A head's message is a weighted sum of value rows.
+river, fisherman = np.array([10.0, 1.0]), np.array([2.0, 8.0])
+values = np.stack([river, fisherman])
+
+one_head = np.array([0.8, 0.2]) @ values          # the same weights for both coordinates
+setting_head = (np.array([0.8, 0.2]) @ values)[0]   # a head that favours river, read coordinate 0
+person_head = (np.array([0.2, 0.8]) @ values)[1]    # a head that favours fisherman, read coordinate 1
+print("one head:", one_head)
+print("two heads:", setting_head, person_head)
+'''
+
+WORKSHEET = r'''
+# Page 2's worksheet: ten tokens, width 4, two heads of width 2 (seeded, rounded inputs).
+from export import worksheet
+ws = worksheet.compute()
+np.set_printoptions(precision=3, suppress=True)
+print(ws["tokens"])
+print("A for the final receiver, per head:\n", ws["A"][:, -1])
+print("messages at the final receiver, per head:\n", ws["H"][:, -1])
+print("updated final row:", ws["output"][-1])
+'''
+
+LILY = r'''
+# Page 3: the authored sentence through the pipeline's tokenizer, toy vocabulary and windows.
+from export.walkthrough import lily_example
+vocab = json.loads((ASSETS / "vocab.json").read_text())
+lily = lily_example(vocab["itos"], vocab["T"])
+print("tokens:", lily["tokens"])
+print("toy vocabulary:", [v["token"] for v in lily["vocab"]])
+print("ids with BOS/EOS:", lily["ids"])
+print("'blue' ->", lily["blue_plain"], "with boundaries ->", lily["blue_bounded"])
+for r in lily["rows"]:
+    print(r["row"], r["context_tokens"], "->", r["target_token"])
+print("targets for w = 2, 4, 6, 8:", lily["targets_by_width"])
+print("B = 2 batch X:", lily["batch"]["X"], "y:", lily["batch"]["y"])
+print("real-vocabulary ids:", lily["real"]["ids"])
+'''
+
+WALK = r'''
+# Page 4: the same two prefixes through the shipped four-head model, every stage.
+import torch.nn.functional as F
+from export.onnx_export import load_compact
+model = load_compact(ASSETS / "checkpoints" / "four_heads-seed11.pt")
+X = torch.tensor(lily["real"]["X"])
+y = torch.tensor(lily["real"]["y"])
+with torch.no_grad():
+    out = model.forward_full(X)
+for name, t in out.items():
+    print(f"{name:9s}", tuple(t.shape))
+T = model.T
+print("head weights of the final receiver over the last four slots (row 1):")
+print(out["A"][1, :, -1, T - 4:].numpy().round(3))
+loss = F.cross_entropy(out["logits"], y)
+print("loss:", float(loss), " perplexity of this tiny batch:", math.exp(float(loss)))
+'''
+
+GENERATE = r'''
+# Page 4: one greedy step from the held-out preset prompt, then a few more.
+from export.generate import EXCLUDED_IDS, generate_ids, prompt_history
+from export.windows import context_window
+evidence = json.loads((ASSETS / "evidence.json").read_text())
+itos = vocab["itos"]
+history = prompt_history(itos, evidence["preset"]["prompt"])
+window = context_window(history, T)
+print("history length:", len(history), " PAD slots:", window.count(0))
+with torch.no_grad():
+    logits = model(torch.tensor([window]))[0]
+logits[list(EXCLUDED_IDS)] = float("-inf")
+print("greedy next token:", itos[int(logits.argmax())])
+new, ended = generate_ids(model, history, 8)
+print("eight greedy steps:", [itos[i] for i in new], "ended with EOS:", ended)
+'''
+
+
+def build_notebook() -> dict:
+    root = Path(__file__).resolve().parents[1]
+    cells = [
+        _md("""
+# Multi-head attention: the worked calculations
+
+This notebook repeats the lesson's worked examples with the lesson's own Python
+package (`export/`) and the shipped seed-11 four-head checkpoint. Run it inside
+the lesson folder (it needs `export/` and `wasm_assets/`), with numpy and torch
+installed. Every figure it prints is computed here, not copied from the pages.
+"""),
+        _code(SETUP),
+        _md("## Page 1: why separate weights help (invented two-source values)"),
+        _code(TWO_SOURCE),
+    ]
+    if (root / "export" / "worksheet.py").is_file():
+        cells += [_md("## Page 2: the two-head worksheet"), _code(WORKSHEET)]
+    cells += [
+        _md("## Page 3: a sentence becomes training examples"),
+        _code(LILY),
+        _md("## Page 4: the B = 2 batch through the trained four-head model"),
+        _code(WALK),
+        _md("## Page 4: generation"),
+        _code(GENERATE),
+    ]
+    return {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python"},
+        },
+        "cells": [{**c, "id": f"cell-{i:02d}"} for i, c in enumerate(cells)],
+    }
+
+
+def code_cells(nb: dict) -> list[str]:
+    return [c["source"] for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def write_notebook(nb: dict, path: str | Path) -> Path:
+    return atomic.write_text(path, json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    out = Path(argv[0]) if argv else Path("mha-lesson.ipynb")
+    write_notebook(build_notebook(), out)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

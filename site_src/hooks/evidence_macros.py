@@ -1,0 +1,334 @@
+"""MkDocs hook: figures in the pages come from the pipeline's files, never from typing.
+
+HOW TO USE IT IN A PAGE (any Markdown file under docs/)
+-------------------------------------------------------
+Before Markdown is converted, every page that contains ``{{`` or ``{%`` is
+rendered as a Jinja2 template (strict: an unknown name, a missing evidence
+path or a bad format stops ``mkdocs build`` with the page and the path). Put
+``macros: false`` in a page's front matter to switch this off for that page.
+Inside code blocks write ``{% raw %}...{% endraw %}`` if the code has ``{{``.
+
+Figures (each becomes ``<span class="ev" data-ev="PATH" ...>text</span>``;
+``tests/test_lesson_figures.py`` re-reads every such span in the built site
+and checks it against the file it names):
+
+    {{ ev("aggregates.four_heads.perplexity_mean", ".2f") }}   -> 28.78
+    {{ ev("audit.train.stories", ",") }}                       -> 4,800
+    {{ ev("comparison.relative_change_four_vs_one", ".1%", fn="abs") }}
+    {{ ev("stories.long.0.token_count") }}     list items by index (-1: last)
+    {{ wt("loss", ".3f") }}      wasm_assets/walkthrough.json (export/walkthrough.py)
+    {{ toy("n_targets") }}       the Lily toy computed now by export.walkthrough.lily_example()
+    {{ vocab_id("lily") }}       the token's id in wasm_assets/vocab.json
+
+``fmt`` is a Python format spec (``".2f"``, ``","``, ``".1%"``, ``""``);
+``fn`` is an optional transform applied first: ``abs``, ``neg``, ``exp``.
+To compute with values use ``val(path)`` (evidence), ``wt_val``,
+``toy_val``; for example ``{% if val("comparison.four_heads_better_beyond_spread") %}``.
+``has(path)`` tells whether a path exists. ``authored(x)`` marks a number
+that is authored arithmetic (e.g. the 1/4 perplexity example), not a
+measurement; the figures test allows numbers only inside macros.
+
+Tables and blocks (Markdown/HTML strings):
+
+    {{ runs_table() }}  {{ aggregates_table() }}  {{ audit_table() }}
+    {{ story("stories.excerpt") }}      a credited quotation (long ones shortened with [...])
+
+Check-yourself questions (mounted by ``site_src/js/quiz.js``; without JS the
+answer sits in a ``<details>``):
+
+    {% call quiz("Does w = 8 create more targets than w = 4 here?",
+                 ["No, both give the same number.", "Yes, one more per extra slot."],
+                 correct=0) %}
+    Markdown explanation, shown after the learner answers.
+    {% endcall %}
+
+Options and question are inline Markdown; the explanation is block Markdown.
+The same markup can be written by hand (see ``quiz_html`` below): a
+``div.mha-quiz[data-mha-widget=quiz]`` holding ``p.mha-quiz__question``,
+``ol.mha-quiz__options > li.mha-quiz__option[data-correct=true|false]`` and
+``details.mha-quiz__explanation``.
+"""
+from __future__ import annotations
+
+import html
+import json
+import logging
+import math
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import markdown as md_lib
+from markupsafe import Markup
+from mkdocs.exceptions import Abort, PluginError
+
+log = logging.getLogger("mkdocs.hooks.evidence_macros")
+
+ROOT = Path(__file__).resolve().parents[2]
+WASM_ASSETS = Path(os.environ.get("MHA_WASM_ASSETS") or ROOT / "wasm_assets")
+SOURCES = {"evidence": "evidence.json", "walkthrough": "walkthrough.json", "vocab": "vocab.json"}
+TRANSFORMS = {"abs": abs, "neg": lambda x: -x, "exp": math.exp}
+
+
+class MacroError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------
+# Values and formatting (the figures test imports these two functions).
+
+def lookup(data: Any, path: str, source: str = "evidence") -> Any:
+    """``a.b.0.c`` in nested dicts/lists; raises MacroError naming what is missing."""
+    cur = data
+    done: list[str] = []
+    for part in path.split("."):
+        if isinstance(cur, list):
+            try:
+                cur = cur[int(part)]
+            except (ValueError, IndexError):
+                raise MacroError(f"{source} path {path!r}: {'.'.join(done) or 'the root'} is a list of "
+                                 f"{len(cur)} items, {part!r} is not an index in it") from None
+        elif isinstance(cur, dict):
+            if part not in cur:
+                keys = ", ".join(sorted(map(str, cur))[:20])
+                raise MacroError(f"{source} path {path!r}: {'.'.join(done) or 'the root'} has no key "
+                                 f"{part!r} (it has: {keys})")
+            cur = cur[part]
+        else:
+            raise MacroError(f"{source} path {path!r}: {'.'.join(done)} is a {type(cur).__name__}, not a container")
+        done.append(part)
+    return cur
+
+
+def format_value(value: Any, fmt: str = "", fn: str | None = None) -> str:
+    if fn:
+        if fn not in TRANSFORMS:
+            raise MacroError(f"unknown transform fn={fn!r}; use one of {', '.join(TRANSFORMS)}")
+        value = TRANSFORMS[fn](value)
+    if value is None:
+        raise MacroError("the value is null (not measured in this evidence)")
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    try:
+        return format(value, fmt)
+    except (ValueError, TypeError) as exc:
+        raise MacroError(f"cannot format {value!r} with {fmt!r}: {exc}") from None
+
+
+# ---------------------------------------------------------------------------
+# Data loaded once per build.
+
+class _Data:
+    def __init__(self) -> None:
+        self.cache: dict[str, Any] = {}
+
+    def get(self, source: str) -> Any:
+        if source not in self.cache:
+            if source == "toy":
+                if str(ROOT) not in sys.path:
+                    sys.path.insert(0, str(ROOT))
+                from export.walkthrough import lily_example
+
+                self.cache[source] = lily_example(self.get("vocab")["itos"])
+            else:
+                path = WASM_ASSETS / SOURCES[source]
+                if not path.is_file():
+                    hint = ("run `python -m export walkthrough`" if source == "walkthrough"
+                            else "run `make models` (python -m export all)")
+                    raise MacroError(f"{path} does not exist: {hint}")
+                doc = json.loads(path.read_text())
+                if source == "vocab":
+                    doc["stoi"] = {t: i for i, t in enumerate(doc["itos"])}
+                self.cache[source] = doc
+        return self.cache[source]
+
+
+DATA = _Data()
+
+
+def _span(source: str, path: str, fmt: str, fn: str | None, text: str) -> Markup:
+    attrs = f' data-ev="{html.escape(path)}"'
+    if source != "evidence":
+        attrs += f' data-ev-src="{source}"'
+    if fmt:
+        attrs += f' data-ev-fmt="{html.escape(fmt)}"'
+    if fn:
+        attrs += f' data-ev-fn="{fn}"'
+    return Markup(f'<span class="ev"{attrs}>{html.escape(text)}</span>')
+
+
+def _figure(source: str):
+    def macro(path: str, fmt: str = "", fn: str | None = None) -> Markup:
+        value = lookup(DATA.get(source), path, source)
+        return _span(source, path, fmt, fn, format_value(value, fmt, fn))
+    return macro
+
+
+def _value(source: str):
+    def macro(path: str) -> Any:
+        return lookup(DATA.get(source), path, source)
+    return macro
+
+
+ev = _figure("evidence")
+wt = _figure("walkthrough")
+toy = _figure("toy")
+val = _value("evidence")
+wt_val = _value("walkthrough")
+toy_val = _value("toy")
+
+
+def has(path: str, source: str = "evidence") -> bool:
+    try:
+        lookup(DATA.get(source), path, source)
+        return True
+    except MacroError:
+        return False
+
+
+def vocab_id(token: str) -> Markup:
+    vocab = DATA.get("vocab")
+    if token not in vocab["stoi"]:
+        raise MacroError(f"token {token!r} is not in vocab.json")
+    return _span("vocab", f"stoi.{token}", "", None, str(vocab["stoi"][token]))
+
+
+def authored(x: Any) -> Markup:
+    """A number the lesson states as its own arithmetic, not as a measurement."""
+    return Markup(f'<span class="authored">{html.escape(str(x))}</span>')
+
+
+def _inline_md(text: str) -> str:
+    out = md_lib.markdown(str(text), extensions=["attr_list"])
+    return re.sub(r"^<p>(.*)</p>$", r"\1", out.strip(), flags=re.S)
+
+
+def _block_md(text: str) -> str:
+    return md_lib.markdown(str(text), extensions=["attr_list", "tables", "md_in_html"])
+
+
+def _table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> Markup:
+    align = align or ["---"] * len(header)
+    lines = ["", "| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return Markup("\n".join(lines) + "\n\n")
+
+
+def _label(model: str) -> str:
+    return html.escape(val(f"protocol.labels.{model}"))
+
+
+def runs_table() -> Markup:
+    """One row per training run: model, seed, chosen update, validation and test loss, perplexity."""
+    rows = []
+    for i, r in enumerate(val("runs")):
+        p = f"runs.{i}"
+        rows.append([_label(r["model"]), ev(f"{p}.seed"), ev(f"{p}.best_update", ","), ev(f"{p}.val_loss", ".3f"),
+                     ev(f"{p}.test_loss", ".3f"), ev(f"{p}.test_perplexity", ".2f"),
+                     ev(f"{p}.train_seconds", ",.0f")])
+    return _table(["model", "seed", "chosen update", "validation loss", "test loss", "test perplexity",
+                   "training time (s)"], rows, ["---", "---:", "---:", "---:", "---:", "---:", "---:"])
+
+
+def aggregates_table() -> Markup:
+    rows = []
+    for model in val("aggregates"):
+        p = f"aggregates.{model}"
+        rows.append([_label(model), ev(f"{p}.runs"), ev(f"{p}.parameters", ","),
+                     f'{ev(f"{p}.test_loss_mean", ".3f")} ± {ev(f"{p}.test_loss_sd", ".3f")}',
+                     f'{ev(f"{p}.perplexity_mean", ".2f")} ± {ev(f"{p}.perplexity_sd", ".2f")}',
+                     f'{ev(f"{p}.train_seconds_mean", ",.0f")} ± {ev(f"{p}.train_seconds_sd", ",.0f")}'])
+    return _table(["model", "runs", "parameters", "test loss (mean ± sd)", "test perplexity (mean ± sd)",
+                   "training time, s (mean ± sd)"], rows, ["---", "---:", "---:", "---:", "---:", "---:"])
+
+
+def audit_table() -> Markup:
+    rows = []
+    for split in val("audit"):
+        p = f"audit.{split}"
+        rows.append([split, ev(f"{p}.stories", ","), ev(f"{p}.tokens", ","), ev(f"{p}.windows", ","),
+                     ev(f"{p}.oov_tokens", ","), ev(f"{p}.oov_rate", ".2%")])
+    return _table(["split", "stories", "ordinary tokens", "windows (examples)", "tokens mapped to UNK",
+                   "UNK share"], rows, ["---", "---:", "---:", "---:", "---:", "---:"])
+
+
+def story(path: str, head_words: int = 60, tail_words: int = 25) -> Markup:
+    """A source story as a quotation with its row; longer ones keep the start and end around [...]."""
+    rec = val(path)
+    words = rec["text"].split()
+    if len(words) > head_words + tail_words + 10:
+        text = html.escape(" ".join(words[:head_words])) + " […] " + html.escape(" ".join(words[-tail_words:]))
+    else:
+        text = html.escape(" ".join(words))
+    return Markup(f'<blockquote class="mha-story"><p>{text}</p>'
+                  f'<p class="mha-story__source">Source row {ev(path + ".row")} · '
+                  f'{ev(path + ".token_count", ",")} tokens, {ev(path + ".word_count", ",")} words · '
+                  f'TinyStories (Eldan and Li), CDLA-Sharing-1.0</p></blockquote>')
+
+
+_QUIZ_COUNTER = [0]
+
+
+def quiz_html(question: str, options: list[str], correct: int, explanation: str) -> str:
+    if not 0 <= correct < len(options):
+        raise MacroError(f"quiz {question!r}: correct={correct} but there are {len(options)} options")
+    items = "".join(f'<li class="mha-quiz__option" data-correct="{"true" if i == correct else "false"}">'
+                    f"{_inline_md(o)}</li>" for i, o in enumerate(options))
+    answer = _inline_md(options[correct])
+    body = _block_md(explanation)
+    return (f'<div class="mha-quiz" data-mha-widget="quiz" role="group" aria-label="Check yourself">'
+            f'<p class="mha-quiz__kicker">Check yourself</p>'
+            f'<p class="mha-quiz__question">{_inline_md(question)}</p>'
+            f'<ol class="mha-quiz__options" type="A">{items}</ol>'
+            f'<details class="mha-quiz__explanation"><summary>Show the answer</summary>'
+            f'<p class="mha-quiz__answer"><strong>Answer:</strong> {answer}</p>{body}</details></div>')
+
+
+def quiz(question: str, options: list[str], correct: int = 0, caller=None) -> Markup:
+    explanation = caller() if caller is not None else ""
+    # Strip the common indentation Jinja keeps from the call block.
+    lines = str(explanation).splitlines()
+    indent = min((len(l) - len(l.lstrip()) for l in lines if l.strip()), default=0)
+    explanation = "\n".join(l[indent:] for l in lines)
+    return Markup("\n\n" + quiz_html(question, options, correct, explanation) + "\n\n")
+
+
+MACROS = {
+    "ev": ev, "wt": wt, "toy": toy, "val": val, "wt_val": wt_val, "toy_val": toy_val, "has": has,
+    "vocab_id": vocab_id, "authored": authored, "runs_table": runs_table, "aggregates_table": aggregates_table,
+    "audit_table": audit_table, "story": story, "quiz": quiz,
+}
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env.globals.update(MACROS)
+    env.globals["fmt"] = format_value
+    return env
+
+
+# ---------------------------------------------------------------------------
+# MkDocs events.
+
+def on_pre_build(config) -> None:
+    DATA.cache.clear()
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    if page.meta.get("macros") is False or ("{{" not in markdown and "{%" not in markdown):
+        return markdown
+    where = page.file.src_uri
+    try:
+        return _environment().from_string(markdown).render(page=page)
+    except MacroError as exc:
+        raise PluginError(f"{where}: {exc}") from None
+    except jinja2.TemplateError as exc:
+        line = getattr(exc, "lineno", None)
+        raise PluginError(f"{where}{f' line {line}' if line else ''}: {type(exc).__name__}: {exc}") from None
+    except Abort:
+        raise
+    except Exception as exc:  # a macro failing in Python: still say which page
+        raise PluginError(f"{where}: {type(exc).__name__}: {exc}") from None
