@@ -65,7 +65,10 @@ export class PythonRunner {
       if (msg.type === "progress") {
         this.setState({ phase: "loading", text: msg.text });
       } else if (msg.type === "ready") {
-        this.info = { pyodide: msg.pyodide, python: msg.python, workerMs: msg.ms, readyMs: performance.now() - started, readyAt: performance.now() };
+        this.info = {
+          pyodide: msg.pyodide, python: msg.python, workerMs: msg.ms, stages: msg.stages,
+          startedAt: started, readyMs: performance.now() - started, readyAt: performance.now(),
+        };
         this.setState({ phase: "ready", text: `Python ${msg.python} is ready (Pyodide ${msg.pyodide}, in this page).`, ...this.info });
         resolve(this.info);
       } else if (msg.type === "error") {

@@ -44,12 +44,15 @@ async function fetchOk(url) {
 
 async function init({ indexURL, modelURL, checkerURL, interruptBuffer }) {
   const t0 = performance.now();
+  const stages = {};
   try {
     post({ type: "progress", text: "Downloading Python (Pyodide)…" });
     const modelBytes = fetchOk(modelURL).then((r) => r.arrayBuffer());
     const checkerSource = fetchOk(checkerURL).then((r) => r.text());
     const { loadPyodide } = await import(indexURL + "pyodide.mjs");
+    stages.imported = performance.now() - t0;
     pyodide = await loadPyodide({ indexURL, env: { HOME } });
+    stages.loaded = performance.now() - t0;
     post({ type: "progress", text: "Loading the trained model…" });
     pyodide.setStdout({ batched: (text) => emit("stdout", text) });
     pyodide.setStderr({ batched: (text) => emit("stderr", text) });
@@ -66,7 +69,7 @@ async function init({ indexURL, modelURL, checkerURL, interruptBuffer }) {
     runFn = checker.run;
     checkFn = checker.check;
     const python = pyodide.runPython("import sys; sys.version.split()[0]");
-    post({ type: "ready", pyodide: pyodide.version, python, ms: performance.now() - t0 });
+    post({ type: "ready", pyodide: pyodide.version, python, ms: performance.now() - t0, stages });
   } catch (err) {
     post({ type: "error", message: String((err && err.message) || err) });
   }
