@@ -521,7 +521,7 @@ class CompareWidget {
       Object.assign(col, { steps: [], ids: [], done: !this.runners[name], endedWithEos: false, totalMs: 0, history: [...history] });
       col.timing.textContent = "";
       col.saved.replaceChildren();
-      this.renderPromptTokens(col, history);
+      this.renderPromptTokens(col, promptTokens);
       rngs[name] = options.temperature > 0 ? new Mulberry32(options.seed) : null;
     }
     const started = performance.now();
@@ -611,17 +611,17 @@ class CompareWidget {
     col.timing.textContent = `${col.steps.length} tokens · ${formatMs(col.totalMs / col.steps.length)} per token`;
   }
 
-  renderPromptTokens(col, history) {
-    const shown = history.slice(1);
-    const cut = Math.max(0, shown.length - SHOWN_PROMPT_TOKENS);
+  // The opening as the learner wrote it (tokenized); words outside the
+  // vocabulary are marked, since the models read them as <UNK>.
+  renderPromptTokens(col, promptTokens) {
+    const cut = Math.max(0, promptTokens.length - SHOWN_PROMPT_TOKENS);
     const prompt = el("span", { class: "mha-col__prompt" });
     if (cut) prompt.append(el("span", { class: "mha-token--cut", text: `… (${cut} earlier tokens) ` }));
-    shown.slice(cut).forEach((id, i) => {
+    promptTokens.slice(cut).forEach((tok, i) => {
       if (i) prompt.append(" ");
-      const tok = this.vocab.itos[id];
-      prompt.append(id === UNK_ID
-        ? el("span", { class: "mha-token--unk", title: "outside the vocabulary", text: showToken(tok) })
-        : tok);
+      prompt.append(this.vocab.stoi.has(tok)
+        ? tok
+        : el("span", { class: "mha-token--unk", title: "outside the vocabulary: the models read it as unknown", text: tok }));
     });
     col.live.replaceChildren(prompt);
   }

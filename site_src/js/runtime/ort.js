@@ -14,6 +14,17 @@ const BUILD_FILES = { wasm: "ort.wasm.min.mjs", webgpu: "ort.webgpu.min.mjs" };
 
 let loaded = null; // {build, promise}
 
+// Every session creation and run goes through one queue. The WebGPU build is an
+// asyncify WebAssembly instance, which must not be re-entered while a call is
+// suspended; on the WebAssembly build the calls are serial anyway.
+let queue = Promise.resolve();
+
+export function serial(task) {
+  const result = queue.then(task);
+  queue = result.catch(() => {});
+  return result;
+}
+
 export class BuildMismatchError extends Error {
   constructor() {
     super("WebGPU needs the WebGPU build of onnxruntime, and this page already loaded the WebAssembly-only one; reload the page to switch.");
@@ -107,28 +118,24 @@ export class ModelRunner {
     this.heads = heads;
     this.inputName = session.inputNames.includes("ids") ? "ids" : session.inputNames[0];
     this.hasAttention = session.outputNames.includes("attention");
-    this.queue = Promise.resolve();
   }
 
   static async create(ort, bytes, meta, backend) {
-    const options = { executionProviders: [backend], graphOptimizationLevel: "all" };
+    // logSeverityLevel 3: only errors from the native runtime reach the console.
+    const options = { executionProviders: [backend], graphOptimizationLevel: "all", logSeverityLevel: 3 };
     if (backend === "webgpu") options.preferredOutputLocation = "cpu";
     // A copy: the cached download may be used again for another backend.
-    const session = await ort.InferenceSession.create(bytes.slice(), options);
+    const session = await serial(() => ort.InferenceSession.create(bytes.slice(), options));
     return new ModelRunner(ort, session, { ...meta, backend });
   }
 
-  // Runs are queued so one session never has two runs in flight.
+  // Runs are queued (see serial), so no two calls into onnxruntime overlap.
   run(window) {
-    const next = this.queue.then(() => this._run([window]));
-    this.queue = next.catch(() => {});
-    return next.then((r) => ({ logits: r.logits, attention: r.attention }));
+    return serial(() => this._run([window]));
   }
 
   runBatch(windows) {
-    const next = this.queue.then(() => this._run(windows));
-    this.queue = next.catch(() => {});
-    return next;
+    return serial(() => this._run(windows));
   }
 
   async _run(windows) {
@@ -154,9 +161,8 @@ export class ModelRunner {
     const session = this.session;
     this.session = null;
     if (session) {
-      await this.queue.catch(() => {});
       try {
-        await session.release();
+        await serial(() => session.release());
       } catch (err) {
         console.warn(`could not release ${this.name}`, err);
       }
