@@ -112,6 +112,10 @@ def format_value(value: Any, fmt: str = "", fn: str | None = None) -> str:
         raise MacroError("the value is null (not measured in this evidence)")
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, list):  # ids or shapes: [1, 8, 7]; fmt="tokens": lily · found · a
+        if fmt == "tokens":
+            return " · ".join(str(v) for v in value)
+        return "[" + ", ".join(format_value(v, fmt) for v in value) + "]"
     try:
         return format(value, fmt)
     except (ValueError, TypeError) as exc:
@@ -157,7 +161,8 @@ def _span(source: str, path: str, fmt: str, fn: str | None, text: str) -> Markup
         attrs += f' data-ev-fmt="{html.escape(fmt)}"'
     if fn:
         attrs += f' data-ev-fn="{fn}"'
-    return Markup(f'<span class="ev"{attrs}>{html.escape(text)}</span>')
+    cls = "ev ev-long" if len(text) > 20 else "ev"  # long lists and texts may wrap
+    return Markup(f'<span class="{cls}"{attrs}>{html.escape(text)}</span>')
 
 
 def _figure(source: str):
@@ -260,7 +265,8 @@ def story(path: str, head_words: int = 60, tail_words: int = 25) -> Markup:
     rec = val(path)
     words = rec["text"].split()
     if len(words) > head_words + tail_words + 10:
-        text = html.escape(" ".join(words[:head_words])) + " […] " + html.escape(" ".join(words[-tail_words:]))
+        tail = " ".join(words[len(words) - tail_words:])
+        text = html.escape(" ".join(words[:head_words])) + " […]" + (" " + html.escape(tail) if tail else "")
     else:
         text = html.escape(" ".join(words))
     return Markup(f'<blockquote class="mha-story"><p>{text}</p>'
@@ -269,7 +275,135 @@ def story(path: str, head_words: int = 60, tail_words: int = 25) -> Markup:
                   f'TinyStories (Eldan and Li), CDLA-Sharing-1.0</p></blockquote>')
 
 
-_QUIZ_COUNTER = [0]
+def _cell(source: str, path: str, cls: str = "", fmt: str = "") -> str:
+    value = lookup(DATA.get(source), path, source)
+    c = f' class="{cls}"' if cls else ""
+    return f"<td{c}>{_span(source, path, fmt, None, format_value(value, fmt))}</td>"
+
+
+def _grid(caption: str, header: list[str] | None, body: list[str]) -> Markup:
+    head = "<thead><tr>" + "".join(f'<th scope="col">{h}</th>' for h in header) + "</tr></thead>" if header else ""
+    return Markup(f'\n\n<div class="mha-scroll"><table class="mha-grid"><caption>{caption}</caption>'
+                  f'{head}<tbody>{"".join(body)}</tbody></table></div>\n\n')
+
+
+def toy_vocab_table() -> Markup:
+    """The toy vocabulary: id and item, one column per id."""
+    vocab = toy_val("vocab")
+    ids = "".join(_cell("toy", f"vocab.{i}.id") for i in range(len(vocab)))
+    items = "".join(_cell("toy", f"vocab.{i}.token") for i in range(len(vocab)))
+    return _grid("The toy vocabulary: four special items, then the sentence's tokens in sorted order",
+                 None, [f'<tr><th scope="row">id</th>{ids}</tr>', f'<tr><th scope="row">item</th>{items}</tr>'])
+
+
+def toy_window_table(first: int = 0, last: int | None = None) -> Markup:
+    """Toy windows: row, the w input slots (token and id), the target (token and id)."""
+    rows = toy_val("rows")
+    w = toy_val("w")
+    body = []
+    for i in range(first, len(rows) if last is None else last):
+        r = rows[i]
+        cells = [f'<th scope="row">{_span("toy", f"rows.{i}.row", "", None, str(r["row"]))}</th>']
+        for k in range(w):
+            pad = "is-pad" if r["context_ids"][k] == 0 else ""
+            cells.append(f'<td class="{pad}">{_span("toy", f"rows.{i}.context_tokens.{k}", "", None, r["context_tokens"][k])}'
+                         f' ({_span("toy", f"rows.{i}.context_ids.{k}", "", None, str(r["context_ids"][k]))})</td>')
+        cells.append(f'<td class="is-target">{_span("toy", f"rows.{i}.target_token", "", None, r["target_token"])}'
+                     f' ({_span("toy", f"rows.{i}.target_id", "", None, str(r["target_id"]))})</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    header = ["row", *[f"slot {k}" for k in range(w)], "target y"]
+    return _grid(f"Input windows x (token and id) and their targets, w = {w}", header, body)
+
+
+def real_prefix_table() -> Markup:
+    """The two Lily prefixes in the real vocabulary: PAD count, prefix ids, target id."""
+    body = []
+    for i, r in enumerate(toy_val("real.rows")):
+        prefix = " ".join(f'{html.escape(t)}&nbsp;({_span("toy", f"real.rows.{i}.prefix_ids.{k}", "", None, str(pid))})'
+                          for k, (t, pid) in enumerate(zip(r["prefix"], r["prefix_ids"])))
+        body.append(f'<tr><th scope="row">{i}</th>'
+                    f'<td>{_span("toy", f"real.rows.{i}.pads", "", None, str(r["pads"]))} × &lt;PAD&gt;&nbsp;(0)</td>'
+                    f'<td style="text-align:left">{prefix}</td>'
+                    f'<td class="is-target">{html.escape(r["target"])}&nbsp;'
+                    f'({_span("toy", f"real.rows.{i}.target_id", "", None, str(r["target_id"]))})</td></tr>')
+    return _grid("The same two prefixes in the real vocabulary", ["row", "left padding", "prefix (id)", "target y (id)"], body)
+
+
+
+
+def _wt_slot_labels(b: int) -> list[str]:
+    row = wt_val(f"rows.{b}")
+    return [f"{s} {html.escape(t)}" for s, t in zip(wt_val("shown_slots"), row["slot_tokens"])]
+
+
+def wt_matrix(path: str, caption: str, rows: str = "slots", cols: str = "coords", fmt: str = ".3f",
+              b: int | None = None) -> Markup:
+    """A 2-D slice of walkthrough.json as a table; ``rows``/``cols``: slots, heads or coords; null = masked."""
+    data = wt_val(path)
+    if b is None:
+        m = re.match(r"rows\.(\d+)\.", path)
+        b = int(m.group(1)) if m else 0
+
+    def labels(kind: str, n: int) -> list[str]:
+        if kind == "slots":
+            return [f"slot {x}" for x in _wt_slot_labels(b)]
+        if kind == "heads":
+            return [f"head {i + 1}" for i in range(n)]
+        return [f"c{i}" for i in range(n)]
+
+    row_labels = labels(rows, len(data))
+    col_labels = labels(cols, len(data[0]))
+    body = []
+    for i, line in enumerate(data):
+        cells = [f'<th scope="row">{row_labels[i]}</th>']
+        for j, v in enumerate(line):
+            if v is None:
+                cells.append('<td class="is-masked">—</td>')
+            else:
+                cells.append(f'<td>{_span("walkthrough", f"{path}.{i}.{j}", fmt, None, format_value(v, fmt))}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return _grid(caption, ["", *col_labels], body)
+
+
+def wt_mask(b: int) -> Markup:
+    """The mask picture for example ``b``: receivers (rows) by sources (columns) over the shown slots."""
+    mask = wt_val(f"rows.{b}.mask")
+    labels = _wt_slot_labels(b)
+    body = []
+    for i, line in enumerate(mask):
+        cells = [f'<th scope="row">{labels[i]}</th>']
+        for blocked in line:
+            cells.append('<td class="is-masked">blocked</td>' if blocked else "<td>read</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return _grid("Which source (column) each receiver (row) may read", ["receiver / source", *labels], body)
+
+
+def wt_final_weights(b: int) -> Markup:
+    """Attention weights of the final receiver, per head, over the shown slots."""
+    labels = _wt_slot_labels(b)
+    A = wt_val(f"rows.{b}.A")
+    mask = wt_val(f"rows.{b}.mask")
+    last = len(labels) - 1
+    body = []
+    for h, head in enumerate(A):
+        cells = [f'<th scope="row">head {h + 1}</th>']
+        for j, v in enumerate(head[last]):
+            cells.append('<td class="is-masked">—</td>' if mask[last][j] else
+                         f'<td>{_span("walkthrough", f"rows.{b}.A.{h}.{last}.{j}", ".3f", None, format_value(v, ".3f"))}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return _grid("Weights of the final receiver's query (rows: heads; columns: source slots)", ["", *labels], body)
+
+
+def top_table(path: str, caption: str, src: str = "walkthrough") -> Markup:
+    """The most probable next tokens: rank, token, id and probability."""
+    items = lookup(DATA.get(src), path, src)
+    body = []
+    for i, item in enumerate(items):
+        body.append(f'<tr><th scope="row">{i + 1}</th>'
+                    f'<td style="text-align:left">{_span(src, f"{path}.{i}.token", "", None, item["token"])}</td>'
+                    f'<td>{_span(src, f"{path}.{i}.id", "", None, str(item["id"]))}</td>'
+                    f'<td>{_span(src, f"{path}.{i}.p", ".4f", None, format_value(item["p"], ".4f"))}</td></tr>')
+    return _grid(caption, ["rank", "token", "id", "probability"], body)
 
 
 def quiz_html(question: str, options: list[str], correct: int, explanation: str) -> str:
@@ -299,7 +433,9 @@ def quiz(question: str, options: list[str], correct: int = 0, caller=None) -> Ma
 MACROS = {
     "ev": ev, "wt": wt, "toy": toy, "val": val, "wt_val": wt_val, "toy_val": toy_val, "has": has,
     "vocab_id": vocab_id, "authored": authored, "runs_table": runs_table, "aggregates_table": aggregates_table,
-    "audit_table": audit_table, "story": story, "quiz": quiz,
+    "audit_table": audit_table, "story": story, "quiz": quiz, "toy_vocab_table": toy_vocab_table,
+    "toy_window_table": toy_window_table, "real_prefix_table": real_prefix_table, "wt_matrix": wt_matrix,
+    "wt_mask": wt_mask, "wt_final_weights": wt_final_weights, "top_table": top_table,
 }
 
 
