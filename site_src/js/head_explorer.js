@@ -64,7 +64,7 @@ export async function mount(root) {
   const strip = el("div", { class: "mha-hx__strip", role: "img", "data-hx": "strip" });
   const tableBody = el("tbody");
   const table = el("table", { class: "mha-hx__table", "data-hx": "table" },
-    el("caption", { text: "Every source this receiver could read, with the numbers of the chosen head" }),
+    el("caption", { text: "Sources of this receiver, in the chosen head" }),
     el("thead", {}, el("tr", {},
       el("th", { scope: "col", text: "source" }),
       el("th", { scope: "col", text: "key k" }),
