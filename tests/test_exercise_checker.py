@@ -98,7 +98,7 @@ def test_checker_other_mistakes(checker):
     sol = solution()
     cases = {
         sol.replace("    return out\n", "        return out\n", 1): "one head's worth",
-        sol.replace(V_LINE, "v_h = values").replace("for j in range(HEAD_DIM)]", "for j in range(len(v_h[0]))]"):
+        sol.replace(V_LINE, "v_h = values").replace("for j in range(HEAD_DIM):", "for j in range(len(v_h[0])):"):
             "out has 64 numbers.*values are not sliced",
         sol.replace(V_LINE, "v_h = [v[s + 1:s + 1 + HEAD_DIM] for v in values]"): "IndexError",
         sol.replace(V_LINE, "v_h = [v[h:h + HEAD_DIM] for v in values]"):

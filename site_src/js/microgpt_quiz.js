@@ -19,7 +19,7 @@ const QUESTIONS = [
   },
   {
     id: "extend",
-    text: "out = [1, 2]; out.append([3, 4]); print(len(out)). And with out.extend([3, 4]) instead?",
+    text: "Start from out = [1, 2]. What is len(out) after out.append([3, 4])? And if you had called out.extend([3, 4]) instead?",
     choices: [
       ["4, and 4", "No: append adds its argument as one item, so the list [3, 4] becomes a single third element."],
       ["3, and 4", "Right. append puts the whole list in as one item: [1, 2, [3, 4]] has 3 items. extend adds 3 and 4 one by one: [1, 2, 3, 4]. That is why multi_head needs extend: four heads × four numbers = 16 numbers."],

@@ -411,7 +411,7 @@ def _diagnose(all_cases, outs, wrong, n_head, head_dim):
             f"and they do not come from slicing at another offset either. At {case.where()}, head "
             f"{h + 1} gave [{', '.join(f'{v:.4f}' for v in got)}] but should give "
             f"[{', '.join(f'{v:.4f}' for v in want)}]. Check the query slice, the scores, the "
-            f"softmax and the blend (number j is the sum over positions t of w[t] * v_h[t][j]), "
+            f"softmax and the blend (number j adds up weight x value number j over all positions), "
             f"and that the heads are added in order 1 to {n_head}.")
     if not parts:
         case = all_cases[wrong[0]]

@@ -49,7 +49,9 @@ def multi_head(q, keys, values):
         v_h = values   # ... and of every value (a list of 4-number lists)
         scores = [dot(q_h, k) / math.sqrt(HEAD_DIM) for k in k_h]
         w = softmax(scores)               # one weight per position; they add up to 1
-        blended = [sum(w[t] * v_h[t][j] for t in range(len(v_h))) for j in range(HEAD_DIM)]
+        blended = []
+        for j in range(HEAD_DIM):         # number j of this head's result:
+            blended.append(sum(weight * v[j] for weight, v in zip(w, v_h)))   # weights x values
         # BLANK 2: put the HEAD_DIM numbers of `blended` at the end of out.
         # Careful: out.append(x) adds x as ONE item; out.extend(x) adds x's items one by one.
     return out
