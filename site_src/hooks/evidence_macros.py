@@ -307,9 +307,9 @@ def toy_window_table(first: int = 0, last: int | None = None) -> Markup:
         for k in range(w):
             pad = "is-pad" if r["context_ids"][k] == 0 else ""
             cells.append(f'<td class="{pad}">{_span("toy", f"rows.{i}.context_tokens.{k}", "", None, r["context_tokens"][k])}'
-                         f' ({_span("toy", f"rows.{i}.context_ids.{k}", "", None, str(r["context_ids"][k]))})</td>')
+                         f'<br><small>id {_span("toy", f"rows.{i}.context_ids.{k}", "", None, str(r["context_ids"][k]))}</small></td>')
         cells.append(f'<td class="is-target">{_span("toy", f"rows.{i}.target_token", "", None, r["target_token"])}'
-                     f' ({_span("toy", f"rows.{i}.target_id", "", None, str(r["target_id"]))})</td>')
+                     f'<br><small>id {_span("toy", f"rows.{i}.target_id", "", None, str(r["target_id"]))}</small></td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     header = ["row", *[f"slot {k}" for k in range(w)], "target y"]
     return _grid(f"Input windows x (token and id) and their targets, w = {w}", header, body)

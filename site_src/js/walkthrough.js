@@ -24,22 +24,23 @@ function el(tag, props = {}, ...children) {
 
 function heatmap(data, b, h) {
   const row = data.rows[b];
-  const labels = data.shown_slots.map((s, i) => `${s} ${row.slot_tokens[i]}`);
+  const labels = row.slot_tokens;
+  const slotNames = data.shown_slots.map((s, i) => `slot ${s} (${row.slot_tokens[i]})`);
   const table = el("table", { class: "mha-heatmap" });
-  table.append(el("caption", { class: "md-visually-hidden", text: `Head ${h + 1}: attention weights, receivers by sources` }));
-  const head = el("tr", {}, el("th", { scope: "col", text: "recv \\ src" }));
-  for (const l of labels) head.append(el("th", { scope: "col", text: l }));
+  table.append(el("caption", { text: `Head ${h + 1}` }));
+  const head = el("tr", {}, el("th", { scope: "col", text: "receiver", title: "rows: receivers; columns: sources" }));
+  labels.forEach((l, j) => head.append(el("th", { scope: "col", text: l, title: slotNames[j] })));
   table.append(el("thead", {}, head));
   const body = el("tbody");
   row.A[h].forEach((weights, i) => {
-    const tr = el("tr", {}, el("th", { scope: "row", text: labels[i] }));
+    const tr = el("tr", {}, el("th", { scope: "row", text: labels[i], title: slotNames[i] }));
     weights.forEach((w, j) => {
       if (row.mask[i][j]) {
         tr.append(el("td", { class: "is-masked", title: "blocked", text: "·" }));
         return;
       }
       const { background, color } = cellColours(w);
-      const td = el("td", { text: w.toFixed(2), title: `receiver ${labels[i]}, source ${labels[j]}: ${w.toFixed(4)}` });
+      const td = el("td", { text: w.toFixed(2), title: `receiver ${slotNames[i]}, source ${slotNames[j]}: ${w.toFixed(4)}` });
       td.style.background = background;
       td.style.color = color;
       tr.append(td);
@@ -47,8 +48,7 @@ function heatmap(data, b, h) {
     body.append(tr);
   });
   table.append(body);
-  return el("figure", {}, el("div", { class: "mha-scroll" }, table),
-    el("figcaption", { text: `Head ${h + 1}` }));
+  return el("figure", {}, el("div", { class: "mha-scroll" }, table));
 }
 
 function legend() {
