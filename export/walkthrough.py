@@ -41,7 +41,7 @@ def lily_example(real_itos: list[str] | None = None, T: int = 64) -> dict:
     from .windows import make_windows
 
     pieces = tokenize(SENTENCE)
-    words = list(SPECIAL_TOKENS) + sorted(set(pieces))
+    words = [*SPECIAL_TOKENS, *sorted(set(pieces))]  # the toy list: specials first, then sorted tokens
     vocab = Vocabulary(words)
     ids = vocab.encode_tokens(pieces, boundaries=True)
     windows = make_windows([ids], TOY_W)

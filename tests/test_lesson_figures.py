@@ -144,13 +144,11 @@ def test_lily_toy_matches_a_plain_rederivation(sources):
     assert toy["ids"] == ids
     assert toy["blue_plain"] == [3] and toy["blue_bounded"] == [1, 3, 2]
     w = toy["w"]
-    contexts, targets = [], []
-    for t in range(1, len(ids)):
-        visible = ids[max(0, t - w):t]
-        contexts.append([0] * (w - len(visible)) + visible)
-        targets.append(ids[t])
-    assert [r["context_ids"] for r in toy["rows"]] == contexts
-    assert [r["target_id"] for r in toy["rows"]] == targets
+    expected = []  # (left-padded input, target) for every position after BOS
+    for pos in range(1, len(ids)):
+        prior = ids[:pos][-w:]
+        expected.append(([0] * (w - len(prior)) + prior, ids[pos]))
+    assert [(r["context_ids"], r["target_id"]) for r in toy["rows"]] == expected
     assert toy["n_targets"] == len(pieces) + 1 == toy["X_shape"][0]
     assert toy["rows"][-1]["target_token"] == "<EOS>"
     assert set(toy["targets_by_width"].values()) == {len(pieces) + 1}

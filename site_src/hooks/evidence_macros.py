@@ -36,8 +36,8 @@ Tables and blocks (Markdown/HTML strings):
 Check-yourself questions (mounted by ``site_src/js/quiz.js``; without JS the
 answer sits in a ``<details>``):
 
-    {% call quiz("Does w = 8 create more targets than w = 4 here?",
-                 ["No, both give the same number.", "Yes, one more per extra slot."],
+    {% call quiz("Is PAD ever a target?",
+                 ["No, it only fills empty input slots.", "Yes, at the end of every story."],
                  correct=0) %}
     Markdown explanation, shown after the learner answers.
     {% endcall %}
