@@ -54,6 +54,7 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--eval-every", type=int, default=200)
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--timing-note", default="", help="conditions the training times ran in, kept in the evidence")
 
 
 def _load_corpus(args):
@@ -103,7 +104,7 @@ def cmd_evidence(args, corpus=None, cfg=None, results=None) -> None:
 
     if corpus is None:
         corpus, cfg, results = cmd_train(args)  # finished runs are reused, so this only trains what is missing
-    write_all(corpus, cfg, results, Path(args.runs), Path(args.out))
+    write_all(corpus, cfg, results, Path(args.runs), Path(args.out), timing_note=args.timing_note)
 
 
 def cmd_onnx(args) -> None:

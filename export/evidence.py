@@ -17,6 +17,7 @@ Schema ``mha-evidence/1`` (checked by ``validate``):
 ``comparison``  relative change of four heads vs one head in mean perplexity,
                 and whether the gap exceeds the run-to-run spread
 ``device``      cpu model string, threads, torch version, platform
+``timing``      what the training times include, and a note on the conditions they ran in
 ``stories``     excerpt, shortest test story, two longest stories (row, text,
                 token_count, word_count) with the dataset credit
 ``preset``      the held-out preset: row, prompt, prompt_tokens, max_new_tokens,
@@ -90,7 +91,8 @@ def preset_continuations(corpus: Corpus, cfg: TrainConfig, runs: Path, prompt: s
     return out
 
 
-def build_evidence(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path) -> dict:
+def build_evidence(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path,
+                   timing_note: str = "") -> dict:
     stories = story_examples(corpus)
     preset_story = stories["shortest_test"]
     prompt = preset_prompt(preset_story["text"])
@@ -126,6 +128,8 @@ def build_evidence(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], r
         "aggregates": aggregates,
         "comparison": comparison,
         "device": results[0].device if results else device_description(),
+        "timing": {"what": "wall-clock seconds per run, 6,000 updates plus every validation pass, on the CPU",
+                   "note": timing_note},
         "stories": stories,
         "preset": {
             "row": preset_story["row"], "prompt": prompt, "prompt_tokens": tokenize(prompt),
@@ -220,8 +224,9 @@ def plot_traces(evidence: dict, path: Path) -> None:
     atomic.write_bytes(path, buf.getvalue())
 
 
-def write_all(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path, out: Path, log=print) -> dict:
-    evidence = build_evidence(corpus, cfg, results, runs)
+def write_all(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path, out: Path, log=print,
+              timing_note: str = "") -> dict:
+    evidence = build_evidence(corpus, cfg, results, runs, timing_note)
     validate(evidence)
     out.mkdir(parents=True, exist_ok=True)
     atomic.write_json(out / "vocab.json", corpus.vocab.to_json(corpus.T), indent=None)
