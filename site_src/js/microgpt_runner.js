@@ -6,13 +6,15 @@
 //   Pyodide watches, so Python raises KeyboardInterrupt and the interpreter
 //   survives; if it still has not answered GRACE_MS later (code that swallows
 //   KeyboardInterrupt), the worker is replaced as below;
-// - other pages cannot share memory with the worker, so it is terminated and a
-//   fresh one started.
+// - other pages cannot share memory with the worker, so it is terminated and
+//   replaced by a standby worker that started loading once the job had run
+//   for STANDBY_AFTER_MS (dropped again when the job ends in time).
 
 import { siteUrl } from "./runtime/assets.js";
 
 export const TIME_LIMIT_MS = 5000;
 const GRACE_MS = 1000;
+const STANDBY_AFTER_MS = 1000;
 
 function stoppedMessage(how) {
   const seconds = TIME_LIMIT_MS / 1000;
@@ -20,7 +22,7 @@ function stoppedMessage(how) {
     ? `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). ` +
         "Python is still running, so you can fix the code and try again."
     : `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). ` +
-        "Python had to be restarted; it will be ready again in a few seconds.";
+        "Python had to be restarted, which can take a few seconds.";
 }
 
 export class PythonRunner {
@@ -32,6 +34,7 @@ export class PythonRunner {
     this.queue = Promise.resolve();
     this.nextId = 1;
     this.pending = null;
+    this.standby = null;
     this.lastStop = null;
     this.info = null;
     this.disposed = false;
@@ -47,45 +50,53 @@ export class PythonRunner {
     }
   }
 
-  startWorker() {
-    const started = performance.now();
-    let resolve;
-    let reject;
-    this.ready = new Promise((res, rej) => {
-      resolve = res;
-      reject = rej;
+  readyText(info) {
+    return `Python ${info.python} is ready (Pyodide ${info.pyodide}, in this page).`;
+  }
+
+  // A worker and its readiness. Only the current slot (this.slot) reports
+  // state and results; a standby slot loads quietly until it is promoted.
+  spawn() {
+    const slot = { started: performance.now(), info: null, failed: null };
+    slot.ready = new Promise((resolve, reject) => {
+      slot.resolve = resolve;
+      slot.reject = reject;
     });
-    this.ready.catch(() => {});
+    slot.ready.catch(() => {});
     const worker = new Worker(new URL("./exercise/worker.js", import.meta.url), { type: "module", name: "pyodide-exercise" });
-    this.worker = worker;
-    this.setState({ phase: "loading", text: "Starting Python (Pyodide)…" });
+    slot.worker = worker;
+    const current = () => slot === this.slot;
+    const fail = (text) => {
+      slot.failed = text;
+      if (current()) this.setState({ phase: "error", text: `Python could not start: ${text}` });
+      slot.reject(new Error(text));
+    };
     worker.onmessage = (event) => {
-      if (worker !== this.worker) return;
       const msg = event.data;
       if (msg.type === "progress") {
-        this.setState({ phase: "loading", text: msg.text });
+        if (current()) this.setState({ phase: "loading", text: msg.text });
       } else if (msg.type === "ready") {
-        this.info = {
+        const now = performance.now();
+        slot.info = {
           pyodide: msg.pyodide, python: msg.python, workerMs: msg.ms, stages: msg.stages,
-          startedAt: started, readyMs: performance.now() - started, readyAt: performance.now(),
+          startedAt: slot.started, readyMs: now - slot.started, readyAt: now,
         };
-        this.setState({ phase: "ready", text: `Python ${msg.python} is ready (Pyodide ${msg.pyodide}, in this page).`, ...this.info });
-        resolve(this.info);
+        if (current()) {
+          this.info = slot.info;
+          this.setState({ phase: "ready", text: this.readyText(slot.info), ...slot.info });
+        }
+        slot.resolve(slot.info);
       } else if (msg.type === "error") {
-        this.setState({ phase: "error", text: `Python could not start: ${msg.message}` });
-        reject(new Error(msg.message));
+        fail(msg.message);
       } else if (msg.type === "output") {
-        if (this.pending && this.pending.id === msg.id) this.onOutput(msg.stream, msg.text);
+        if (current() && this.pending && this.pending.id === msg.id) this.onOutput(msg.stream, msg.text);
       } else if (msg.type === "done") {
-        this.finish(msg.id, msg.result);
+        if (current()) this.finish(msg.id, msg.result);
       }
     };
     worker.onerror = (event) => {
-      if (worker !== this.worker) return;
       event.preventDefault();
-      const text = event.message || "the Python worker failed to load";
-      this.setState({ phase: "error", text: `Python could not start: ${text}` });
-      reject(new Error(text));
+      fail(event.message || "the Python worker failed to load");
     };
     worker.postMessage({
       type: "init",
@@ -94,6 +105,31 @@ export class PythonRunner {
       checkerURL: siteUrl("js/exercise/checker.py"),
       interruptBuffer: this.interrupt,
     });
+    return slot;
+  }
+
+  // Make `slot` (or a new worker) the one that runs the jobs.
+  promote(slot = this.spawn()) {
+    this.slot = slot;
+    this.worker = slot.worker;
+    this.ready = slot.ready;
+    if (slot.info) {
+      this.info = slot.info;
+      this.setState({ phase: "ready", text: this.readyText(slot.info), ...slot.info });
+    } else if (slot.failed) {
+      this.setState({ phase: "error", text: `Python could not start: ${slot.failed}` });
+    } else {
+      this.setState({ phase: "loading", text: "Starting Python (Pyodide)…" });
+    }
+  }
+
+  startWorker() {
+    this.promote();
+  }
+
+  dropStandby() {
+    if (this.standby) this.standby.worker.terminate();
+    this.standby = null;
   }
 
   // Queue a job; resolves with the worker's result plus timedOut / restarted.
@@ -121,6 +157,13 @@ export class PythonRunner {
       this.pending = job;
       this.setState({ ...this.state, phase: "busy", text: type === "check" ? "Checking your code…" : "Running your code…" });
       job.timer = setTimeout(() => this.overrun(job), TIME_LIMIT_MS);
+      if (!this.isolated) {
+        // Without an interrupt buffer a runaway job costs a whole new worker:
+        // start loading one early, so it is (nearly) ready when the limit hits.
+        job.standbyTimer = setTimeout(() => {
+          if (this.pending === job && !this.standby && !this.disposed) this.standby = this.spawn();
+        }, STANDBY_AFTER_MS);
+      }
       this.worker.postMessage({ type, id, source });
     });
   }
@@ -139,26 +182,34 @@ export class PythonRunner {
   hardStop(job) {
     if (this.pending !== job) return;
     this.pending = null;
-    clearTimeout(job.timer);
-    clearTimeout(job.grace);
+    this.clearTimers(job);
     this.worker.terminate();
     const stop = { how: "restart", limitAt: job.limitAt, answeredAt: performance.now(), readyAt: null };
     this.lastStop = stop;
     job.resolve(this.stoppedResult(job.type, "restart"));
     if (this.disposed) return;
-    this.startWorker();
+    const standby = this.standby;
+    this.standby = null;
+    this.promote(standby || undefined);
+    stop.usedStandby = Boolean(standby);
     this.ready.then(() => {
-      stop.readyAt = performance.now();
+      stop.readyAt = Math.max(performance.now(), stop.answeredAt);
     }, () => {});
+  }
+
+  clearTimers(job) {
+    clearTimeout(job.timer);
+    clearTimeout(job.grace);
+    clearTimeout(job.standbyTimer);
   }
 
   finish(id, result) {
     const job = this.pending;
     if (!job || job.id !== id) return;
     this.pending = null;
-    clearTimeout(job.timer);
-    clearTimeout(job.grace);
-    this.setState({ ...this.info, phase: "ready", text: `Python ${this.info.python} is ready (Pyodide ${this.info.pyodide}, in this page).` });
+    this.clearTimers(job);
+    this.dropStandby();
+    this.setState({ ...this.info, phase: "ready", text: this.readyText(this.info) });
     if (result && result.interrupted) {
       const now = performance.now();
       this.lastStop = { how: "interrupt", limitAt: job.limitAt ?? now, answeredAt: now, readyAt: now };
@@ -180,10 +231,10 @@ export class PythonRunner {
     if (this.pending) {
       const job = this.pending;
       this.pending = null;
-      clearTimeout(job.timer);
-      clearTimeout(job.grace);
+      this.clearTimers(job);
       job.resolve(this.stoppedResult(job.type, "restart"));
     }
+    this.dropStandby();
     if (this.worker) this.worker.terminate();
     this.worker = null;
   }
