@@ -55,7 +55,7 @@ function build(root, lines, state) {
   const extendLine = find(/\.extend\(/);
   const woLine = find(/attn_wo/);
 
-  const count = el("p", { class: "mgpt-src__count", "aria-live": "polite" });
+  const count = el("span", { class: "mgpt-src__count", "aria-live": "polite" });
   const intro = el("p", { class: "mgpt-src__intro" });
   const parts = [`Lines ${block.first} to ${block.last} (highlighted) are multi-head attention`];
   if (loopLine) parts.push(`line ${loopLine} loops over the heads and the next lines slice q, every key and every value`);
