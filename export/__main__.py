@@ -6,7 +6,8 @@
     generate  continue a prompt with a trained checkpoint
     onnx      export the seed-11 checkpoints to ONNX and check parity
     walkthrough  write walkthrough.json: the lesson's B = 2 batch through the shipped four-head model
-    all       train, evidence and onnx in one go: stories -> wasm_assets/
+    walkthrough  the B = 2 batch through the shipped four-head model, for lesson page 4
+    all       train, evidence, onnx, walkthrough and the page-2 worksheet: stories -> wasm_assets/
 """
 from __future__ import annotations
 
@@ -125,6 +126,9 @@ def cmd_all(args) -> None:
     cmd_evidence(args, corpus, cfg, results)
     cmd_onnx(args)
     cmd_walkthrough(args)
+    from . import worksheet
+
+    print(f"wrote {worksheet.write(Path(args.out) / 'worksheet.json')}")
 
 
 def cmd_generate(args) -> None:
