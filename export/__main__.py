@@ -6,7 +6,6 @@
     generate  continue a prompt with a trained checkpoint
     onnx      export the seed-11 checkpoints to ONNX and check parity
     walkthrough  write walkthrough.json: the lesson's B = 2 batch through the shipped four-head model
-    walkthrough  the B = 2 batch through the shipped four-head model, for lesson page 4
     all       train, evidence, onnx, walkthrough and the page-2 worksheet: stories -> wasm_assets/
 """
 from __future__ import annotations
