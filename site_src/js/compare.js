@@ -103,6 +103,8 @@ class CompareWidget {
     this.errors = {};
     this.selected = null;
     this.lastRun = null;
+    this.timings = {}; // name -> {download_ms, session_ms, warmup_ms}
+    this.readyMs = null;
     this.build();
     this.ready = this.start();
   }
@@ -201,6 +203,11 @@ class CompareWidget {
       this.fail("This browser cannot run the models", `${problem}. Try a current Chrome, Edge, Firefox or Safari; the rest of the lesson still works.`);
       return this.readyState();
     }
+    // Everything that does not depend on something else starts at once: the
+    // JSON files, the WebGPU probe and the onnxruntime import (cached by loadOrt).
+    const evidencePromise = loadJSON("wasm_assets/evidence.json");
+    evidencePromise.catch(() => {});
+    resolveBackend(this.preference).then(({ backend }) => loadOrt(backend)).catch(() => {});
     let manifest;
     try {
       [manifest, this.vocabJson] = await Promise.all([loadJSON("wasm_assets/models/manifest.json"), loadJSON("wasm_assets/vocab.json")]);
@@ -213,8 +220,9 @@ class CompareWidget {
     if (this.disposed) return this.readyState();
     this.T = manifest.T ?? this.vocab.T;
     for (const entry of manifest.models || []) this.meta[entry.name] = entry;
+    const opening = this.openAll(this.preference);
     try {
-      this.evidence = await loadJSON("wasm_assets/evidence.json");
+      this.evidence = await evidencePromise;
     } catch (err) {
       this.evidence = null;
       this.addNotice(`The saved continuations are not available (${err.message}).`);
@@ -224,7 +232,7 @@ class CompareWidget {
     this.presetButton.hidden = !this.preset;
     this.describePrompt();
     this.fillFacts();
-    await this.openAll(this.preference);
+    await opening;
     return this.readyState();
   }
 
@@ -237,6 +245,8 @@ class CompareWidget {
       crossOriginIsolated: Boolean(globalThis.crossOriginIsolated),
       threads: threadCount(),
       build: loadedBuild(),
+      timings: JSON.parse(JSON.stringify(this.timings)),
+      readyMs: this.readyMs ?? null, // ms since navigation started (performance.now())
     };
   }
 
@@ -275,6 +285,42 @@ class CompareWidget {
     await this.releaseRunners();
     this.errors = {};
     for (const col of Object.values(this.columns)) col.problem.replaceChildren();
+    const names = MODEL_NAMES.filter((n) => this.meta[n]);
+    for (const name of MODEL_NAMES) {
+      if (!this.meta[name]) this.columnProblem(name, "This model is not listed in the site's manifest.");
+    }
+    const loadedBytes = Object.fromEntries(names.map((n) => [n, 0]));
+    const totalBytes = Object.fromEntries(names.map((n) => [n, this.meta[n].bytes || 0]));
+    const updateProgress = () => {
+      const loaded = Object.values(loadedBytes).reduce((a, b) => a + b, 0);
+      const total = Object.values(totalBytes).reduce((a, b) => a + b, 0);
+      const pct = total ? (100 * loaded) / total : 0;
+      this.setStatus(`Downloading the models: ${formatBytes(loaded)} of ${formatBytes(total)} (${Math.round(pct)}%)`, pct);
+    };
+    updateProgress();
+    // Downloads start before (and run alongside) the runtime import.
+    const downloads = Object.fromEntries(names.map((name) => {
+      const col = this.columns[name];
+      col.progress.hidden = false;
+      col.backend.textContent = "Backend: starting…";
+      const t0 = performance.now();
+      this.timings[name] = {};
+      const promise = loadBytes(`wasm_assets/${this.meta[name].file}`, {
+        bytes: this.meta[name].bytes,
+        sha256: this.meta[name].sha256,
+        onProgress: ({ loaded, total }) => {
+          loadedBytes[name] = loaded;
+          if (total) totalBytes[name] = total;
+          col.progress.value = total ? (100 * loaded) / total : 0;
+          updateProgress();
+        },
+      }).then((bytes) => {
+        this.timings[name].download_ms = performance.now() - t0;
+        return bytes;
+      });
+      promise.catch(() => {});
+      return [name, promise];
+    }));
     let { backend, note } = await resolveBackend(preference);
     this.addNotice(note);
     let ort;
@@ -298,35 +344,11 @@ class CompareWidget {
       }
     }
     if (this.disposed || runId !== this.runId) return;
-    const names = MODEL_NAMES.filter((n) => this.meta[n]);
-    for (const name of MODEL_NAMES) {
-      if (!this.meta[name]) this.columnProblem(name, "This model is not listed in the site's manifest.");
-    }
-    const loadedBytes = Object.fromEntries(names.map((n) => [n, 0]));
-    const totalBytes = Object.fromEntries(names.map((n) => [n, this.meta[n].bytes || 0]));
-    const updateProgress = () => {
-      const loaded = Object.values(loadedBytes).reduce((a, b) => a + b, 0);
-      const total = Object.values(totalBytes).reduce((a, b) => a + b, 0);
-      const pct = total ? (100 * loaded) / total : 0;
-      this.setStatus(`Downloading the models: ${formatBytes(loaded)} of ${formatBytes(total)} (${Math.round(pct)}%)`, pct);
-    };
-    updateProgress();
     await Promise.all(names.map(async (name) => {
       const col = this.columns[name];
-      col.progress.hidden = false;
-      col.backend.textContent = "Backend: starting…";
       let bytes;
       try {
-        bytes = await loadBytes(`wasm_assets/${this.meta[name].file}`, {
-          bytes: this.meta[name].bytes,
-          sha256: this.meta[name].sha256,
-          onProgress: ({ loaded, total }) => {
-            loadedBytes[name] = loaded;
-            if (total) totalBytes[name] = total;
-            col.progress.value = total ? (100 * loaded) / total : 0;
-            updateProgress();
-          },
-        });
+        bytes = await downloads[name];
       } catch (err) {
         const what = err instanceof AssetError && err.kind === "corrupt" ? "is damaged" : "could not be downloaded";
         this.columnProblem(name, `The ${LABELS[name]} model ${what}: ${err.message}. Reload the page; if you built the site, run \`make models\` and rebuild.`);
@@ -353,6 +375,16 @@ class CompareWidget {
       const used = [...new Set(Object.values(this.runners).map((r) => this.backendText(r.backend)))].join(" and ");
       this.setStatus(`Ready: ${started} of ${names.length || 3} models running on ${used}.`, 100);
       this.generateButton.disabled = false;
+      this.readyMs = performance.now();
+      // One untimed run per model, so the first generated token is timed fairly
+      // (runs are queued, so a Generate click simply waits for these).
+      for (const [name, runner] of Object.entries(this.runners)) {
+        if (this.timings[name].warmup_ms !== undefined) continue;
+        const t = performance.now();
+        runner.run(contextWindow([BOS_ID], this.T)).then(() => {
+          this.timings[name].warmup_ms = performance.now() - t;
+        }, () => {});
+      }
     } else {
       this.setStatus("No model could start; see the messages above.", 0);
     }
@@ -371,11 +403,16 @@ class CompareWidget {
   // otherwise the model falls back to WebAssembly with a visible notice.
   async createRunner(ort, bytes, name, backend) {
     const meta = { name, T: this.T, heads: this.meta[name].heads ?? 0 };
+    const timing = this.timings[name] || (this.timings[name] = {});
     if (backend === "webgpu") {
       let runner = null;
       try {
+        let t = performance.now();
         runner = await ModelRunner.create(ort, bytes, meta, "webgpu");
+        timing.session_ms = runner.createMs;
+        t = performance.now();
         await runner.run(contextWindow([BOS_ID], this.T));
+        timing.warmup_ms = performance.now() - t;
         return runner;
       } catch (err) {
         if (runner) await runner.release();
@@ -383,7 +420,7 @@ class CompareWidget {
       }
     }
     const runner = await ModelRunner.create(ort, bytes, meta, "wasm");
-    await runner.run(contextWindow([BOS_ID], this.T)); // warm-up, so the first timed token is fair
+    timing.session_ms = runner.createMs;
     return runner;
   }
 

@@ -102,9 +102,17 @@ export async function loadOrt(backend) {
   return promise;
 }
 
+// WebAssembly threads. Without cross-origin isolation there is no
+// SharedArrayBuffer, so one thread. With it, two threads on machines with at
+// least four cores: these models are so small (about a million multiply-adds a
+// token) that more threads mostly add synchronisation; on a two-core machine one
+// thread measured faster than two (bench/RESULTS.md). ?threads=N overrides.
 export function threadCount() {
   if (!globalThis.crossOriginIsolated) return 1;
-  return Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1));
+  const asked = Number(new URLSearchParams(globalThis.location ? location.search : "").get("threads"));
+  const cores = navigator.hardwareConcurrency || 1;
+  if (Number.isInteger(asked) && asked >= 1) return Math.min(asked, cores, 16);
+  return cores >= 4 ? 2 : 1;
 }
 
 // One model on one backend. run(window) -> {logits: Float32Array, attention: Float32Array|null}.
@@ -122,11 +130,27 @@ export class ModelRunner {
 
   static async create(ort, bytes, meta, backend) {
     // logSeverityLevel 3: only errors from the native runtime reach the console.
-    const options = { executionProviders: [backend], graphOptimizationLevel: "all", logSeverityLevel: 3 };
+    // disable_quant_qdq lets constant folding turn the stored int8 weights into
+    // float32 once, when the session starts, instead of dequantising them on
+    // every token (the arithmetic is the same, so the logits do not change).
+    const options = {
+      executionProviders: [backend],
+      graphOptimizationLevel: "all",
+      logSeverityLevel: 3,
+      extra: { session: { disable_quant_qdq: "1" } },
+    };
     if (backend === "webgpu") options.preferredOutputLocation = "cpu";
     // A copy: the cached download may be used again for another backend.
-    const session = await serial(() => ort.InferenceSession.create(bytes.slice(), options));
-    return new ModelRunner(ort, session, { ...meta, backend });
+    let createMs = 0;
+    const session = await serial(async () => {
+      const t0 = performance.now();
+      const created = await ort.InferenceSession.create(bytes.slice(), options);
+      createMs = performance.now() - t0; // the time this session took, not the wait for the queue
+      return created;
+    });
+    const runner = new ModelRunner(ort, session, { ...meta, backend });
+    runner.createMs = createMs;
+    return runner;
   }
 
   // Runs are queued (see serial), so no two calls into onnxruntime overlap.
