@@ -41,6 +41,7 @@ microgpt: .venv/ready
 
 bench: setup /usr/bin/chromium
 	$(PY) bench/train_step.py
+	$(PY) bench/browser_inference.py
 
 clean:
 	rm -rf site .pytest_cache
