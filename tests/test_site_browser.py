@@ -194,6 +194,15 @@ def test_missing_artefacts_leave_the_page_usable(make_page, base_url):
     assert page.locator("h1").inner_text().startswith("Compare their stories")
 
 
+def test_unsupported_browser_gets_a_panel(make_page, base_url):
+    page, _ = make_page(init_script="delete globalThis.WebAssembly;")
+    state = open_compare(page, base_url)
+    assert state["ok"] is False
+    alert = page.inner_text(".mha-compare__alerts")
+    assert "cannot run the models" in alert and "WebAssembly" in alert
+    assert page.locator(".md-content h1").inner_text().startswith("Compare their stories")
+
+
 def test_sub_path_and_instant_navigation(make_page, servers):
     page, watch = make_page()
     page.set_default_timeout(60000)
