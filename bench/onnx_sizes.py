@@ -1,8 +1,9 @@
 """Print the ONNX weight-encoding comparison recorded in wasm_assets/evidence.json.
 
-`python -m export onnx` tries float32 and int8-per-row weight storage for each
-model and keeps int8 only when the greedy preset continuation is unchanged and
-test perplexity moves by less than 0.5 %. This prints what it measured.
+`python -m export onnx` tries weight encodings smallest first and ships the
+first one whose greedy preset continuation is unchanged and whose test
+perplexity moves by less than 0.5 % (float32 if none). This prints every
+candidate it measured.
 """
 import json
 import sys
@@ -13,17 +14,23 @@ evidence = json.loads(path.read_text())
 onnx = evidence.get("onnx")
 if not onnx:
     sys.exit(f"{path} has no 'onnx' section: run `python -m export onnx` first")
-print("| model | float32 file | int8 file | test ppl (PyTorch float32) | test ppl (ONNX int8) | change | greedy preset unchanged | shipped |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+print("| model | encoding | file | test ppl | change vs PyTorch float32 | greedy preset unchanged | accepted |")
+print("| --- | --- | ---: | ---: | ---: | --- | --- |")
 total = 0
 for name, r in onnx.items():
     total += r["bytes"]
-    print(f"| {name} | {r['float32_bytes'] / 1e6:.2f} MB | {r['int8_bytes'] / 1e6:.2f} MB | "
-          f"{r['test_perplexity_torch']:.3f} | {r['test_perplexity_onnx_int8']:.3f} | "
-          f"{100 * r['int8_perplexity_change']:+.3f} % | {'yes' if r['greedy_unchanged_int8'] else 'no'} | "
-          f"{r['encoding']} ({r['bytes'] / 1e6:.2f} MB) |")
+    print(f"| {name} | float32 (reference) | {r['float32_bytes'] / 1e6:.2f} MB | {r['test_perplexity_torch']:.3f} | "
+          f"onnxruntime {r['test_perplexity_onnx_float32']:.3f} | yes | fallback |")
+    for label, t in r["tried"].items():
+        print(f"| {name} | {label} | {t['bytes'] / 1e6:.2f} MB | {t['test_perplexity']:.3f} | "
+              f"{100 * t['perplexity_change']:+.3f} % | {'yes' if t['greedy_unchanged'] else 'no'} | "
+              f"{'yes' if t['accepted'] else 'no'} |")
+print()
+for name, r in onnx.items():
+    print(f"{name}: ships {r['encoding']}, {r['bytes'] / 1e6:.2f} MB")
 vocab = path.parent / "vocab.json"
 extra = vocab.stat().st_size if vocab.is_file() else 0
-print(f"\nshipped models: {total / 1e6:.2f} MB; with vocab.json: {(total + extra) / 1e6:.2f} MB")
-worst = max(max(r["max_abs_logit_diff_float32"], r["max_abs_logit_diff_int8_vs_rounded_torch"]) for r in onnx.values())
-print(f"largest |logit difference| onnxruntime vs PyTorch on 64 test windows: {worst:.2e}")
+print(f"shipped models: {total / 1e6:.2f} MB; with vocab.json: {(total + extra) / 1e6:.2f} MB")
+worst = max(max([r["max_abs_logit_diff_float32"]] + [t["max_abs_logit_diff"] for t in r["tried"].values()])
+            for r in onnx.values())
+print(f"largest |logit difference| onnxruntime vs the matching PyTorch model on 64 test windows: {worst:.2e}")

@@ -9,15 +9,17 @@ Each model becomes one self-contained file (no external ``.onnx.data``):
   this output costs nothing extra; the full receiver-by-receiver map is
   computed from the same weights in the lesson pages instead.
 
-Weight encoding: float32 files are 5-9 MB each, too heavy for a phone. Large
-weight matrices are stored as int8 with one float32 scale per row
-(symmetric, zero point 0) and turned back into float32 by
-``DequantizeLinear``; all arithmetic stays float32. The PyTorch model is first
-given exactly those rounded weights, so "what runs in ONNX" is a PyTorch
-model we can test against (logits within 1e-4). The int8 file is kept only if
-the greedy preset continuation is unchanged and test perplexity moves by less
-than 0.5 %; otherwise the float32 file ships. Every candidate's figures are
-written to ``evidence.json`` (key ``onnx``) and the report in bench/RESULTS.md.
+Weight encoding: float32 files are 5-9 MB each, too heavy for a phone. The
+large weight matrices are stored smaller and widened back to float32 inside
+the graph (``DequantizeLinear`` for int8 with one scale per row, ``Cast`` for
+float16); all arithmetic stays float32. Candidates are tried smallest first
+(``ENCODINGS``): int8 everywhere, int8 with a float16 output layer, float16
+everywhere. The PyTorch model is first given exactly the stored values, so
+"what runs in ONNX" is a PyTorch model we test against (logits within 1e-4).
+The first candidate whose greedy preset continuation is unchanged and whose
+test perplexity moves by less than 0.5 % ships; if none does, float32 ships.
+Every candidate's figures go to ``evidence.json`` (key ``onnx``); the report in
+bench/RESULTS.md is printed by ``bench/onnx_sizes.py``.
 """
 from __future__ import annotations
 
@@ -86,27 +88,51 @@ def row_quantize(w: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
     return q, scale
 
 
-def rounded_model(model):
-    """A copy of ``model`` whose large weights are exactly their int8 * scale values."""
+# Candidate encodings, smallest first: parameter name -> "int8" | "fp16".
+# The first one that keeps the greedy preset continuation and moves test
+# perplexity by less than MAX_PPL_CHANGE ships; float32 is the last resort.
+ENCODINGS = {
+    "int8": {n: "int8" for n in QUANTIZED},
+    "int8 + float16 output layer": {**{n: "int8" for n in QUANTIZED}, "vocab_head.weight": "fp16"},
+    "float16": {n: "fp16" for n in QUANTIZED},
+}
+DESCRIPTIONS = {
+    "int8": "int8 weights (per-row scale), float32 compute",
+    "int8 + float16 output layer": "int8 weights (per-row scale) with a float16 output layer, float32 compute",
+    "float16": "float16 weights, float32 compute",
+    "float32": "float32",
+}
+
+
+def _plan(model, encoding: dict) -> dict:
+    return {n: encoding[n] for n, p in model.named_parameters()
+            if n in encoding and p.numel() >= MIN_QUANT_ELEMENTS}
+
+
+def rounded_model(model, encoding: dict | None = None):
+    """A copy of ``model`` whose large weights hold exactly the values the encoding stores."""
+    plan = _plan(model, ENCODINGS["int8"] if encoding is None else encoding)
     model = copy.deepcopy(model)
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if name in QUANTIZED and p.numel() >= MIN_QUANT_ELEMENTS:
+            if plan.get(name) == "int8":
                 q, scale = row_quantize(p)
                 p.copy_(torch.from_numpy(q.astype(np.float32) * scale[:, None]))
+            elif plan.get(name) == "fp16":
+                p.copy_(p.half().float())
     return model
 
 
-def quantize_initializers(proto: onnx.ModelProto, model) -> onnx.ModelProto:
-    """Store the rounded weights of ``proto`` as int8 + DequantizeLinear.
+def quantize_initializers(proto: onnx.ModelProto, model, encoding: dict | None = None) -> onnx.ModelProto:
+    """Store the rounded weights of ``proto`` as int8 + DequantizeLinear or float16 + Cast.
 
     Initializers are matched to parameters by value: the exporter may keep a
-    weight as is (Gemm) or transposed (MatMul), so the scale axis follows.
+    weight as is (Gemm) or transposed (MatMul), so the int8 scale axis follows.
     """
+    plan = _plan(model, ENCODINGS["int8"] if encoding is None else encoding)
     proto = copy.deepcopy(proto)
     graph = proto.graph
-    params = {n: p.detach().numpy() for n, p in model.named_parameters()
-              if n in QUANTIZED and p.numel() >= MIN_QUANT_ELEMENTS}
+    params = {n: p.detach().numpy() for n, p in model.named_parameters() if n in plan}
     new_nodes, keep = [], []
     for init in graph.initializer:
         arr = numpy_helper.to_array(init)
@@ -121,10 +147,15 @@ def quantize_initializers(proto: onnx.ModelProto, model) -> onnx.ModelProto:
             keep.append(init)
             continue
         pname, axis = match
+        base = init.name
+        if plan[pname] == "fp16":
+            keep.append(numpy_helper.from_array(arr.astype(np.float16), f"{base}_fp16"))
+            new_nodes.append(helper.make_node("Cast", [f"{base}_fp16"], [base], name=f"widen_{base}",
+                                              to=TensorProto.FLOAT))
+            continue
         q, scale = row_quantize(torch.from_numpy(params[pname]))
         if axis == 1:
             q = np.ascontiguousarray(q.T)
-        base = init.name
         keep.append(numpy_helper.from_array(q, f"{base}_int8"))
         keep.append(numpy_helper.from_array(scale, f"{base}_scale"))
         keep.append(numpy_helper.from_array(np.zeros_like(scale, dtype=np.int8), f"{base}_zero"))
@@ -139,16 +170,20 @@ def quantize_initializers(proto: onnx.ModelProto, model) -> onnx.ModelProto:
     return proto
 
 
-def save_compact(path: Path, model, quantized: bool = True) -> None:
-    """The shipped model: int8 rows + scales for the rounded tensors, float32 for the rest. Exact."""
-    int8, scales, rest = {}, {}, {}
+def save_compact(path: Path, model, encoding: dict | None = None) -> None:
+    """The shipped (rounded) model: int8 rows + scales, float16 or float32 tensors. Exact and small."""
+    plan = _plan(model, encoding or {})
+    int8, scales, half, rest = {}, {}, {}, {}
     for name, p in model.state_dict().items():
-        if quantized and name in QUANTIZED and p.numel() >= MIN_QUANT_ELEMENTS:
+        if plan.get(name) == "int8":
             q, scale = row_quantize(p)
             int8[name], scales[name] = torch.from_numpy(q), torch.from_numpy(scale)
+        elif plan.get(name) == "fp16":
+            half[name] = p.half()
         else:
             rest[name] = p.clone()
-    atomic.save_torch(path, {"config": model.config(), "int8": int8, "scales": scales, "float": rest})
+    atomic.save_torch(path, {"config": model.config(), "int8": int8, "scales": scales, "float16": half,
+                             "float": rest})
 
 
 def load_compact(path: str | Path):
@@ -161,6 +196,7 @@ def load_compact(path: str | Path):
         name = "mlp" if cfg["kind"] == "mlp" else ("four_heads" if cfg["heads"] == 4 else "one_head")
         model = build_model(name, cfg["C"], cfg["T"], cfg["d_model"], cfg["hidden"])
         state = dict(saved["float"])
+        state.update({k: v.float() for k, v in saved.get("float16", {}).items()})
         for k, q in saved["int8"].items():
             state[k] = q.float() * saved["scales"][k][:, None]
         model.load_state_dict(state)
@@ -251,49 +287,53 @@ def export_all(runs: Path, out: Path, data=None, stories: int = 6000, log=print)
             ref_float = model(torch.from_numpy(parity_x))
             ref_float = (ref_float[0] if isinstance(ref_float, tuple) else ref_float).numpy()
         float_diff = float(np.abs(ort_logits(f_sess, parity_x) - ref_float).max())
-
-        small = rounded_model(model)
-        q_bytes = quantize_initializers(to_onnx(small), small).SerializeToString()
-        q_sess = session(q_bytes)
-        with torch.no_grad():
-            ref_q = small(torch.from_numpy(parity_x))
-            ref_q = (ref_q[0] if isinstance(ref_q, tuple) else ref_q).numpy()
-        q_diff = float(np.abs(ort_logits(q_sess, parity_x) - ref_q).max())
-        ppl_q = ort_perplexity(q_sess, test)
-        greedy_q, _ = generate_ids(ort_predictor(q_sess), preset_history, 24, T=T)
         greedy_float_ort, _ = generate_ids(ort_predictor(f_sess), preset_history, 24, T=T)
-        ppl_change = (ppl_q - ppl_torch) / ppl_torch
-        keep_int8 = greedy_q == greedy_torch and abs(ppl_change) < MAX_PPL_CHANGE
-        shipped = q_bytes if keep_int8 else float_bytes
-        sess = q_sess if keep_int8 else f_sess
         if greedy_float_ort != greedy_torch:
             raise AssertionError(f"{name}: greedy continuation differs between PyTorch and onnxruntime")
-        if max(float_diff, q_diff) > PARITY_TOL:
-            raise AssertionError(f"{name}: onnxruntime logits differ from PyTorch by {max(float_diff, q_diff):.2e}")
+        if float_diff > PARITY_TOL:
+            raise AssertionError(f"{name}: onnxruntime logits differ from PyTorch by {float_diff:.2e}")
+        tried, chosen = {}, None
+        for label, encoding in ENCODINGS.items():
+            small = rounded_model(model, encoding)
+            enc_bytes = quantize_initializers(to_onnx(small), small, encoding).SerializeToString()
+            enc_sess = session(enc_bytes)
+            with torch.no_grad():
+                ref = small(torch.from_numpy(parity_x))
+                ref = (ref[0] if isinstance(ref, tuple) else ref).numpy()
+            diff = float(np.abs(ort_logits(enc_sess, parity_x) - ref).max())
+            if diff > PARITY_TOL:
+                raise AssertionError(f"{name} ({label}): onnxruntime differs from the rounded PyTorch model by {diff:.2e}")
+            ppl = ort_perplexity(enc_sess, test)
+            greedy, _ = generate_ids(ort_predictor(enc_sess), preset_history, 24, T=T)
+            ok = greedy == greedy_torch and abs(ppl / ppl_torch - 1) < MAX_PPL_CHANGE
+            tried[label] = {"bytes": len(enc_bytes), "test_perplexity": ppl, "perplexity_change": ppl / ppl_torch - 1,
+                            "greedy_unchanged": greedy == greedy_torch, "max_abs_logit_diff": diff, "accepted": ok}
+            log(f"{name} {label}: {len(enc_bytes) / 1e6:.2f} MB, perplexity {ppl_torch:.3f} -> {ppl:.3f} "
+                f"({100 * (ppl / ppl_torch - 1):+.3f} %), greedy unchanged {greedy == greedy_torch}")
+            if ok:
+                chosen = (label, encoding, small, enc_bytes, enc_sess, ppl)
+                break
+        if chosen is None:
+            chosen = ("float32", {}, model, float_bytes, f_sess, ppl_float)
+        label, encoding, shipped_model, shipped, sess, ppl_shipped = chosen
         path = out / "models" / f"{name}.onnx"
         atomic.write_bytes(path, shipped)
-        save_compact(out / "checkpoints" / f"{name}-seed{PRESET_SEED}.pt", small if keep_int8 else model, keep_int8)
+        save_compact(out / "checkpoints" / f"{name}-seed{PRESET_SEED}.pt", shipped_model, encoding)
         for p in parity["prompts"]:
             p["logits"][name] = [float(v) for v in ort_predictor(sess)(np.asarray([p["window"]], dtype=np.int64))]
         heads = getattr(model, "heads", 0)
         report[name] = {
-            "file": f"models/{name}.onnx", "encoding": "int8 weights (per-row scale), float32 compute" if keep_int8
-            else "float32", "bytes": len(shipped), "float32_bytes": len(float_bytes), "int8_bytes": len(q_bytes),
-            "test_perplexity_torch": ppl_torch, "test_perplexity_onnx_float32": ppl_float,
-            "test_perplexity_onnx_int8": ppl_q, "int8_perplexity_change": ppl_change,
-            "test_perplexity_shipped": ppl_q if keep_int8 else ppl_float,
-            "greedy_unchanged_int8": greedy_q == greedy_torch, "kept_int8": keep_int8,
-            "max_abs_logit_diff_float32": float_diff, "max_abs_logit_diff_int8_vs_rounded_torch": q_diff,
-            "opset": OPSET,
+            "file": f"models/{name}.onnx", "encoding": DESCRIPTIONS[label], "bytes": len(shipped),
+            "float32_bytes": len(float_bytes), "test_perplexity_torch": ppl_torch,
+            "test_perplexity_onnx_float32": ppl_float, "test_perplexity_shipped": ppl_shipped,
+            "max_abs_logit_diff_float32": float_diff, "tried": tried, "opset": OPSET,
         }
         manifest.append({"name": name, "label": MODEL_LABELS[name], "file": f"models/{name}.onnx",
                          "bytes": len(shipped), "sha256": sha256(shipped), "heads": heads,
                          "parameters": sum(p.numel() for p in model.parameters()),
                          "outputs": ["logits", "attention"] if heads else ["logits"],
                          "encoding": report[name]["encoding"]})
-        log(f"{name}: float32 {len(float_bytes) / 1e6:.2f} MB, int8 {len(q_bytes) / 1e6:.2f} MB, "
-            f"perplexity {ppl_torch:.3f} -> {ppl_q:.3f} ({100 * ppl_change:+.3f} %), "
-            f"greedy unchanged {greedy_q == greedy_torch}: shipping {report[name]['encoding']}")
+        log(f"{name}: shipping {report[name]['encoding']} ({len(shipped) / 1e6:.2f} MB)")
     atomic.write_json(out / "models" / "manifest.json", {"models": manifest, "C": len(itos), "T": T,
                                                          "opset": OPSET}, indent=1)
     atomic.write_json(out / "parity.json", parity, indent=None)
