@@ -204,7 +204,7 @@ def plot_traces(evidence: dict, path: Path) -> None:
     colours = {"mlp": "#E69F00", "one_head": "#56B4E9", "four_heads": "#009E73"}  # Okabe-Ito
     styles = ["-", "--", ":"]
     seeds = evidence["protocol"]["seeds"]
-    fig, ax = plt.subplots(figsize=(7.5, 4.2), dpi=100)
+    fig, ax = plt.subplots(figsize=(7.5, 5.0), dpi=100)
     for r in evidence["runs"]:
         xs, ys = zip(*r["trace"])
         label = f"{evidence['protocol']['labels'][r['model']]}, seed {r['seed']}"
@@ -214,12 +214,12 @@ def plot_traces(evidence: dict, path: Path) -> None:
     ax.set_ylabel("validation loss (selection slice, nats)")
     ax.set_title("Validation traces; circles mark the chosen checkpoints")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=3, loc="upper right")
+    ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
     fig.tight_layout()
     import io
 
     buf = io.BytesIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None})
+    fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
     plt.close(fig)
     atomic.write_bytes(path, buf.getvalue())
 
