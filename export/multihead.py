@@ -80,10 +80,11 @@ class MultiHeadAttentionLM(nn.Module):
         E = self.embed(x)
         Q, K, V = (self._split_heads(W(E)) for W in (self.W_Q, self.W_K, self.W_V))
         scores = (Q @ K.transpose(-2, -1)) / math.sqrt(self.head_dim)  # [B, h, T, T]
-        future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
-        real = x.ne(PAD_ID)
-        mask = future[None] | ((~real[:, None, :]) & real[:, :, None])  # [B, T(recv), T(src)]
-        A = torch.softmax(scores.masked_fill(mask[:, None], float("-inf")), dim=-1)
+        later = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(diagonal=1)
+        is_real = x != PAD_ID
+        pad_source_for_real_receiver = is_real.unsqueeze(2) & ~is_real.unsqueeze(1)
+        mask = later.unsqueeze(0) | pad_source_for_real_receiver  # [B, receiver, source]
+        A = scores.masked_fill(mask.unsqueeze(1), -torch.inf).softmax(dim=-1)
         messages = A @ V
         joined = messages.transpose(1, 2).reshape(B, T, self.d_model)
         updated = E + self.W_O(joined)

@@ -200,8 +200,8 @@ def test_solve_in_editor_reload_and_clear(make_page, servers):
     assert all("/some/lesson/" in u for u in watch.requests if "/vendor/pyodide/" in u)
     exercise = page.locator("[data-mha-widget='microgpt-exercise']")
     assert exercise.get_by_label("Python code of the multi_head exercise").count() == 1
-    _replace_line(page, "k_h = keys", "k_h = [k[s:s + HEAD_DIM] for k in keys]")
-    _replace_line(page, "v_h = values", "v_h = [v[s:s + HEAD_DIM] for v in values]")
+    _replace_line(page, "k_h = keys", "k_h = [k[start:start + HEAD_DIM] for k in keys]")
+    _replace_line(page, "v_h = values", "v_h = [v[start:start + HEAD_DIM] for v in values]")
     _replace_line(page, "# BLANK 2", "out.extend(blended)")
     exercise.get_by_role("button", name="Run").click()
     page.wait_for_function("() => document.querySelector('.mgpt-ex__output').textContent.includes('after attn_wo')")
@@ -225,7 +225,7 @@ def test_solve_in_editor_reload_and_clear(make_page, servers):
     page.evaluate(WAIT_MODEL_JS)
     page.wait_for_selector(".cm-editor")
     content = editor_text(page)
-    assert "k[s:s + HEAD_DIM] for k in keys" in content and "out.extend(blended)" in content
+    assert "k[start:start + HEAD_DIM] for k in keys" in content and "out.extend(blended)" in content
     assert "solved this exercise earlier" in page.inner_text(".mgpt-ex__verdict")
     assert quiz.locator("[data-question='extend']").get_attribute("data-answered") == "right"
     assert quiz.locator("[data-question='wo']").get_attribute("data-answered") == "wrong"
@@ -257,7 +257,7 @@ def test_show_solution_after_three_failed_checks(phone_page):
         assert button.is_visible() is (n == 3)
     assert "out is empty" in page.inner_text(".mgpt-ex__verdict")
     button.click()
-    assert "k[s:s + HEAD_DIM] for k in keys" in editor_text(page)
+    assert "k[start:start + HEAD_DIM] for k in keys" in editor_text(page)
     exercise.get_by_role("button", name="Reset").click()
     assert editor_text(page).count("k_h = keys") == 1
     assert starter().splitlines()[0] in editor_text(page)

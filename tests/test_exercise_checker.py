@@ -20,8 +20,8 @@ EXERCISE = ROOT / "site_src" / "js" / "exercise"
 MODEL = ROOT / "wasm_assets" / "microgpt-trained.json"
 
 # The learner's mistakes the checker must name, as edits of the solution.
-K_LINE = "k_h = [k[s:s + HEAD_DIM] for k in keys]"
-V_LINE = "v_h = [v[s:s + HEAD_DIM] for v in values]"
+K_LINE = "k_h = [k[start:start + HEAD_DIM] for k in keys]"
+V_LINE = "v_h = [v[start:start + HEAD_DIM] for v in values]"
 E_LINE = "out.extend(blended)"
 
 
@@ -100,7 +100,7 @@ def test_checker_other_mistakes(checker):
         sol.replace("    return out\n", "        return out\n", 1): "one head's worth",
         sol.replace(V_LINE, "v_h = values").replace("for j in range(HEAD_DIM):", "for j in range(len(v_h[0])):"):
             "out has 64 numbers.*values are not sliced",
-        sol.replace(V_LINE, "v_h = [v[s + 1:s + 1 + HEAD_DIM] for v in values]"): "IndexError",
+        sol.replace(V_LINE, "v_h = [v[start + 1:start + 1 + HEAD_DIM] for v in values]"): "IndexError",
         sol.replace(V_LINE, "v_h = [v[h:h + HEAD_DIM] for v in values]"):
             "values are sliced at the wrong offset: head 2 \\(h = 1\\) used value numbers 1-4",
         sol.replace("/ math.sqrt(HEAD_DIM)", ""): "not microgpt's, and they do not come from slicing",

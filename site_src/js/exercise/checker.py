@@ -338,7 +338,7 @@ def _shape_problem(out, case, n_head, head_dim):
         message += " That is one head's worth: is `return out` indented inside the for loop?"
     elif len(out) == n_head * n_embd and _unsliced_values(out, case, n_head, head_dim):
         message += (f" Each head blended all {n_embd} numbers of every value: the values are not "
-                    f"sliced. Keep only head h's numbers: [v[s:s + HEAD_DIM] for v in values].")
+                    f"sliced. Keep only head h's numbers: [v[start:start + HEAD_DIM] for v in values].")
     elif len(out) > n_embd:
         message += " Are some heads' numbers added more than once, or not sliced to HEAD_DIM?"
     return message
@@ -384,8 +384,8 @@ def _diagnose(all_cases, outs, wrong, n_head, head_dim):
     parts = []
     unexplained = [h for h in range(n_head) if not fits[h]]
     explained = [h for h in range(n_head) if fits[h]]
-    for what, side, fix in (("key", 0, "[k[s:s + HEAD_DIM] for k in keys]"),
-                            ("value", 1, "[v[s:s + HEAD_DIM] for v in values]")):
+    for what, side, fix in (("key", 0, "[k[start:start + HEAD_DIM] for k in keys]"),
+                            ("value", 1, "[v[start:start + HEAD_DIM] for v in values]")):
         seen = {h: sorted({pair[side] for pair in fits[h]}) for h in explained}
         off = {h: at for h, at in seen.items() if h * head_dim not in at}
         if not off:
@@ -398,7 +398,7 @@ def _diagnose(all_cases, outs, wrong, n_head, head_dim):
             lines = [f"head {h + 1} (h = {h}) used {what} {span(at[0])} instead of "
                      f"{span(h * head_dim)}" for h, at in sorted(off.items())]
             parts.append(f"The {what}s are sliced at the wrong offset: " + "; ".join(lines)
-                         + f". Head h should start at s = h * HEAD_DIM: {fix}.")
+                         + f". Head h should start at number start = h * HEAD_DIM: {fix}.")
     if unexplained:
         case_i = wrong[0]
         case = all_cases[case_i]

@@ -43,10 +43,10 @@ def multi_head(q, keys, values):
     Returns what the N_HEAD heads found, side by side: 16 numbers."""
     out = []
     for h in range(N_HEAD):
-        s = h * HEAD_DIM                  # head h owns numbers s, s+1, s+2, s+3
-        q_h = q[s:s + HEAD_DIM]
-        k_h = [k[s:s + HEAD_DIM] for k in keys]     # head h's numbers of every key ...
-        v_h = [v[s:s + HEAD_DIM] for v in values]   # ... and of every value
+        start = h * HEAD_DIM              # head h owns numbers start .. start + HEAD_DIM - 1
+        q_h = q[start:start + HEAD_DIM]
+        k_h = [k[start:start + HEAD_DIM] for k in keys]     # head h's numbers of every key ...
+        v_h = [v[start:start + HEAD_DIM] for v in values]   # ... and of every value
         scores = [dot(q_h, k) / math.sqrt(HEAD_DIM) for k in k_h]
         w = softmax(scores)               # one weight per position; they add up to 1
         blended = []

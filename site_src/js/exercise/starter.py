@@ -43,8 +43,8 @@ def multi_head(q, keys, values):
     Returns what the N_HEAD heads found, side by side: 16 numbers."""
     out = []
     for h in range(N_HEAD):
-        s = h * HEAD_DIM                  # head h owns numbers s, s+1, s+2, s+3
-        q_h = q[s:s + HEAD_DIM]
+        start = h * HEAD_DIM              # head h owns numbers start .. start + HEAD_DIM - 1
+        q_h = q[start:start + HEAD_DIM]
         k_h = keys     # BLANK 1: keep only head h's numbers of every key ...
         v_h = values   # ... and of every value (a list of 4-number lists)
         scores = [dot(q_h, k) / math.sqrt(HEAD_DIM) for k in k_h]
