@@ -20,21 +20,27 @@ export class AssetError extends Error {
   }
 }
 
+// fetch() that turns a network failure or an HTTP error into an AssetError.
+async function fetchOk(path, url) {
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (err) {
+    throw new AssetError(`could not download ${path} (${err.message})`, { kind: "network", url });
+  }
+  if (!response.ok) {
+    throw new AssetError(`${path} is missing on this site (HTTP ${response.status})`, { kind: "missing", url });
+  }
+  return response;
+}
+
 const jsonCache = new Map();
 
 export function loadJSON(path) {
   const url = siteUrl(path);
   if (!jsonCache.has(url)) {
     const promise = (async () => {
-      let response;
-      try {
-        response = await fetch(url);
-      } catch (err) {
-        throw new AssetError(`could not download ${path} (${err.message})`, { kind: "network", url });
-      }
-      if (!response.ok) {
-        throw new AssetError(`${path} is missing on this site (HTTP ${response.status})`, { kind: "missing", url });
-      }
+      const response = await fetchOk(path, url);
       try {
         return await response.json();
       } catch (err) {
@@ -75,15 +81,7 @@ export function loadBytes(path, { bytes: expectedBytes, sha256, onProgress } = {
     });
   }
   const promise = (async () => {
-    let response;
-    try {
-      response = await fetch(url);
-    } catch (err) {
-      throw new AssetError(`could not download ${path} (${err.message})`, { kind: "network", url });
-    }
-    if (!response.ok) {
-      throw new AssetError(`${path} is missing on this site (HTTP ${response.status})`, { kind: "missing", url });
-    }
+    const response = await fetchOk(path, url);
     const header = Number(response.headers.get("Content-Length"));
     const total = expectedBytes || (Number.isFinite(header) && header > 0 ? header : 0);
     let data;
