@@ -13,6 +13,8 @@ file's name and sha256 are recorded with them.
 from __future__ import annotations
 
 import hashlib
+import io
+import itertools
 import json
 import os
 import sys
@@ -76,50 +78,85 @@ class StorySource:
         }
 
 
-def _split_txt(text: str) -> list[str]:
-    if SEPARATOR not in text:
-        raise DataError(
-            f"no story separator '{SEPARATOR}' found: expected the TinyStories-train.txt "
-            "format (each story followed by a line <|endoftext|>) or JSON Lines with a 'text' field"
-        )
-    parts = text.split(SEPARATOR)
-    # A trailing separator leaves an empty tail; a file cut mid-story keeps its last part.
-    if parts and not parts[-1].strip():
-        parts = parts[:-1]
-    return [p.strip() for p in parts]
+_NO_SEPARATOR = (
+    f"no story separator '{SEPARATOR}' found: expected the TinyStories-train.txt "
+    "format (each story followed by a line <|endoftext|>) or JSON Lines with a 'text' field"
+)
 
 
-def _split_jsonl(text: str, name: str) -> list[str]:
-    stories = []
-    for lineno, line in enumerate(text.splitlines(), 1):
+def _lines(f, name: str, digest=None):
+    """Decoded lines of a binary file, read one at a time (the full file is 1.9 GB)."""
+    offset = 0
+    for i, raw in enumerate(f):
+        if digest is not None:
+            digest.update(raw)
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{name} is not UTF-8 text (bad byte at offset {offset + exc.start})") from None
+        offset += len(raw)
+        yield (line.lstrip("\ufeff") if i == 0 else line).rstrip("\r\n")
+
+
+def _txt_parts(lines, name: str):
+    """Story texts between separator lines; a file cut mid-story keeps its last part."""
+    part, separated, content = [], False, False
+    for line in lines:
+        if line.strip() == SEPARATOR:
+            separated = True
+            yield "\n".join(part).strip()
+            part = []
+        else:
+            content = content or bool(line.strip())
+            part.append(line)
+    if not separated:
+        raise DataError(_NO_SEPARATOR if content else f"{name} is empty: it holds no stories")
+    tail = "\n".join(part).strip()
+    if tail:
+        yield tail
+
+
+def _jsonl_parts(lines, name: str):
+    seen = False
+    for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        seen = True
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DataError(f"{name}: line {lineno} is not valid JSON ({exc.msg})") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
             raise DataError(f"{name}: line {lineno} has no string field 'text'")
-        stories.append(obj["text"])
-    return stories
+        yield obj["text"]
+    if not seen:
+        raise DataError(f"{name} is empty: it holds no stories")
+
+
+def iter_stories(f, name: str, digest=None):
+    """Yield every story text of an open binary file in row order (blank stories as '')."""
+    lines = _lines(f, name, digest)
+    head = []
+    for line in lines:  # peek at the first non-blank line to tell the format
+        head.append(line)
+        if line.strip():
+            break
+    jsonl = name.endswith((".jsonl", ".json")) or (head and head[-1].lstrip().startswith("{"))
+    everything = itertools.chain(head, lines)
+    yield from (_jsonl_parts if jsonl else _txt_parts)(everything, name)
 
 
 def parse_stories(raw: bytes, name: str) -> list[str]:
     """Split a file's bytes into story texts (row order kept, blanks kept as '')."""
-    if not raw.strip():
-        raise DataError(f"{name} is empty: it holds no stories")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{name} is not UTF-8 text (bad byte at offset {exc.start})") from None
-    text = text.lstrip("\ufeff").replace("\r\n", "\n")
-    if name.endswith((".jsonl", ".json")) or text.lstrip().startswith("{"):
-        return _split_jsonl(text, name)
-    return _split_txt(text)
+    return list(iter_stories(io.BytesIO(raw), name))
 
 
 def load_stories(path: str | os.PathLike | None = None, n: int = DEFAULT_STORIES, *, log=print) -> StorySource:
-    """Read the first ``n`` non-empty stories of a local file."""
+    """Read the first ``n`` non-empty stories of a local file, streaming it once.
+
+    Only the chosen stories are kept in memory; the rest of the file is still
+    read, to count its stories and to hash it.
+    """
     if n < 1:
         raise DataError(f"the number of stories must be positive, not {n}")
     path = Path(path or os.environ.get(DATA_ENV) or DEFAULT_DATA)
@@ -128,19 +165,23 @@ def load_stories(path: str | os.PathLike | None = None, n: int = DEFAULT_STORIES
             f"data file not found: {path}. Pass --data PATH or set {DATA_ENV} "
             "to a TinyStories-train.txt or JSON Lines file"
         )
-    raw = path.read_bytes()
-    texts = parse_stories(raw, path.name)
-    stories = [Story(row, t) for row, t in enumerate(texts) if t.strip()]
-    if not stories:
+    digest = hashlib.sha256()
+    chosen, total = [], 0
+    with open(path, "rb") as f:
+        for row, text in enumerate(iter_stories(f, path.name, digest)):
+            if text.strip():
+                total += 1
+                if len(chosen) < n:
+                    chosen.append(Story(row, text))
+    if not chosen:
         raise DataError(f"{path.name} holds separators but no story text")
-    chosen = stories[:n]
     if len(chosen) < n:
-        log(f"note: {path.name} holds {len(stories)} stories, fewer than the {n} requested; using all {len(stories)}")
+        log(f"note: {path.name} holds {total} stories, fewer than the {n} requested; using all {total}")
     return StorySource(
         file=path.name,
-        sha256=hashlib.sha256(raw).hexdigest(),
+        sha256=digest.hexdigest(),
         stories=chosen,
-        stories_in_file=len(stories),
+        stories_in_file=total,
         requested=n,
     )
 

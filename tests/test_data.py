@@ -96,3 +96,17 @@ def test_cli_exits_nonzero_with_one_line_message(tmp_path, content):
     assert run.returncode == 2
     assert run.stderr.startswith("error: ") and run.stderr.count("\n") == 1
     assert "Traceback" not in run.stderr
+
+
+def test_first_n_of_a_larger_file_counts_and_hashes_it_all(tmp_path):
+    p = write(tmp_path, "big.txt", stories_txt(50))
+    src = load_stories(p, 5, log=lambda m: None)
+    assert [s.row for s in src.stories] == [0, 1, 2, 3, 4]
+    assert src.stories_in_file == 50 and not src.capped
+    assert src.sha256 == hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def test_windows_line_endings_blank_stories_and_a_cut_last_story(tmp_path):
+    text = "\ufeffFirst story.\r\n<|endoftext|>\r\n\r\n<|endoftext|>\r\nThird one,\r\ntwo lines.\r\n<|endoftext|>\r\nCut of"
+    src = load_stories(write(tmp_path, "crlf.txt", text), 10, log=lambda m: None)
+    assert [(s.row, s.text) for s in src.stories] == [(0, "First story."), (2, "Third one,\ntwo lines."), (3, "Cut of")]
