@@ -67,6 +67,17 @@ WAIT_READY_JS = """async () => {
 }"""
 
 
+def wait_ready(page, attempts: int = 3) -> dict:
+    """The compare page's ready state, even if a history step reloads the document meanwhile."""
+    for attempt in range(attempts):
+        try:
+            return page.evaluate(WAIT_READY_JS)
+        except Exception as exc:  # playwright.Error: the document was replaced under the call
+            if "Execution context was destroyed" not in str(exc) or attempt == attempts - 1:
+                raise
+            page.wait_for_load_state()
+
+
 def open_compare(page, base_url: str, query: str = "", timeout_ms: int = 60000) -> dict:
     """Open the compare page, wait for the models and return the ready state."""
     page.set_default_timeout(timeout_ms)

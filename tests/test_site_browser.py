@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.browser_util import WAIT_READY_JS, open_compare
+from tests.browser_util import WAIT_READY_JS, open_compare, wait_ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("require_models")]
 MODELS = ("mlp", "one_head", "four_heads")
@@ -216,7 +216,7 @@ def test_sub_path_and_instant_navigation(make_page, servers):
     page.get_by_role("link", name="Home").first.click()
     page.wait_for_function("() => !window.mhaCompare")
     page.go_back()
-    state = page.evaluate(WAIT_READY_JS)
+    state = wait_ready(page)
     assert state["ok"], state
     assert page.locator(".mha-compare .mha-col").count() == 3
 
