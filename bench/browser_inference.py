@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from export.serve import serve_in_thread  # noqa: E402
+from export.train import cpu_name  # noqa: E402
 from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS  # noqa: E402
 
 MODELS = ("mlp", "one_head", "four_heads")
@@ -110,14 +111,7 @@ def measure_page(browser, url: str, runs: int) -> dict:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_name()
     chromium = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.strip()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return f"{cpu}, {os.cpu_count()} cores, load average {load}, {platform.system()} {platform.release()}; {chromium}"

@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from export.serve import serve_in_thread  # noqa: E402
+from export.train import cpu_name  # noqa: E402
 from tests.browser_util import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 SOLUTION = (ROOT / "site_src/js/exercise/solution.py").read_text()
@@ -60,14 +61,7 @@ RECOVER_JS = """async (loop) => {
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_name()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     try:
         chromium = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()

@@ -13,17 +13,17 @@ names on the real trained model and compares each result, and the result after
 the mistake when it is one we can recognise (append instead of extend, a wrong
 length, keys or values not sliced or sliced at the wrong offset, an exception).
 
-The reference sums left to right in explicit loops (never ``sum()``, which
-compensates rounding from Python 3.12 on), like export/microgpt.py; learners'
-numbers are compared with a relative tolerance of 1e-9, so any order of
-summation they choose passes.
+The right answers come from export/microgpt.py itself (``forward_attention``
+and its float helpers, which sum left to right and never with ``sum()``, since
+that compensates rounding from Python 3.12 on); the page's worker writes that
+file beside this one. Learners' numbers are compared with a relative tolerance
+of 1e-9, so any order of summation they choose passes.
 """
 import builtins
 import contextlib
 import io
 import json
 import linecache
-import math
 import os
 import sys
 import traceback
@@ -39,31 +39,13 @@ _model = None
 _cases = None
 
 
-# ---------------------------------------------------------------------------
-# microgpt's arithmetic, in its own order.
-# ---------------------------------------------------------------------------
-def _total(terms):
-    acc = 0.0
-    for t in terms:
-        acc += t
-    return acc
+try:  # in the browser the worker writes export/microgpt.py beside this module
+    import microgpt
+except ImportError:  # under CPython the tests import it from the repository
+    from export import microgpt
 
-
-def _linear(vec, mat):
-    return [_total(w * v for w, v in zip(row, vec)) for row in mat]
-
-
-def _rmsnorm(vec):
-    mean_sq = _total(v * v for v in vec) * len(vec) ** -1
-    factor = (mean_sq + 1e-5) ** -0.5
-    return [v * factor for v in vec]
-
-
-def _softmax(scores):
-    top = max(scores)
-    ups = [math.exp(s - top) for s in scores]
-    inv = _total(ups) ** -1
-    return [u * inv for u in ups]
+# microgpt's float arithmetic, in its own summation order.
+_total, _linear, _softmax = microgpt._total, microgpt._linear, microgpt._softmax
 
 
 def load_model(path=MODEL_PATH):
@@ -92,13 +74,6 @@ def _blend(weights, values, value_at, head_dim):
             for d in range(head_dim)]
 
 
-def reference(q, keys, values, n_head, head_dim):
-    out = []
-    for head in range(n_head):
-        out.extend(head_result(q, keys, values, head, head * head_dim, head * head_dim, head_dim))
-    return out
-
-
 class Case:
     """The inputs of multi_head at one position of one name, and the right answers."""
 
@@ -118,21 +93,12 @@ def cases():
     global _cases
     if _cases is None:
         model = load_model()
-        w, cfg = model["weights"], model["config"]
-        n_head, head_dim = cfg["n_head"], cfg["head_dim"]
         found = []
         for name in NAMES:
-            tokens = [model["bos"]] + [model["uchars"].index(c) for c in name]
-            keys, values = [], []
-            for pos, tok in enumerate(tokens):
-                x = [a + b for a, b in zip(w["wte"][tok], w["wpe"][pos])]
-                x = _rmsnorm(_rmsnorm(x))
-                q = _linear(x, w["layer0.attn_wq"])
-                keys.append(_linear(x, w["layer0.attn_wk"]))
-                values.append(_linear(x, w["layer0.attn_wv"]))
-                expected = reference(q, keys, values, n_head, head_dim)
-                found.append(Case(name, pos, q, list(keys), list(values), expected,
-                                  _linear(expected, w["layer0.attn_wo"])))
+            run = microgpt.forward_attention(model["weights"], model["uchars"], name, model["config"]["n_head"])
+            for pos, q in enumerate(run["q"]):
+                found.append(Case(name, pos, q, run["keys"][:pos + 1], run["values"][:pos + 1],
+                                  run["heads_out"][pos], run["attn_out"][pos]))
         _cases = found
     return _cases
 

@@ -49,6 +49,8 @@ async function init({ indexURL, modelURL, checkerURL, interruptBuffer }) {
     post({ type: "progress", text: "Downloading Python (Pyodide)…" });
     const modelBytes = fetchOk(modelURL).then((r) => r.arrayBuffer());
     const checkerSource = fetchOk(checkerURL).then((r) => r.text());
+    // The checker grades with microgpt's own arithmetic, copied beside the model by the build.
+    const microgptSource = fetchOk(new URL("microgpt.py", modelURL).href).then((r) => r.text());
     const { loadPyodide } = await import(indexURL + "pyodide.mjs");
     stages.imported = performance.now() - t0;
     pyodide = await loadPyodide({ indexURL, env: { HOME } });
@@ -61,6 +63,7 @@ async function init({ indexURL, modelURL, checkerURL, interruptBuffer }) {
     pyodide.FS.writeFile(`${HOME}/microgpt-trained.json`, new Uint8Array(await modelBytes));
     pyodide.FS.mkdirTree("/opt/mha");
     pyodide.FS.writeFile("/opt/mha/mha_checker.py", await checkerSource);
+    pyodide.FS.writeFile("/opt/mha/microgpt.py", await microgptSource);
     pyodide.runPython(
       `import os, sys\nos.chdir(${JSON.stringify(HOME)})\nsys.path.append("/opt/mha")\n` +
         "import mha_checker\nmha_checker.cases()\n",
