@@ -114,7 +114,7 @@ def cmd_onnx(args) -> None:
 
 
 def cmd_walkthrough(args) -> None:
-    from .walkthrough import write
+    from .lesson.walkthrough import write
 
     out = Path(args.out)
     write(Path(getattr(args, "checkpoints", None) or out / "checkpoints"), out)
@@ -125,7 +125,7 @@ def cmd_all(args) -> None:
     cmd_evidence(args, corpus, cfg, results)
     cmd_onnx(args)
     cmd_walkthrough(args)
-    from . import worksheet
+    from .lesson import worksheet
 
     print(f"wrote {worksheet.write(Path(args.out) / 'worksheet.json')}")
 

@@ -20,12 +20,12 @@ def test_editor_bundle_is_self_contained(built_site: Path, tmp_path: Path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == ["createEditor"]
-    assert not (built_site / "js/exercise/editor_entry.js").exists()
+    assert not (built_site / "js/microgpt/exercise/editor_entry.js").exists()
 
 
 def test_exercise_files_and_source_copy(built_site: Path):
     for name in ("worker.js", "checker.py", "starter.py", "solution.py"):
-        assert (built_site / "js/exercise" / name).is_file(), name
+        assert (built_site / "js/microgpt/exercise" / name).is_file(), name
     copied = (built_site / "wasm_assets/microgpt.py").read_text()
     assert copied == (ROOT / "export/microgpt.py").read_text()
     assert "# --- multi-head attention begins ---" in copied and "# --- multi-head attention ends ---" in copied
@@ -39,4 +39,4 @@ def test_page_has_every_section_and_widget(built_site: Path):
         assert f'data-mha-widget="microgpt-{widget}"' in html, widget
     main = (built_site / "js/main.js").read_text()
     for widget in ("watch", "explore", "exercise", "quiz", "source", "progress"):
-        assert f'"microgpt-{widget}": "./microgpt_{widget}.js"' in main
+        assert f'"microgpt-{widget}": "./microgpt/{widget}.js"' in main

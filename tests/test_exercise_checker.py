@@ -1,6 +1,6 @@
 """The multi_head exercise without a browser: starter, solution, checker messages.
 
-The checker (site_src/js/exercise/checker.py) is written to run in Pyodide; it
+The checker (site_src/js/microgpt/exercise/checker.py) is written to run in Pyodide; it
 is plain Python, so its verdicts can be checked quickly under CPython here.
 tests/test_exercise_browser.py runs the same cases in real Pyodide.
 """

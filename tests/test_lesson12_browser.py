@@ -82,7 +82,7 @@ def test_page1_two_source_slider(make_page, base_url):
     # Mounting the same root again changes nothing.
     page.evaluate("""async () => {
       const root = document.querySelector('[data-mha-widget="two_source"]');
-      const mod = await import(new URL('js/two_source.js', document.baseURI.replace(/lesson\\/.*$/, '')).href);
+      const mod = await import(new URL('js/lesson/two_source.js', document.baseURI.replace(/lesson\\/.*$/, '')).href);
       mod.mount(root); mod.mount(root);
     }""")
     assert page.locator(".mha-ts").count() == 1

@@ -28,9 +28,12 @@ def test_site_has_both_downloads_and_links_them(built_site):
     with zipfile.ZipFile(zpath) as zf:
         names = set(zf.namelist())
         assert zf.testzip() is None
-        for src in (ROOT / "export").glob("*.py"):
-            assert f"mha-export/export/{src.name}" in names
-            assert zf.read(f"mha-export/export/{src.name}") == src.read_bytes()
+        for src in (ROOT / "export").rglob("*.py"):
+            if "__pycache__" in src.parts:
+                continue
+            name = f"mha-export/export/{src.relative_to(ROOT / 'export').as_posix()}"
+            assert name in names
+            assert zf.read(name) == src.read_bytes()
     credits = (built_site / "credits/index.html").read_text()
     assert "../downloads/mha-export.zip" in credits and "../downloads/mha-lesson.ipynb" in credits
 
@@ -43,7 +46,7 @@ def test_archive_is_deterministic(tmp_path):
 
 
 def test_notebook_is_valid_nbformat():
-    from export.notebook import build_notebook
+    from export.lesson.notebook import build_notebook
 
     nb = build_notebook()
     json.loads(json.dumps(nb))  # plain JSON
@@ -57,7 +60,7 @@ def test_notebook_is_valid_nbformat():
 @pytest.mark.slow
 def test_notebook_code_runs_top_to_bottom(tmp_path, assets_dir):
     """Every code cell, in order, in one fresh interpreter, from a folder inside the lesson."""
-    from export.notebook import build_notebook, code_cells
+    from export.lesson.notebook import build_notebook, code_cells
 
     if not (assets_dir / "checkpoints/four_heads-seed11.pt").is_file():
         pytest.skip("the shipped checkpoint is not there yet (make models)")

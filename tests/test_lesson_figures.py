@@ -2,7 +2,7 @@
 
 1. Every ``<span class="ev" data-ev=...>`` in the built site equals the value at
    its path (evidence.json, walkthrough.json, vocab.json or the Lily toy that
-   ``export.walkthrough.lily_example`` computes), formatted as the span says.
+   ``export.lesson.walkthrough.lily_example`` computes), formatted as the span says.
 2. The Markdown sources of the lesson pages contain no hand-typed measured
    figures. The rule, applied to the text left after removing front matter,
    code blocks, inline code, macros (``{{ ... }}``, ``{% ... %}``), HTML tags
@@ -44,7 +44,7 @@ def _macros():
 
 @pytest.fixture(scope="module")
 def sources(assets_dir):
-    from export.walkthrough import lily_example
+    from export.lesson.walkthrough import lily_example
 
     out = {}
     for name, file in (("evidence", "evidence.json"), ("walkthrough", "walkthrough.json"), ("vocab", "vocab.json")):

@@ -17,7 +17,7 @@ def walk(assets_dir):
 
 
 def test_walkthrough_is_from_the_shipped_checkpoint(walk):
-    from export.walkthrough import sha256
+    from export.lesson.walkthrough import sha256
 
     data, ckpt = walk
     assert data["checkpoint_sha256"] == sha256(ckpt), (
@@ -25,7 +25,7 @@ def test_walkthrough_is_from_the_shipped_checkpoint(walk):
 
 
 def test_walkthrough_equals_a_fresh_computation(walk, assets_dir):
-    from export.walkthrough import batch_walkthrough
+    from export.lesson.walkthrough import batch_walkthrough
 
     data, ckpt = walk
     fresh = json.loads(json.dumps(batch_walkthrough(ckpt, assets_dir / "vocab.json", assets_dir / "evidence.json")))

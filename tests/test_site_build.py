@@ -28,7 +28,7 @@ def _get(url: str):
 
 
 def test_build_contains_pages_runtime_and_assets(built_site: Path, assets_dir: Path):
-    for page in ("index.html", "compare/index.html", "js/main.js", "js/compare.js", "js/runtime/ort.js",
+    for page in ("index.html", "compare/index.html", "js/main.js", "js/compare/compare.js", "js/runtime/ort.js",
                  "js/runtime/tokenizer.js", "js/runtime/generate.js", "js/runtime/rng.js", "css/site.css"):
         assert (built_site / page).is_file(), page
     assert {p.name for p in (built_site / "vendor/ort").iterdir()} == ORT_FILES

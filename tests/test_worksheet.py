@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from export import worksheet
+from export.lesson import worksheet
 from export.multihead import MultiHeadAttentionLM
 from export.wordlm import PAD_ID
 
@@ -139,7 +139,7 @@ def _close(a, b, path="$"):
 
 
 def test_json_on_disk_matches_a_fresh_computation():
-    assert JSON_PATH.is_file(), "wasm_assets/worksheet.json is missing: run `python -m export.worksheet`"
+    assert JSON_PATH.is_file(), "wasm_assets/worksheet.json is missing: run `python -m export.lesson.worksheet`"
     on_disk = json.loads(JSON_PATH.read_text())
     _close(on_disk, json.loads(json.dumps(worksheet.to_json(worksheet.compute()))))
     assert on_disk["schema"] == worksheet.SCHEMA

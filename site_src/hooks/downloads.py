@@ -35,12 +35,12 @@ these modules and the shipped four-head checkpoint.
 
 
 def build_zip(path: Path) -> Path:
-    files = sorted(p for p in EXPORT.glob("*.py") if p.is_file())
+    files = sorted(p for p in EXPORT.rglob("*.py") if p.is_file() and "__pycache__" not in p.parts)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".zip.tmp")
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
         entries = [("mha-export/README.txt", README.encode())]
-        entries += [(f"mha-export/export/{p.name}", p.read_bytes()) for p in files]
+        entries += [(f"mha-export/export/{p.relative_to(EXPORT).as_posix()}", p.read_bytes()) for p in files]
         for name, data in entries:
             info = zipfile.ZipInfo(name, date_time=FIXED_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
@@ -56,7 +56,7 @@ def on_post_build(config) -> None:
     build_zip(out / ZIP_NAME)
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from export.notebook import build_notebook, write_notebook
+    from export.lesson.notebook import build_notebook, write_notebook
 
     write_notebook(build_notebook(), out / NOTEBOOK_NAME)
     log.info("downloads: %s and %s written", ZIP_NAME, NOTEBOOK_NAME)

@@ -3,12 +3,12 @@
 After the pages are built (and after ``site_assets.py`` has copied
 ``site_src/``; list this hook after it in mkdocs.yml) it
 
-* bundles ``site_src/js/exercise/editor_entry.js`` together with CodeMirror 6
+* bundles ``site_src/js/microgpt/exercise/editor_entry.js`` together with CodeMirror 6
   from ``node_modules`` into one minified ES module,
   ``site/vendor/codemirror/editor.js``, with the ``esbuild`` npm package (the
   bundle is cached in the system temp folder, keyed by the entry, the lock
   file and the esbuild version, so rebuilds while serving are instant);
-* removes the copied entry file from ``site/js/exercise/`` (it imports npm
+* removes the copied entry file from ``site/js/microgpt/exercise/`` (it imports npm
   package names, which a browser cannot resolve);
 * copies ``export/microgpt.py`` to ``site/wasm_assets/microgpt.py``, which the
   page shows, with its multi-head lines highlighted, in "Unlocked".
@@ -30,7 +30,7 @@ from mkdocs.exceptions import Abort
 log = logging.getLogger("mkdocs.hooks.editor_bundle")
 
 ROOT = Path(__file__).resolve().parents[2]
-ENTRY = ROOT / "site_src" / "js" / "exercise" / "editor_entry.js"
+ENTRY = ROOT / "site_src" / "js" / "microgpt" / "exercise" / "editor_entry.js"
 NODE_MODULES = ROOT / "node_modules"
 ESBUILD = NODE_MODULES / ".bin" / "esbuild"
 MICROGPT = ROOT / "export" / "microgpt.py"
@@ -88,7 +88,7 @@ def on_post_build(config) -> None:
     target = site / BUNDLE_REL
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(build_bundle(), target)
-    copied_entry = site / "js" / "exercise" / ENTRY.name
+    copied_entry = site / "js" / "microgpt" / "exercise" / ENTRY.name
     if copied_entry.exists():
         copied_entry.unlink()
     if not MICROGPT.is_file():

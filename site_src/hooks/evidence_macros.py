@@ -17,7 +17,7 @@ and checks it against the file it names):
     {{ ev("comparison.relative_change_four_vs_one", ".1%", fn="abs") }}
     {{ ev("stories.long.0.token_count") }}     list items by index (-1: last)
     {{ wt("loss", ".3f") }}      wasm_assets/walkthrough.json (export/walkthrough.py)
-    {{ toy("n_targets") }}       the Lily toy computed now by export.walkthrough.lily_example()
+    {{ toy("n_targets") }}       the Lily toy computed now by export.lesson.walkthrough.lily_example()
     {{ vocab_id("lily") }}       the token's id in wasm_assets/vocab.json
 
 ``fmt`` is a Python format spec (``".2f"``, ``","``, ``".1%"``, ``""``);
@@ -33,7 +33,7 @@ Tables and blocks (Markdown/HTML strings):
     {{ runs_table() }}  {{ aggregates_table() }}  {{ audit_table() }}
     {{ story("stories.excerpt") }}      a credited quotation (long ones shortened with [...])
 
-Check-yourself questions (mounted by ``site_src/js/quiz.js``; without JS the
+Check-yourself questions (mounted by ``site_src/js/lesson/quiz.js``; without JS the
 answer sits in a ``<details>``):
 
     {% call quiz("Is PAD ever a target?",
@@ -134,7 +134,7 @@ class _Data:
             if source == "toy":
                 if str(ROOT) not in sys.path:
                     sys.path.insert(0, str(ROOT))
-                from export.walkthrough import lily_example
+                from export.lesson.walkthrough import lily_example
 
                 self.cache[source] = lily_example(self.get("vocab")["itos"])
             else:

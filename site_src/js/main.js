@@ -2,23 +2,23 @@
 // Material's instant navigation swaps the page.
 //
 // A widget is an element with data-mha-widget="NAME"; its module is
-// js/NAME.js (relative to this file) and exports mount(root) and dispose().
+// js/<folder>/NAME.js (relative to this file) and exports mount(root) and dispose().
 // Mounting the same root twice is a no-op; dispose() is called when the root
 // has left the document. New widgets only need a module and an entry below.
 
 const WIDGETS = {
-  compare: "./compare.js",
-  quiz: "./quiz.js",
-  walkthrough: "./walkthrough.js",
-  two_source: "./two_source.js",
-  head_explorer: "./head_explorer.js",
-  worksheet: "./worksheet.js",
-  "microgpt-watch": "./microgpt_watch.js",
-  "microgpt-explore": "./microgpt_explore.js",
-  "microgpt-exercise": "./microgpt_exercise.js",
-  "microgpt-quiz": "./microgpt_quiz.js",
-  "microgpt-source": "./microgpt_source.js",
-  "microgpt-progress": "./microgpt_progress.js",
+  compare: "./compare/compare.js",
+  quiz: "./lesson/quiz.js",
+  walkthrough: "./lesson/walkthrough.js",
+  two_source: "./lesson/two_source.js",
+  head_explorer: "./lesson/head_explorer.js",
+  worksheet: "./lesson/worksheet.js",
+  "microgpt-watch": "./microgpt/watch.js",
+  "microgpt-explore": "./microgpt/explore.js",
+  "microgpt-exercise": "./microgpt/exercise.js",
+  "microgpt-quiz": "./microgpt/quiz.js",
+  "microgpt-source": "./microgpt/source.js",
+  "microgpt-progress": "./microgpt/progress.js",
 };
 
 const mounted = new Map(); // root element -> module

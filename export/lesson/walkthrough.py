@@ -17,7 +17,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from .wordlm import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID, Vocabulary, tokenize
+from ..wordlm import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID, Vocabulary, tokenize
 
 SENTENCE = "Lily found a red ball."
 TOY_W = 4
@@ -38,7 +38,7 @@ def _row(ids: list[int], itos: list[str]) -> list[str]:
 
 def lily_example(real_itos: list[str] | None = None, T: int = 64) -> dict:
     """Everything page 3 shows about the toy sentence, as plain JSON-ready values."""
-    from .windows import make_windows
+    from ..windows import make_windows
 
     pieces = tokenize(SENTENCE)
     words = [*SPECIAL_TOKENS, *sorted(set(pieces))]  # the toy list: specials first, then sorted tokens
@@ -126,9 +126,9 @@ def batch_walkthrough(checkpoint: str | Path, vocab_path: str | Path, evidence_p
     import torch
     import torch.nn.functional as F
 
-    from .generate import EXCLUDED_IDS, generate_ids, prompt_history
-    from .onnx_export import load_compact
-    from .windows import context_window
+    from ..generate import EXCLUDED_IDS, generate_ids, prompt_history
+    from ..onnx_export import load_compact
+    from ..windows import context_window
 
     vocab = json.loads(Path(vocab_path).read_text())
     itos = vocab["itos"]
@@ -232,7 +232,7 @@ def batch_walkthrough(checkpoint: str | Path, vocab_path: str | Path, evidence_p
 
 
 def write(checkpoints: Path, assets: Path, log=print) -> Path:
-    from . import atomic
+    from .. import atomic
 
     ckpt = Path(checkpoints) / "four_heads-seed11.pt"
     data = batch_walkthrough(ckpt, Path(assets) / "vocab.json", Path(assets) / "evidence.json")

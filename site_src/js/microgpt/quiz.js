@@ -1,9 +1,9 @@
 // "Check yourself" on the microgpt page: four multiple-choice questions.
 // A click (or Enter/Space on a focused choice) answers; the feedback says why.
-// Answers are saved with microgpt_progress.js.
+// Answers are saved with microgpt/progress.js.
 
-import { getProgress, onProgress, updateProgress } from "./microgpt_progress.js";
-import { el, uid } from "./microgpt_ui.js";
+import { getProgress, onProgress, updateProgress } from "./progress.js";
+import { el, uid } from "./ui.js";
 
 const QUESTIONS = [
   {

@@ -10,7 +10,7 @@
 //   replaced by a standby worker that started loading once the job had run
 //   for STANDBY_AFTER_MS (dropped again when the job ends in time).
 
-import { siteUrl } from "./runtime/assets.js";
+import { siteUrl } from "../runtime/assets.js";
 
 export const TIME_LIMIT_MS = 5000;
 const GRACE_MS = 1000;
@@ -102,7 +102,7 @@ export class PythonRunner {
       type: "init",
       indexURL: siteUrl("vendor/pyodide/"),
       modelURL: siteUrl("wasm_assets/microgpt-trained.json"),
-      checkerURL: siteUrl("js/exercise/checker.py"),
+      checkerURL: siteUrl("js/microgpt/exercise/checker.py"),
       interruptBuffer: this.interrupt,
     });
     return slot;

@@ -21,7 +21,7 @@ its largest weight on "river" and head 2 on "fisherman" (``find_seed``), so
 the page can illustrate the two readings it talks about. The selection is
 recorded in the JSON and said on the page.
 
-Run ``python -m export.worksheet [--out wasm_assets/worksheet.json]`` to write
+Run ``python -m export.lesson.worksheet [--out wasm_assets/worksheet.json]`` to write
 the JSON the page loads (atomically, via ``export.atomic``).
 """
 from __future__ import annotations
@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import atomic
-from .wordlm import tokenize
+from .. import atomic
+from ..wordlm import tokenize
 
 SCHEMA = "mha-worksheet/1"
 PREFIX = "The fisherman sat beside the river bank and watched the"
@@ -45,7 +45,7 @@ HEAD_DIM = D_MODEL // HEADS
 POSITION_SCALE = 0.5
 WEIGHT_SCALE = 0.6
 SEED = 63  # the first seed that passes _illustrates_roles (see find_seed); a test keeps them in step
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "wasm_assets" / "worksheet.json"
+DEFAULT_OUT = Path(__file__).resolve().parents[2] / "wasm_assets" / "worksheet.json"
 SELECTION = ("seed = the first non-negative integer for which, at the final receiver 'the', head 1's "
              "largest weight is on 'river' and head 2's largest weight is on 'fisherman'")
 

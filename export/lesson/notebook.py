@@ -2,12 +2,12 @@
 
 ``build_notebook()`` returns an nbformat-4 notebook (a plain dict); the site
 build (``site_src/hooks/downloads.py``) writes it to
-``site/downloads/mha-lesson.ipynb``, and ``python -m export.notebook OUT``
+``site/downloads/mha-lesson.ipynb``, and ``python -m export.lesson.notebook OUT``
 writes it anywhere. Its cells use only this package, numpy and torch:
 
 1. the two-source toy of page 1 (one head vs two heads on invented values);
-2. the two-head worksheet of page 2 (``export.worksheet``), when present;
-3. "Lily found a red ball." turned into windows (``export.walkthrough.lily_example``);
+2. the two-head worksheet of page 2 (``export.lesson.worksheet``), when present;
+3. "Lily found a red ball." turned into windows (``export.lesson.walkthrough.lily_example``);
 4. the B = 2 batch through the shipped four-head model (``load_compact`` and
    ``forward_full``), with the loss, and one greedy step of generation.
 
@@ -20,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import atomic
+from .. import atomic
 
 
 def _md(text: str) -> dict:
@@ -41,7 +41,7 @@ def find_lesson_dir() -> Path:
     here = Path.cwd().resolve()
     candidates += [here, *here.parents]
     for c in candidates:
-        if (c / "export" / "walkthrough.py").is_file() and (c / "wasm_assets").is_dir():
+        if (c / "export" / "lesson" / "walkthrough.py").is_file() and (c / "wasm_assets").is_dir():
             return c
     raise FileNotFoundError("Run this notebook inside the lesson folder (it needs export/ and wasm_assets/), "
                             "or set MHA_LESSON_DIR.")
@@ -68,7 +68,7 @@ print("two heads:", setting_head, person_head)
 
 WORKSHEET = r'''
 # Page 2's worksheet: ten tokens, width 4, two heads of width 2 (seeded, rounded inputs).
-from export import worksheet
+from export.lesson import worksheet
 ws = worksheet.compute()
 np.set_printoptions(precision=3, suppress=True)
 print(ws["tokens"])
@@ -79,7 +79,7 @@ print("updated final row:", ws["output"][-1])
 
 LILY = r'''
 # Page 3: the authored sentence through the pipeline's tokenizer, toy vocabulary and windows.
-from export.walkthrough import lily_example
+from export.lesson.walkthrough import lily_example
 vocab = json.loads((ASSETS / "vocab.json").read_text())
 lily = lily_example(vocab["itos"], vocab["T"])
 print("tokens:", lily["tokens"])
@@ -130,7 +130,7 @@ print("eight greedy steps:", [itos[i] for i in new], "ended with EOS:", ended)
 
 
 def build_notebook() -> dict:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     cells = [
         _md("""
 # Multi-head attention: the worked calculations

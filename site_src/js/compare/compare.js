@@ -5,17 +5,17 @@
 // ever goes through textContent); dispose() stops generation and releases the
 // sessions. A test hook is published as window.mhaCompare (see makeHook).
 
-import { AssetError, loadBytes, loadJSON } from "./runtime/assets.js";
-import { cellColours } from "./runtime/colormap.js";
+import { AssetError, loadBytes, loadJSON } from "../runtime/assets.js";
+import { cellColours } from "../runtime/colormap.js";
 import {
   BOS_ID, DEFAULT_NEW_TOKENS, EOS_ID, MAX_NEW_TOKENS, PAD_ID, UNK_ID,
   checkOptions, chooseNext, contextWindow, probabilities, promptHistory, topK,
-} from "./runtime/generate.js";
-import { Mulberry32 } from "./runtime/rng.js";
+} from "../runtime/generate.js";
+import { Mulberry32 } from "../runtime/rng.js";
 import {
   BuildMismatchError, ModelRunner, loadOrt, loadedBuild, probeWebGPU, resolveBackend, supportProblem, threadCount,
-} from "./runtime/ort.js";
-import { Vocabulary, detokenize, tokenize } from "./runtime/tokenizer.js";
+} from "../runtime/ort.js";
+import { Vocabulary, detokenize, tokenize } from "../runtime/tokenizer.js";
 
 const MODEL_NAMES = ["mlp", "one_head", "four_heads"];
 const LABELS = { mlp: "MLP", one_head: "One head", four_heads: "Four heads" };

@@ -2,9 +2,9 @@
 // each prefix of a name (a bar chart of 27 probabilities), and names sampled
 // at a chosen temperature with a seed (Python's random.Random, bit for bit).
 
-import { cellColours } from "./runtime/colormap.js";
-import { forwardAttention, sampleNames } from "./microgpt_model.js";
-import { el, loadModel, nameField, START_LABEL, uid } from "./microgpt_ui.js";
+import { cellColours } from "../runtime/colormap.js";
+import { forwardAttention, sampleNames } from "./model.js";
+import { el, loadModel, nameField, START_LABEL, uid } from "./ui.js";
 
 const mounted = new Map();
 const SAMPLE_COUNT = 10;

@@ -6,8 +6,8 @@
 // weight on the colour-blind-safe viridis scale, blocked cells are hatched and
 // marked "blocked". The numbers stay in the cells, so nothing depends on colour.
 
-import { loadJSON } from "./runtime/assets.js";
-import { cellColours, viridis } from "./runtime/colormap.js";
+import { loadJSON } from "../runtime/assets.js";
+import { cellColours, viridis } from "../runtime/colormap.js";
 
 const roots = new WeakSet();
 

@@ -2,17 +2,17 @@
 //
 // A CodeMirror editor (bundled at build time into vendor/codemirror/editor.js)
 // holds the starter code; Run and Check execute it in Pyodide in a module Web
-// Worker (see microgpt_runner.js and exercise/worker.js). The code, the
-// result and the number of failed checks are saved with microgpt_progress.js;
+// Worker (see microgpt/runner.js and exercise/worker.js). The code, the
+// result and the number of failed checks are saved with microgpt/progress.js;
 // after three failed checks a "Show solution" button appears.
 //
 // Test hook: window.mhaExercise = {ready, check(source), run(source),
 // lastStop(), isolated, setCode(text), getCode()}. check() resolves with
 // {passed, message} -- the verdict the Check button shows.
 
-import { siteUrl } from "./runtime/assets.js";
-import { PythonRunner, TIME_LIMIT_MS } from "./microgpt_runner.js";
-import { getProgress, onProgress, updateProgress } from "./microgpt_progress.js";
+import { siteUrl } from "../runtime/assets.js";
+import { PythonRunner, TIME_LIMIT_MS } from "./runner.js";
+import { getProgress, onProgress, updateProgress } from "./progress.js";
 
 const SHOW_SOLUTION_AFTER = 3;
 const mounted = new Map(); // root -> {runner, editor, off}
@@ -186,7 +186,7 @@ export function mount(root) {
   });
 
   const loaded = (async () => {
-    [starter, solution] = await Promise.all([fetchText("js/exercise/starter.py"), fetchText("js/exercise/solution.py")]);
+    [starter, solution] = await Promise.all([fetchText("js/microgpt/exercise/starter.py"), fetchText("js/microgpt/exercise/solution.py")]);
     let createEditor = textareaEditor;
     try {
       ({ createEditor } = await import(siteUrl("vendor/codemirror/editor.js")));

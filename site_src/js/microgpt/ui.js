@@ -1,8 +1,8 @@
 // Small helpers shared by the microgpt page's widgets.
 
-import { loadJSON } from "./runtime/assets.js";
-import { cellColours } from "./runtime/colormap.js";
-import { nameProblem } from "./microgpt_model.js";
+import { loadJSON } from "../runtime/assets.js";
+import { cellColours } from "../runtime/colormap.js";
+import { nameProblem } from "./model.js";
 
 export const MODEL_PATH = "wasm_assets/microgpt-trained.json";
 

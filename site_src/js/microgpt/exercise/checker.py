@@ -1,6 +1,6 @@
 """Runs and grades the learner's code for the multi_head exercise.
 
-Loaded by the page's Pyodide worker (site_src/js/exercise/worker.js) as the
+Loaded by the page's Pyodide worker (site_src/js/microgpt/exercise/worker.js) as the
 module ``mha_checker``; it also runs under plain CPython, which the tests use.
 
 ``run(source)`` executes the code as the file "exercise.py" (so tracebacks

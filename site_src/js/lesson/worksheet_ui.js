@@ -1,8 +1,8 @@
 // Small DOM and number helpers shared by the lesson-page widgets of pages 1–2
 // (two_source.js, head_explorer.js, worksheet.js).
 
-import { loadJSON } from "./runtime/assets.js";
-import { cellColours } from "./runtime/colormap.js";
+import { loadJSON } from "../runtime/assets.js";
+import { cellColours } from "../runtime/colormap.js";
 
 export const WORKSHEET_PATH = "wasm_assets/worksheet.json";
 

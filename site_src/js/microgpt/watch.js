@@ -1,12 +1,12 @@
 // "Watch" on the microgpt page: the trained model's four attention heads as
 // heatmaps for a name, and the same model's attention as one head over all 16
-// numbers. Computed here from microgpt-trained.json (microgpt_model.js).
+// numbers. Computed here from microgpt-trained.json (microgpt/model.js).
 //
 // Test hook: window.mhaMicrogpt = {ready, forward(name), sample(options),
 // problem(name)}.
 
-import { forwardAttention, nameProblem, sampleNames } from "./microgpt_model.js";
-import { el, heatmapTable, loadModel, nameField, uid } from "./microgpt_ui.js";
+import { forwardAttention, nameProblem, sampleNames } from "./model.js";
+import { el, heatmapTable, loadModel, nameField, uid } from "./ui.js";
 
 const mounted = new Map();
 

@@ -6,9 +6,9 @@
 // the exercise is solved (the earlier lessons' material), and every line up
 // to the end of the attention block once it is solved.
 
-import { siteUrl } from "./runtime/assets.js";
-import { getProgress, onProgress } from "./microgpt_progress.js";
-import { el } from "./microgpt_ui.js";
+import { siteUrl } from "../runtime/assets.js";
+import { getProgress, onProgress } from "./progress.js";
+import { el } from "./ui.js";
 
 export const SOURCE_PATH = "wasm_assets/microgpt.py";
 const BEGIN = "# --- multi-head attention begins ---";
