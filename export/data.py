@@ -195,6 +195,11 @@ def download_from_hub(dest: str | os.PathLike, n: int = DEFAULT_STORIES, revisio
     url = HUB_URL.format(repo=HUB_REPO, revision=revision, file=HUB_FILE)
     try:
         response = urllib.request.urlopen(url, timeout=timeout)
+    except urllib.error.HTTPError as exc:
+        raise DataError(
+            f"the dataset hub answered HTTP {exc.code} {exc.reason} for {url}; pass a local file with --data PATH "
+            f"or {DATA_ENV}=PATH (the TinyStories-train.txt format), or another --revision"
+        ) from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise DataError(

@@ -136,7 +136,10 @@ def test_parity_pytorch_and_onnxruntime(corpus, sessions, evidence):
 def test_four_head_test_perplexity_recomputed_from_the_data(corpus, sessions, evidence):
     ppl = ort_perplexity(sessions["four_heads"], corpus.windows["test"])
     shipped = evidence["onnx"]["four_heads"]
-    assert ppl == pytest.approx(shipped["test_perplexity_shipped"], rel=1e-6)
+    # The stored figure came from another machine's onnxruntime kernels: each float32 logit may
+    # differ by about 1e-6, which moves the mean loss (summed in float64) and so the perplexity
+    # by about 1e-6 relative at worst; 1e-5 leaves a margin of ten.
+    assert ppl == pytest.approx(shipped["test_perplexity_shipped"], rel=1e-5)
     run = next(r for r in evidence["runs"] if r["model"] == "four_heads" and r["seed"] == 11)
     assert abs(ppl / run["test_perplexity"] - 1) < 0.005  # the shipped encoding moved it by < 0.5 %
 

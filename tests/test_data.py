@@ -84,9 +84,69 @@ def test_split_is_whole_stories_and_fixed():
     assert (len(a["train"]), len(a["validation"]), len(a["test"])) == (80, 10, 10)
 
 
-def test_hub_download_offline_fails_fast_with_advice(tmp_path):
-    with pytest.raises(DataError, match="--data PATH"):
+@pytest.fixture
+def fake_hub(monkeypatch):
+    """A local HTTP server standing in for the dataset hub; HUB_URL points at it.
+
+    Yields a dict the test fills: ``status`` and ``body`` of the next answers.
+    The test passes the same way with or without a network on the machine.
+    """
+    import http.server
+    import threading
+
+    import export.data as data
+
+    answer = {"status": 200, "body": stories_txt(10).encode(), "commit": "abc123"}
+
+    class Hub(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the stdlib's name)
+            answer["path"] = self.path
+            self.send_response(answer["status"])
+            self.send_header("X-Repo-Commit", answer["commit"])
+            self.send_header("Content-Length", str(len(answer["body"])))
+            self.end_headers()
+            self.wfile.write(answer["body"])
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setattr(data, "HUB_URL", f"http://127.0.0.1:{server.server_port}/{{repo}}/resolve/{{revision}}/{{file}}")
+    yield answer
+    server.shutdown()
+    server.server_close()
+
+
+def test_hub_download_saves_the_first_n_stories(fake_hub, tmp_path):
+    dest, commit = download_from_hub(tmp_path / "hub" / "x.txt", 4, revision="main", timeout=5)
+    assert commit == "abc123"
+    assert fake_hub["path"] == "/roneneldan/TinyStories/resolve/main/TinyStories-train.txt"
+    assert dest.read_text() == stories_txt(4)
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["x.txt"]  # no partial file left
+    assert [s.row for s in load_stories(dest, 10, log=lambda m: None).stories] == [0, 1, 2, 3]
+
+
+def test_hub_http_error_fails_with_advice(fake_hub, tmp_path):
+    fake_hub["status"], fake_hub["body"] = 404, b"not here"
+    with pytest.raises(DataError, match="--data PATH") as err:
+        download_from_hub(tmp_path / "x.txt", 5, timeout=5)
+    assert "404" in str(err.value)
+    assert not any(tmp_path.iterdir())
+
+
+def test_hub_unreachable_host_fails_fast_with_advice(monkeypatch, tmp_path):
+    import socket
+
+    import export.data as data
+
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(data, "HUB_URL", f"http://127.0.0.1:{port}/{{repo}}/{{revision}}/{{file}}")
+    with pytest.raises(DataError, match="cannot reach the dataset hub.*--data PATH"):
         download_from_hub(tmp_path / "x.txt", 5, timeout=3)
+    assert not any(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("content", ["", "no separators at all\n"])

@@ -219,7 +219,9 @@ def test_solve_in_editor_reload_and_clear(make_page, servers):
     assert "Right." in quiz.locator("[data-question='extend'] .mgpt-quiz__feedback").inner_text()
     quiz.locator("[data-question='wo'] [data-choice='0']").click()
     assert quiz.locator("[data-question='wo']").get_attribute("data-answered") == "wrong"
-    page.wait_for_timeout(400)   # the editor saves its text 300 ms after the last change
+    # The editor saves its text a moment after the last change: wait until the saved copy has it.
+    page.wait_for_function("""() => (localStorage.getItem('mha-microgpt-progress') || '')
+        .includes('out.extend(blended)')""")
 
     page.reload()
     page.evaluate(WAIT_MODEL_JS)

@@ -153,7 +153,10 @@ def test_page2_head_explorer_keyboard(make_page, base_url):
 def test_pages_fit_a_phone_and_dark_mode(make_page, base_url, path):
     page, _ = _open(make_page, base_url, path, viewport={"width": 390, "height": 844}, color_scheme="dark")
     page.wait_for_selector(".mha-ts, .mha-hx")
-    page.wait_for_timeout(300)
+    # Measure once every widget on the page has mounted (each root has content) and fonts are laid out.
+    page.wait_for_function("""() => [...document.querySelectorAll('[data-mha-widget]')]
+        .every((root) => root.childElementCount > 0)""")
+    page.evaluate("() => document.fonts.ready.then(() => true)")
     assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == "slate"
     overflow = page.evaluate("document.documentElement.scrollWidth")
     assert overflow <= 390, f"the page is {overflow}px wide on a 390px phone"

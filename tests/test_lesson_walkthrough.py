@@ -6,6 +6,8 @@ import math
 
 import pytest
 
+from tests.tolerance import assert_close_tree, assert_same_ranking
+
 
 @pytest.fixture(scope="module")
 def walk(assets_dir):
@@ -25,15 +27,38 @@ def test_walkthrough_is_from_the_shipped_checkpoint(walk):
 
 
 def test_walkthrough_equals_a_fresh_computation(walk, assets_dir):
-    from export.lesson.walkthrough import batch_walkthrough
+    """Discrete parts (shapes, masks, ids, tokens) exactly; floats within float32 tolerance.
+
+    The rows' matrices are stored rounded to ``ROUND`` decimals, so a fresh value
+    that differs by a few float32 ulps may round to the neighbouring last digit:
+    those paths get one unit of the last kept decimal as their tolerance.
+    """
+    from export.lesson.walkthrough import ROUND, batch_walkthrough
 
     data, ckpt = walk
     fresh = json.loads(json.dumps(batch_walkthrough(ckpt, assets_dir / "vocab.json", assets_dir / "evidence.json")))
-    assert fresh["shapes"] == data["shapes"]
-    assert math.isclose(fresh["loss"], data["loss"], rel_tol=1e-6)
+    unrounded = {"loss", "target_probability", "top"}
+    measured = {"final_query_path_max_diff", "final_query_attention_max_diff"}  # float error itself: bounded below
+
+    def rounded_tolerance(path: str) -> float | None:
+        parts = path.replace("[", ".").split(".")
+        return None if unrounded & set(parts) else 10.0 ** -ROUND * 1.001
+
+    for key in data.keys() - measured - {"rows", "generation"}:
+        assert_close_tree(fresh[key], data[key], path=key)
+    assert len(fresh["rows"]) == len(data["rows"])
     for a, b in zip(fresh["rows"], data["rows"]):
-        assert a["A"] == b["A"] and a["mask"] == b["mask"] and a["top"] == b["top"]
-    assert fresh.get("generation") == data.get("generation")
+        assert_same_ranking(a["top"], b["top"])
+        assert_close_tree({k: v for k, v in a.items() if k != "top"}, {k: v for k, v in b.items() if k != "top"},
+                          abs_for=rounded_tolerance, path="row")
+    gen_fresh, gen_data = fresh.get("generation"), data.get("generation")
+    assert (gen_fresh is None) == (gen_data is None)
+    if gen_data:
+        assert_same_ranking(gen_fresh["top"], gen_data["top"])
+        assert_close_tree({k: v for k, v in gen_fresh.items() if k != "top"},
+                          {k: v for k, v in gen_data.items() if k != "top"}, path="generation")
+    for key in measured:
+        assert fresh[key] < 1e-4 and data[key] < 1e-4, key
 
 
 def test_walkthrough_is_internally_consistent(walk):

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.tolerance import FLOAT64_REL
+
 from export import microgpt as mg
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -200,11 +202,12 @@ def test_forward_attention_for_emma(trained):
     out = mg.forward_attention(w, uchars, "emma")
     assert out["tokens"] == [26, 4, 12, 12, 0]
     assert out["labels"] == ["", "e", "m", "m", "a"]
-    # The float path equals the autograd model bit for bit.
+    # The float path and the autograd model do the same float64 operations; math.exp
+    # comes from the C library, whose last bit may differ between processors.
     logits = _value_logits(w, out["tokens"])
     for pos in range(5):
         probs = mg._softmax(logits[pos])
-        assert out["probs"][pos] == probs
+        assert out["probs"][pos] == pytest.approx(probs, rel=FLOAT64_REL, abs=1e-15)
         assert len(out["q"][pos]) == len(out["keys"][pos]) == len(out["values"][pos]) == 16
         assert len(out["head_weights"][pos]) == 4
         for head in out["head_weights"][pos]:
@@ -214,8 +217,8 @@ def test_forward_attention_for_emma(trained):
         assert sum(out["single_head_weights"][pos]) == pytest.approx(1.0)
     # Input to the block is rmsnorm(rmsnorm(tok + pos)).
     x0 = mg._rmsnorm(mg._rmsnorm([a + b for a, b in zip(w["wte"][26], w["wpe"][0])]))
-    assert out["x"][0] == x0
-    assert out["q"][0] == mg._linear(x0, w["layer0.attn_wq"])
+    assert out["x"][0] == pytest.approx(x0, rel=FLOAT64_REL)
+    assert out["q"][0] == pytest.approx(mg._linear(x0, w["layer0.attn_wq"]), rel=FLOAT64_REL, abs=1e-15)
     # Position 0 can only look at itself.
     assert out["head_weights"][0] == [[1.0]] * 4
     # The multi-head result, re-derived by hand from q, keys and values.
@@ -230,9 +233,9 @@ def test_forward_attention_for_emma(trained):
         assert att == pytest.approx(out["head_weights"][4][h], rel=1e-12)
         glued.extend(sum(att[t] * values[t][s + d] for t in range(5)) for d in range(4))
     assert glued == pytest.approx(out["heads_out"][4], rel=1e-10, abs=1e-14)
-    # Pinned numbers from the committed model.
-    assert out["probs"][4][26] == PINNED_EMMA_END
-    assert out["head_weights"][4][0] == PINNED_EMMA_HEAD0_LAST
+    # Pinned numbers from the committed model, computed on another machine.
+    assert out["probs"][4][26] == pytest.approx(PINNED_EMMA_END, rel=FLOAT64_REL)
+    assert out["head_weights"][4][0] == pytest.approx(PINNED_EMMA_HEAD0_LAST, rel=FLOAT64_REL)
 
 
 PINNED_EMMA_END = 0.16562044919390204      # P(name ends) after "emma"

@@ -60,13 +60,28 @@ def test_pad_sources_get_zero_weight_and_real_rows_sum_to_one():
 
 
 def test_output_does_not_depend_on_future_or_hidden_pad_changes():
+    """A slot reads no later slot, and a real slot reads nothing of a PAD slot.
+
+    Each change is paired with a control that must change something, so the
+    comparison cannot pass just because the input did not matter.
+    """
+    torch.manual_seed(5)
     model = MultiHeadAttentionLM(C, T).eval()
-    history = [1, 50, 60, 70]
-    x = torch.tensor([context_window(history, T)])
+    x = padded_batch()
+    pads = [0, 1, 17, 40, 62, 63]  # as padded_batch() pads its rows
     with torch.no_grad():
-        a = model(x)
-        b = model(torch.tensor([context_window([1, 50, 60, 70], T)]))
-    assert torch.equal(a, b)
+        base, base_final = model.forward_full(x)["updated"], model(x)
+        later = x.clone()
+        later[:, 50] = (later[:, 50] + 1 - 4) % (C - 4) + 4  # another real token at slot 50
+        changed = model.forward_full(later)["updated"]
+        model.token_embedding.weight[0] = torch.randn(model.d_model) * 5  # PAD rows now carry a vector
+        pad_moved, pad_moved_final = model.forward_full(x)["updated"], model(x)
+    assert torch.allclose(changed[:, :50], base[:, :50], atol=1e-6)  # slots before 50 see nothing of it
+    assert (changed[:, 50:] - base[:, 50:]).abs().max() > 1e-3  # control: slot 50 and later do
+    for b, p in enumerate(pads):
+        assert torch.allclose(pad_moved[b, p:], base[b, p:], atol=1e-5), b  # the real slots
+    assert (pad_moved[3, :40] - base[3, :40]).abs().max() > 1e-3  # control: the PAD slots changed
+    assert torch.allclose(pad_moved_final, base_final, atol=1e-5)  # the final-query path ignores PAD too
 
 
 def test_mlp_reads_the_concatenated_window():
