@@ -2,9 +2,9 @@
 
 Each model becomes one self-contained file (no external ``.onnx.data``):
 
-* input ``ids``: int64 [batch, 64], dynamic batch;
+* input ``ids``: int64 [batch, T], dynamic batch;
 * output ``logits``: float32 [batch, C];
-* output ``attention`` (attention models only): float32 [batch, heads, 64],
+* output ``attention`` (attention models only): float32 [batch, heads, T],
   the final query's weights per head. The final-query path is exported, so
   this output costs nothing extra; the full receiver-by-receiver map is
   computed from the same weights in the lesson pages instead.

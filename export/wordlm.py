@@ -33,6 +33,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+from .defaults import VOCAB_SIZE
+
 RULES_VERSION = "wordlm-1"
 UNICODE_VERSION = unicodedata.unidata_version
 
@@ -147,7 +149,7 @@ def unicode_table_js() -> str:
             f"export const UNASSIGNED = [\n" + "\n".join("  " + line for line in lines) + "\n];\n")
 
 
-def build_vocabulary(token_lists: Iterable[Sequence[str]], size: int = 4000) -> tuple[Vocabulary, Counter]:
+def build_vocabulary(token_lists: Iterable[Sequence[str]], size: int = VOCAB_SIZE) -> tuple[Vocabulary, Counter]:
     """Rank tokens by frequency (ties broken alphabetically) and keep ``size`` items in all."""
     if size <= len(SPECIAL_TOKENS):
         raise ValueError(f"vocabulary size must exceed {len(SPECIAL_TOKENS)}")
