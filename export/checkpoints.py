@@ -87,16 +87,9 @@ def _header(spec: ModelSpec, model: nn.Module, fmt: str, vocab_fingerprint: str 
     return {"format": fmt, "spec": spec.to_json(), "config": model.config(), "vocab_fingerprint": vocab_fingerprint}
 
 
-def save_full(path: str | os.PathLike, spec: ModelSpec, model_or_state, vocab_fingerprint: str | None = None,
-              C: int | None = None, T: int | None = None) -> Path:
-    """A trained model (or its state dict, then with C and T) as a float32 checkpoint."""
-    if isinstance(model_or_state, nn.Module):
-        model = model_or_state
-        state = model.state_dict()
-    else:
-        model = spec.build(C, T)
-        state = model_or_state
-    state = {k: v.detach().cpu().clone() for k, v in state.items()}
+def save_full(path: str | os.PathLike, spec: ModelSpec, model: nn.Module, vocab_fingerprint: str | None = None) -> Path:
+    """A trained model as a float32 checkpoint."""
+    state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
     return atomic.save_torch(path, {**_header(spec, model, FULL_FORMAT, vocab_fingerprint), "state_dict": state})
 
 

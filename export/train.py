@@ -179,8 +179,8 @@ class RunResult:
 
 
 def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: bool = True,
-              device: torch.device | str = "cpu") -> tuple[RunResult, dict]:
-    """One model, one seed: train, select on validation, test. Returns the result and the chosen state dict.
+              device: torch.device | str = "cpu") -> tuple[RunResult, nn.Module]:
+    """One model, one seed: train, select on validation, test. Returns the result and the selected model.
 
     The weights are initialised on the CPU and the batches drawn there, so a
     seed starts from the same point on every device.
@@ -225,7 +225,7 @@ def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: 
         final_train_loss=sum(recent) / max(1, len(recent)), device=device_description(device),
         key={"corpus": corpus.key(), **cfg.run_key(name)},
     )
-    return result, best[2]
+    return result, model
 
 
 def run_dir(runs: Path, name: str, seed: int) -> Path:
@@ -362,9 +362,8 @@ def run_protocol(corpus: Corpus, cfg: TrainConfig, runs: Path, progress: bool = 
                 waiting.append((name, seed))
                 continue
             with _Heartbeat(folder / "claimed.pid"):
-                result, state = train_run(name, seed, corpus, cfg, progress, device)
-                save_full(folder / "best.pt", get_spec(name), state, corpus.vocab.fingerprint(),
-                          C=len(corpus.vocab), T=corpus.T)
+                result, model = train_run(name, seed, corpus, cfg, progress, device)
+                save_full(folder / "best.pt", get_spec(name), model, corpus.vocab.fingerprint())
                 atomic.write_json(folder / "result.json", asdict(result))
             log(f"{name} seed {seed}: best update {result.best_update}, val {result.val_loss:.4f}, "
                 f"test perplexity {result.test_perplexity:.2f}, {result.train_seconds:.0f} s")
