@@ -218,6 +218,8 @@ def cmd_generate(args) -> None:
     from .generate import generate_text
 
     model = load_checkpoint(args.checkpoint)
+    if not Path(args.vocab).is_file():
+        raise FileNotFoundError(f"{args.vocab} not found: pass --vocab PATH, the vocab.json written with this checkpoint")
     try:
         vocab = json.loads(Path(args.vocab).read_text())
         itos = vocab["itos"]

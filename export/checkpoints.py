@@ -152,6 +152,9 @@ def load_checkpoint(path: str | os.PathLike, expect: str | None = None) -> nn.Mo
     for full checkpoints) and ``vocab_fingerprint`` (None in format-1 files).
     ``expect`` ("full" or "compact") refuses the other format.
     """
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"checkpoint {path} not found: give the path of a best.pt in runs/ or of a "
+                                "compact checkpoint in wasm_assets/checkpoints/")
     try:
         saved = _read(path)
         kind = "full" if "state_dict" in saved else "compact"

@@ -90,6 +90,13 @@ def test_generate_refuses_a_bad_temperature(value):
     assert_refused(cli("generate", SHIPPED, "Lily", f"--temperature={value}"), "--temperature")
 
 
+def test_generate_names_a_missing_checkpoint_or_vocabulary(tmp_path):
+    assert_refused(cli("generate", tmp_path / "none.pt", "Lily"), "none.pt not found")
+    assert_refused(cli("generate", SHIPPED, "Lily", "--vocab", tmp_path / "none.json"), "none.json not found", "--vocab")
+    (tmp_path / "bad.json").write_text("{not json")
+    assert_refused(cli("generate", SHIPPED, "Lily", "--vocab", tmp_path / "bad.json"), "bad.json is not a vocab.json")
+
+
 def test_generate_names_a_damaged_checkpoint(tmp_path):
     cut = tmp_path / "cut.pt"
     cut.write_bytes(SHIPPED.read_bytes()[:4000])

@@ -71,3 +71,16 @@ def test_characters_newer_than_python_neither_join_nor_split_their_neighbours():
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [tokenize(t) for t in texts]
     assert tokenize(texts[0]) == ["lily", "saw", "a", "and", "smiled", "."]
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed (make setup needs it for npm ci)")
+def test_a_vocabulary_from_another_unicode_version_is_refused():
+    script = ("const { Vocabulary } = await import(process.argv[1]);"
+              "const itos = ['<PAD>', '<BOS>', '<EOS>', '<UNK>', 'lily'];"
+              "new Vocabulary({ itos, unicode_version: process.argv[2] });"
+              "try { new Vocabulary({ itos, unicode_version: '99.0.0' }); process.stdout.write('accepted'); }"
+              "catch (e) { process.stdout.write(e.message); }")
+    proc = subprocess.run([NODE, "--input-type=module", "-e", script, TOKENIZER, UNICODE_VERSION],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "Unicode 99.0.0" in proc.stdout and UNICODE_VERSION in proc.stdout
