@@ -16,7 +16,8 @@ Schema ``mha-evidence/1`` (checked by ``validate``):
                 exp(loss)), test_loss_mean / _sd, train_seconds_mean / _sd, parameters
 ``comparison``  relative change of four heads vs one head in mean perplexity,
                 and whether the gap exceeds the run-to-run spread
-``device``      cpu model string, threads, torch version, platform
+``device``      where the runs trained: device (cpu, cuda, mps), name (CPU model or GPU
+                name), cpu model string, threads, torch version, platform
 ``timing``      what the training times include, and a note on the conditions they ran in
 ``stories``     excerpt, shortest test story, two longest stories (row, text,
                 token_count, word_count) with the dataset credit
