@@ -17,8 +17,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from export.models import build_model  # noqa: E402
-from export.multihead import loss_fn  # noqa: E402
+from export.models import build_model, loss_fn  # noqa: E402
 from export.train import cpu_name  # noqa: E402
 
 

@@ -1,30 +1,70 @@
 """One entry point for the pipeline: ``python -m export <command>``.
 
     audit     read the stories, split them, build the vocabulary, print the audit
+    vocab     write vocab.json and the tokenizer test vectors
     train     run the protocol (models x seeds), resumable, results in --runs
-    evidence  write evidence.json (+ vocabulary, test vectors, trace plot) from finished runs
-    generate  continue a prompt with a trained checkpoint
-    onnx      export the seed-11 checkpoints to ONNX and check parity
+    onnx      export the seed-11 checkpoints to ONNX, check parity, write the manifest
+    evidence  write evidence.json (and the trace plot) from finished runs and the ONNX report
+    manifest  write models/manifest.json again from the shipped models and checkpoints
     walkthrough  write walkthrough.json: the lesson's B = 2 batch through the shipped four-head model
-    all       train, evidence, onnx, walkthrough and the page-2 worksheet: stories -> wasm_assets/
+    generate  continue a prompt with a checkpoint (full or compact)
+    unicode   write the browser tokenizer's table of code points Python's Unicode does not assign
+    all       vocab, train, onnx, evidence, walkthrough and the page-2 worksheet: stories -> wasm_assets/
+
+Each stage writes its own files once; a bad option stops with one line on
+stderr and exit status 2 before anything is written.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
 from .data import DATA_ENV, DEFAULT_STORIES, DataError, download_from_hub, load_stories
+from .defaults import CONTEXT, PRESET_MAX_NEW, SEEDS, VOCAB_SIZE
 from .models import MODEL_NAMES
 from .windows import SplitError
 
 
+class _Parser(argparse.ArgumentParser):
+    """A bad option is one line on stderr (what is wrong, where to look) and exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
+
+
+def _at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, not {value}")
+        return value
+    return parse
+
+
+def _temperature(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number, 0 (greedy) or more, not {text}")
+    return value
+
+
 def _seeds(text: str) -> tuple[int, ...]:
     try:
-        return tuple(int(s) for s in text.split(",") if s.strip())
+        seeds = tuple(int(s) for s in text.split(",") if s.strip())
     except ValueError:
         raise argparse.ArgumentTypeError(f"seeds must be comma-separated integers, not {text!r}") from None
+    if not seeds:
+        raise argparse.ArgumentTypeError("give at least one seed, e.g. --seeds 11,29,47")
+    return seeds
 
 
 def _models(text: str) -> tuple[str, ...]:
@@ -32,27 +72,32 @@ def _models(text: str) -> tuple[str, ...]:
     bad = [n for n in names if n not in MODEL_NAMES]
     if bad:
         raise argparse.ArgumentTypeError(f"unknown model(s) {', '.join(bad)}; choose from {', '.join(MODEL_NAMES)}")
+    if not names:
+        raise argparse.ArgumentTypeError(f"give at least one model of {', '.join(MODEL_NAMES)}")
     return names
 
 
 def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", help=f"stories file (TinyStories-train.txt format or JSON Lines); default ${DATA_ENV} "
                                   "or ../shared/data/tinystories/TinyStories-train-head.txt")
-    p.add_argument("--stories", type=int, default=DEFAULT_STORIES, help="use the first N stories (default 6000)")
+    p.add_argument("--stories", type=_at_least(3), default=DEFAULT_STORIES,
+                   help=f"use the first N stories (default {DEFAULT_STORIES})")
     p.add_argument("--from-hub", action="store_true", help="download the first N stories from the dataset hub first")
     p.add_argument("--revision", default=None, help="hub revision (commit) to download with --from-hub")
-    p.add_argument("--vocab-size", type=int, default=4000)
-    p.add_argument("--context", type=int, default=64, help="T, the window length")
+    p.add_argument("--vocab-size", type=_at_least(5), default=VOCAB_SIZE, help="C, four special tokens included")
+    p.add_argument("--context", type=_at_least(1), default=CONTEXT, help="T, the window length")
 
 
 def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs", default="runs", help="folder for finished runs (resumable)")
-    p.add_argument("--updates", type=int, default=6000)
-    p.add_argument("--batch-size", type=int, default=512)
-    p.add_argument("--seeds", type=_seeds, default=(11, 29, 47))
+    p.add_argument("--updates", type=_at_least(1), default=6000)
+    p.add_argument("--batch-size", type=_at_least(1), default=512)
+    p.add_argument("--seeds", type=_seeds, default=SEEDS)
     p.add_argument("--models", type=_models, default=MODEL_NAMES)
-    p.add_argument("--eval-every", type=int, default=200)
-    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    p.add_argument("--eval-every", type=_at_least(1), default=200)
+    p.add_argument("--threads", type=_at_least(0), default=0, help="torch threads (0: torch's default)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto",
+                   help="where to train: auto (the default) takes CUDA, then Apple's MPS, then the CPU")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--timing-note", default="", help="conditions the training times ran in, kept in the evidence")
 
@@ -86,93 +131,147 @@ def cmd_audit(args) -> None:
                      indent=2))
 
 
-def cmd_train(args):
+def _check_out(args) -> None:
+    from .train import check_runs_folder
+
+    for option in ("runs", "out"):
+        if getattr(args, option, None) is not None:
+            check_runs_folder(Path(getattr(args, option)))  # a folder, or nothing yet, not under a file
+
+
+def cmd_vocab(args, corpus=None) -> None:
+    from .evidence import write_vocabulary
+
+    _check_out(args)
+    write_vocabulary(corpus or _load_corpus(args), Path(args.out))
+
+
+def cmd_train(args, corpus=None):
     import torch
 
-    from .train import run_protocol
+    from .train import resolve_device, run_protocol
 
+    _check_out(args)
+    cfg = _train_config(args)
+    device = resolve_device(args.device)
     if args.threads:
         torch.set_num_threads(args.threads)
-    corpus = _load_corpus(args)
-    cfg = _train_config(args)
-    results = run_protocol(corpus, cfg, Path(args.runs), progress=not args.no_progress)
+    corpus = corpus or _load_corpus(args)
+    print(f"training on {device.type}")
+    results = run_protocol(corpus, cfg, Path(args.runs), progress=not args.no_progress, device=device)
     return corpus, cfg, results
 
 
-def cmd_evidence(args, corpus=None, cfg=None, results=None) -> None:
-    from .evidence import write_all
+def cmd_evidence(args, corpus=None, cfg=None, results=None, onnx_report=None) -> dict:
+    from .evidence import read_onnx_report, write_all
 
     if corpus is None:
         corpus, cfg, results = cmd_train(args)  # finished runs are reused, so this only trains what is missing
-    write_all(corpus, cfg, results, Path(args.runs), Path(args.out), timing_note=args.timing_note)
+        cmd_vocab(args, corpus)
+    if onnx_report is None:
+        onnx_report = read_onnx_report(Path(args.runs))
+    return write_all(corpus, cfg, results, Path(args.runs), Path(args.out), timing_note=args.timing_note,
+                     onnx_report=onnx_report)
 
 
-def cmd_onnx(args) -> None:
+def cmd_onnx(args, corpus=None) -> dict:
     from .onnx_export import export_all
 
-    export_all(Path(args.runs), Path(args.out), data=args.data, stories=args.stories)
+    _check_out(args)
+    return export_all(corpus or _load_corpus(args), Path(args.runs), Path(args.out))
 
 
-def cmd_walkthrough(args) -> None:
+def cmd_manifest(args) -> None:
+    from .onnx_export import write_manifest
+
+    print(f"wrote {write_manifest(Path(args.out))}")
+
+
+def cmd_walkthrough(args, prompt=None) -> None:
     from .lesson.walkthrough import write
 
     out = Path(args.out)
-    write(Path(getattr(args, "checkpoints", None) or out / "checkpoints"), out)
+    write(Path(getattr(args, "checkpoints", None) or out / "checkpoints"), out, prompt=prompt)
+
+
+def cmd_unicode(args) -> None:
+    from . import atomic
+    from .wordlm import UNICODE_TABLE, UNICODE_VERSION, unicode_table_js
+
+    path = atomic.write_text(Path(args.root) / UNICODE_TABLE, unicode_table_js())
+    print(f"wrote {path} (Unicode {UNICODE_VERSION})")
 
 
 def cmd_all(args) -> None:
     corpus, cfg, results = cmd_train(args)
-    cmd_evidence(args, corpus, cfg, results)
-    cmd_onnx(args)
-    cmd_walkthrough(args)
+    cmd_vocab(args, corpus)
+    report = cmd_onnx(args, corpus)
+    evidence = cmd_evidence(args, corpus, cfg, results, onnx_report=report)
+    cmd_walkthrough(args, prompt=evidence["preset"]["prompt"])
     from .lesson import worksheet
 
     print(f"wrote {worksheet.write(Path(args.out) / 'worksheet.json')}")
 
 
 def cmd_generate(args) -> None:
+    from .checkpoints import check_vocabulary, load_checkpoint
     from .generate import generate_text
-    from .train import load_checkpoint
 
     model = load_checkpoint(args.checkpoint)
-    vocab = json.loads(Path(args.vocab).read_text())
-    out = generate_text(model, vocab["itos"], args.prompt, max_new_tokens=args.max_new_tokens,
+    if not Path(args.vocab).is_file():
+        raise FileNotFoundError(f"{args.vocab} not found: pass --vocab PATH, the vocab.json written with this checkpoint")
+    try:
+        vocab = json.loads(Path(args.vocab).read_text())
+        itos = vocab["itos"]
+    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{args.vocab} is not a vocab.json ({type(exc).__name__}: {exc})") from None
+    check_vocabulary(model, itos, args.vocab)
+    out = generate_text(model, itos, args.prompt, max_new_tokens=args.max_new_tokens,
                         temperature=args.temperature, seed=args.seed)
     print(out["text"])
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m export", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="python -m export", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("audit", help="split and audit the stories")
     _add_data_args(p)
     p.set_defaults(func=cmd_audit)
+    p = sub.add_parser("vocab", help="write vocab.json and the tokenizer test vectors")
+    _add_data_args(p)
+    p.add_argument("--out", default="wasm_assets")
+    p.set_defaults(func=cmd_vocab)
     for name, func, helptext in (("train", cmd_train, "run the training protocol"),
-                                 ("evidence", cmd_evidence, "write evidence.json and friends"),
-                                 ("all", cmd_all, "train, write evidence and export ONNX")):
+                                 ("evidence", cmd_evidence, "write evidence.json, vocab.json and the trace plot"),
+                                 ("all", cmd_all, "the whole pipeline, stories to wasm_assets/")):
         p = sub.add_parser(name, help=helptext)
         _add_data_args(p)
         _add_train_args(p)
         p.add_argument("--out", default="wasm_assets")
         p.set_defaults(func=func)
-    p = sub.add_parser("onnx", help="export seed-11 checkpoints to ONNX")
+    p = sub.add_parser("onnx", help="export seed-11 checkpoints to ONNX and write the manifest")
     _add_data_args(p)
     p.add_argument("--runs", default="runs")
     p.add_argument("--out", default="wasm_assets")
     p.set_defaults(func=cmd_onnx)
+    p = sub.add_parser("manifest", help="write models/manifest.json from the shipped models and checkpoints")
+    p.add_argument("--out", default="wasm_assets", help="folder with models/, checkpoints/ and vocab.json")
+    p.set_defaults(func=cmd_manifest)
     p = sub.add_parser("walkthrough", help="write walkthrough.json from the shipped four-head checkpoint")
     p.add_argument("--out", default="wasm_assets", help="folder with vocab.json and evidence.json; output goes here")
     p.add_argument("--checkpoints", default=None, help="folder with four_heads-seed11.pt (default OUT/checkpoints)")
     p.set_defaults(func=cmd_walkthrough)
-    p = sub.add_parser("generate", help="continue a prompt with a checkpoint")
+    p = sub.add_parser("generate", help="continue a prompt with a checkpoint (full or compact)")
     p.add_argument("checkpoint")
     p.add_argument("prompt")
     p.add_argument("--vocab", default="wasm_assets/vocab.json")
-    p.add_argument("--max-new-tokens", type=int, default=24)
-    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--max-new-tokens", type=_at_least(1), default=PRESET_MAX_NEW)
+    p.add_argument("--temperature", type=_temperature, default=0.0, help="0 (the default) is greedy")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_generate)
+    p = sub.add_parser("unicode", help="write site_src/js/runtime/unicode_unassigned.js from this Python's Unicode")
+    p.add_argument("--root", default=".", help="the repository root")
+    p.set_defaults(func=cmd_unicode)
     return parser
 
 
@@ -180,7 +279,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (DataError, SplitError, ValueError, FileNotFoundError) as exc:
+    except (DataError, SplitError, ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

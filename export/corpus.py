@@ -5,6 +5,7 @@ import hashlib
 from dataclasses import dataclass
 
 from .data import StorySource
+from .defaults import CONTEXT, VOCAB_SIZE
 from .windows import SPLIT_FRACTIONS, SPLIT_SEED, SPLITS, WindowSet, audit_split, make_windows, split_indices
 from .wordlm import Vocabulary, build_vocabulary, tokenize
 
@@ -33,7 +34,9 @@ class Corpus:
         return h.hexdigest()[:16]
 
 
-def prepare_corpus(source: StorySource, C: int = 4000, T: int = 64, split_seed: int = SPLIT_SEED) -> Corpus:
+def prepare_corpus(source: StorySource, C: int = VOCAB_SIZE, T: int = CONTEXT, split_seed: int = SPLIT_SEED) -> Corpus:
+    if T < 1:
+        raise ValueError(f"the context T must be at least 1, not {T}")
     index = split_indices(len(source.stories), split_seed)
     split_rows = {s: [source.stories[i].row for i in index[s]] for s in SPLITS}
     tokens = {s: [tokenize(source.stories[i].text) for i in index[s]] for s in SPLITS}

@@ -16,33 +16,44 @@ Schema ``mha-evidence/1`` (checked by ``validate``):
                 exp(loss)), test_loss_mean / _sd, train_seconds_mean / _sd, parameters
 ``comparison``  relative change of four heads vs one head in mean perplexity,
                 and whether the gap exceeds the run-to-run spread
-``device``      cpu model string, threads, torch version, platform
+``device``      where the runs trained: device (cpu, cuda, mps), name (CPU model or GPU
+                name), cpu model string, threads, torch version, platform
 ``timing``      what the training times include, and a note on the conditions they ran in
 ``stories``     excerpt, shortest test story, two longest stories (row, text,
                 token_count, word_count) with the dataset credit
 ``preset``      the held-out preset: row, prompt, prompt_tokens, max_new_tokens,
                 seed-11 greedy continuations per model (ids, tokens, text, ended_with_eos)
 ``artefacts``   file names written beside it
+``onnx``        per model: shipped encoding, sizes, perplexities of every encoding
+                tried, parity (from the ONNX stage's report, ``runs/onnx_report.json``)
+
+``build_evidence`` joins the sections that ``SECTIONS`` lists; a new
+measurement is one more function there. ``write_all`` is the only writer of
+evidence.json; the vocabulary and its tokenizer vectors are the vocab stage's
+(``write_vocabulary``).
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import re
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import atomic
+from .checkpoints import load_full
 from .corpus import Corpus, split_description
 from .data import CREDIT
+from .defaults import PRESET_MAX_NEW, PRESET_SEED
 from .generate import generate_text
-from .models import MODEL_LABELS
-from .train import RunResult, TrainConfig, aggregate, device_description, load_checkpoint, relative_change, run_dir
-from .wordlm import RULES_VERSION, tokenize
+from .models import get_spec
+from .train import RunResult, TrainConfig, aggregate, device_description, relative_change, run_dir
+from .wordlm import RULES_VERSION, SPECIAL_IDS, tokenize
 
 SCHEMA = "mha-evidence/1"
 PRESET_MIN_TOKENS = 8
-PRESET_SEED = 11
-PRESET_MAX_NEW = 24
+ONNX_REPORT = "onnx_report.json"  # in the runs folder: the ONNX stage's hand-over to this one
 REQUIRED = {
     "schema": str, "source": dict, "split": dict, "audit": dict, "vocabulary": dict, "protocol": dict,
     "runs": list, "aggregates": dict, "comparison": dict, "device": dict, "stories": dict, "preset": dict,
@@ -80,23 +91,54 @@ def story_examples(corpus: Corpus) -> dict:
     }
 
 
+def preset_of(corpus: Corpus) -> tuple[dict, str]:
+    """The held-out preset: the shortest test story and its opening sentences as the prompt."""
+    story = story_examples(corpus)["shortest_test"]
+    return story, preset_prompt(story["text"])
+
+
 def preset_continuations(corpus: Corpus, cfg: TrainConfig, runs: Path, prompt: str) -> dict:
     out = {}
     for name in cfg.models:
         ckpt = run_dir(runs, name, PRESET_SEED) / "best.pt"
         if not ckpt.is_file():
             continue
-        model = load_checkpoint(ckpt)
+        model = load_full(ckpt)
         out[name] = generate_text(model, corpus.vocab.itos, prompt, max_new_tokens=PRESET_MAX_NEW)
     return out
 
 
-def build_evidence(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path,
-                   timing_note: str = "") -> dict:
-    stories = story_examples(corpus)
-    preset_story = stories["shortest_test"]
-    prompt = preset_prompt(preset_story["text"])
-    aggregates = aggregate(results)
+@dataclass
+class Inputs:
+    """Everything the evidence is made from."""
+
+    corpus: Corpus
+    cfg: TrainConfig
+    results: list[RunResult]
+    runs: Path
+    timing_note: str = ""
+    onnx_report: dict | None = None
+
+
+def data_sections(x: Inputs) -> dict:
+    return {
+        "source": x.corpus.source.describe(),
+        "split": {**split_description(), "rows": x.corpus.split_rows},
+        "audit": x.corpus.audit,
+        "vocabulary": {"C": len(x.corpus.vocab), "T": x.corpus.T, "rules_version": RULES_VERSION,
+                       "special": dict(SPECIAL_IDS),
+                       "built_from": "training stories only; ties broken alphabetically"},
+    }
+
+
+def _shared(values: dict):
+    """One number when every model has it, else the number per model."""
+    return next(iter(values.values())) if len(set(values.values())) == 1 else values
+
+
+def protocol_sections(x: Inputs) -> dict:
+    cfg, specs = x.cfg, [get_spec(m) for m in x.cfg.models]
+    aggregates = aggregate(x.results)
     change = relative_change(aggregates)
     comparison = {"relative_change_four_vs_one": change}
     if change is not None:
@@ -108,37 +150,59 @@ def build_evidence(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], r
             "largest_sd": spread,
             "four_heads_better_beyond_spread": bool(gap > spread),
         })
+    device = x.results[0].device if x.results else device_description()
+    where = "on the CPU" if device.get("device", "cpu") == "cpu" else f"on {device.get('name', device['device'])}"
     return {
-        "schema": SCHEMA,
-        "source": corpus.source.describe(),
-        "split": {**split_description(), "rows": corpus.split_rows},
-        "audit": corpus.audit,
-        "vocabulary": {"C": len(corpus.vocab), "T": corpus.T, "rules_version": RULES_VERSION,
-                       "special": {"PAD": 0, "BOS": 1, "EOS": 2, "UNK": 3},
-                       "built_from": "training stories only; ties broken alphabetically"},
         "protocol": {
-            "models": list(cfg.models), "labels": {m: MODEL_LABELS[m] for m in cfg.models},
+            "models": list(cfg.models), "labels": {s.name: s.label for s in specs},
             "seeds": list(cfg.seeds), "updates": cfg.updates,
             "batch_size": cfg.batch_size, "eval_every": cfg.eval_every, "selection_windows": cfg.selection_windows,
-            "d_model": cfg.d_model, "hidden": cfg.hidden, "heads": {"mlp": 0, "one_head": 1, "four_heads": 4},
+            "d_model": _shared({s.name: s.d_model for s in specs}), "hidden": _shared({s.name: s.hidden for s in specs}),
+            "heads": {s.name: s.heads for s in specs},
             "optimizer": cfg.optimizer_description(),
             "selection": "lowest validation loss on the fixed selection slice; test loss on all test windows",
         },
-        "runs": [asdict(r) for r in results],
+        "runs": [asdict(r) for r in x.results],
         "aggregates": aggregates,
         "comparison": comparison,
-        "device": results[0].device if results else device_description(),
-        "timing": {"what": "wall-clock seconds per run, 6,000 updates plus every validation pass, on the CPU",
-                   "note": timing_note},
+        "device": device,
+        "timing": {"what": f"wall-clock seconds per run, {cfg.updates:,} updates plus every validation pass, {where}",
+                   "note": x.timing_note},
+    }
+
+
+def story_sections(x: Inputs) -> dict:
+    stories = story_examples(x.corpus)
+    preset_story, prompt = preset_of(x.corpus)
+    return {
         "stories": stories,
         "preset": {
             "row": preset_story["row"], "prompt": prompt, "prompt_tokens": tokenize(prompt),
             "max_new_tokens": PRESET_MAX_NEW, "seed": PRESET_SEED, "decoding": "greedy",
-            "continuations": preset_continuations(corpus, cfg, runs, prompt),
+            "continuations": preset_continuations(x.corpus, x.cfg, x.runs, prompt),
         },
-        "artefacts": {"vocabulary": "vocab.json", "tokenizer_vectors": "tokenizer_vectors.json",
-                      "trace_plot": "validation_traces.svg"},
     }
+
+
+def artefact_sections(x: Inputs) -> dict:
+    artefacts = {"vocabulary": "vocab.json", "tokenizer_vectors": "tokenizer_vectors.json",
+                 "trace_plot": "validation_traces.svg"}
+    if x.onnx_report is None:
+        return {"artefacts": artefacts}
+    return {"artefacts": {**artefacts, "models": "models/manifest.json", "parity": "parity.json"},
+            "onnx": x.onnx_report["models"]}
+
+
+SECTIONS = [data_sections, protocol_sections, story_sections, artefact_sections]
+
+
+def build_evidence(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path,
+                   timing_note: str = "", onnx_report: dict | None = None) -> dict:
+    inputs = Inputs(corpus, cfg, results, Path(runs), timing_note, onnx_report)
+    evidence = {"schema": SCHEMA}
+    for section in SECTIONS:
+        evidence.update(section(inputs))
+    return evidence
 
 
 def validate(evidence: dict) -> None:
@@ -201,7 +265,7 @@ def plot_traces(evidence: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    colours = {"mlp": "#E69F00", "one_head": "#56B4E9", "four_heads": "#009E73"}  # Okabe-Ito
+    colours = {name: get_spec(name).colour for name in evidence["protocol"]["models"]}
     styles = ["-", "--", ":"]
     seeds = evidence["protocol"]["seeds"]
     fig, ax = plt.subplots(figsize=(7.5, 5.0), dpi=100)
@@ -224,14 +288,38 @@ def plot_traces(evidence: dict, path: Path) -> None:
     atomic.write_bytes(path, buf.getvalue())
 
 
-def write_all(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path, out: Path, log=print,
-              timing_note: str = "") -> dict:
-    evidence = build_evidence(corpus, cfg, results, runs, timing_note)
-    validate(evidence)
-    out.mkdir(parents=True, exist_ok=True)
+def write_vocabulary(corpus: Corpus, out: Path, log=print) -> None:
+    """The vocab stage: vocab.json and the browser tokenizer's test vectors."""
     atomic.write_json(out / "vocab.json", corpus.vocab.to_json(corpus.T), indent=None)
     atomic.write_json(out / "tokenizer_vectors.json", tokenizer_vectors(corpus))
+    log(f"wrote {out / 'vocab.json'}, tokenizer_vectors.json")
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def read_onnx_report(runs: Path) -> dict | None:
+    """The ONNX stage's report, if it was made from the checkpoints now in ``runs``."""
+    path = Path(runs) / ONNX_REPORT
+    if not path.is_file():
+        return None
+    report = json.loads(path.read_text())
+    for name, digest in report["checkpoints"].items():
+        ckpt = run_dir(runs, name, PRESET_SEED) / "best.pt"
+        if not ckpt.is_file() or file_sha256(ckpt) != digest:
+            raise ValueError(f"{path} was made from other checkpoints than {ckpt}: run `python -m export onnx` again")
+    return report
+
+
+def write_all(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path, out: Path, log=print,
+              timing_note: str = "", onnx_report: dict | None = None) -> dict:
+    evidence = build_evidence(corpus, cfg, results, runs, timing_note, onnx_report)
+    validate(evidence)
     plot_traces(evidence, out / "validation_traces.svg")
     atomic.write_json(out / "evidence.json", evidence)
-    log(f"wrote {out / 'evidence.json'}, vocab.json, tokenizer_vectors.json, validation_traces.svg")
+    if onnx_report is None:
+        log("note: no ONNX report in the runs folder, so evidence.json has no `onnx` section; "
+            "run `python -m export onnx`, then `evidence` again")
+    log(f"wrote {out / 'evidence.json'}, validation_traces.svg")
     return evidence

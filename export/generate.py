@@ -15,6 +15,7 @@ import math
 import numpy as np
 import torch
 
+from .defaults import PRESET_MAX_NEW
 from .windows import context_window
 from .wordlm import BOS_ID, EOS_ID, PAD_ID, UNK_ID, detokenize, tokenize
 
@@ -38,6 +39,7 @@ class Mulberry32:
 
 def choose_next(logits: np.ndarray, temperature: float = 0.0, rng: Mulberry32 | None = None) -> int:
     """Pick the next id from one row of logits (float array of length C)."""
+    check_temperature(temperature)
     scores = np.asarray(logits, dtype=np.float64).copy()
     if not np.all(np.isfinite(scores)):
         raise ValueError("the model returned non-finite logits")
@@ -51,6 +53,11 @@ def choose_next(logits: np.ndarray, temperature: float = 0.0, rng: Mulberry32 | 
     cumulative = np.cumsum(p)
     u = rng.random() * cumulative[-1]
     return int(min(np.searchsorted(cumulative, u, side="right"), len(p) - 1))
+
+
+def check_temperature(temperature: float) -> None:
+    if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature >= 0):
+        raise ValueError(f"temperature must be a finite number, 0 (greedy) or more, not {temperature!r}")
 
 
 def prompt_history(itos: list[str], prompt: str) -> list[int]:
@@ -71,7 +78,7 @@ def torch_predictor(model):
     return predict
 
 
-def generate_ids(model_or_predict, history: list[int], max_new_tokens: int = 24, temperature: float = 0.0,
+def generate_ids(model_or_predict, history: list[int], max_new_tokens: int = PRESET_MAX_NEW, temperature: float = 0.0,
                  seed: int = 0, T: int | None = None) -> tuple[list[int], bool]:
     """New ids after ``history`` and whether EOS ended them.
 
@@ -80,6 +87,7 @@ def generate_ids(model_or_predict, history: list[int], max_new_tokens: int = 24,
     """
     if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
         raise ValueError(f"max_new_tokens must be between 1 and {MAX_NEW_TOKENS}")
+    check_temperature(temperature)
     if isinstance(model_or_predict, torch.nn.Module):
         T = T or model_or_predict.T
         predict = torch_predictor(model_or_predict)
@@ -99,7 +107,7 @@ def generate_ids(model_or_predict, history: list[int], max_new_tokens: int = 24,
     return new, False
 
 
-def generate_text(model, itos: list[str], prompt: str, max_new_tokens: int = 24,
+def generate_text(model, itos: list[str], prompt: str, max_new_tokens: int = PRESET_MAX_NEW,
                   temperature: float = 0.0, seed: int = 0, T: int | None = None) -> dict:
     history = prompt_history(itos, prompt)
     ids, ended = generate_ids(model, history, max_new_tokens, temperature, seed, T)

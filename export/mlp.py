@@ -9,11 +9,12 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .defaults import D_MODEL, HIDDEN
 from .wordlm import PAD_ID
 
 
 class MLPLM(nn.Module):
-    def __init__(self, C: int, T: int, d_model: int = 64, hidden: int = 256):
+    def __init__(self, C: int, T: int, d_model: int = D_MODEL, hidden: int = HIDDEN):
         super().__init__()
         self.C, self.T, self.d_model, self.hidden = C, T, d_model, hidden
         self.token_embedding = nn.Embedding(C, d_model, padding_idx=PAD_ID)

@@ -1,20 +1,92 @@
-"""The three models of the comparison, by name."""
+"""The model registry: every model of the comparison, by name, in one place.
+
+Training, checkpoints, the evidence, the ONNX export and the browser's
+manifest all read ``MODELS``. Adding a model is one line here plus a retrain,
+for example ``ModelSpec("two_heads", "Two heads", "attention", heads=2,
+colour="#CC79A7")``.
+"""
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
 from torch import nn
 
+from .defaults import D_MODEL, HIDDEN
 from .mlp import MLPLM
 from .multihead import MultiHeadAttentionLM
 
-MODEL_NAMES = ("mlp", "one_head", "four_heads")
-MODEL_LABELS = {"mlp": "MLP", "one_head": "One head", "four_heads": "Four heads"}
+KINDS = ("mlp", "attention")
 
 
-def build_model(name: str, C: int, T: int, d_model: int = 64, hidden: int = 256) -> nn.Module:
-    if name == "mlp":
-        return MLPLM(C, T, d_model=d_model, hidden=hidden)
-    if name == "one_head":
-        return MultiHeadAttentionLM(C, T, d_model=d_model, hidden=hidden, heads=1)
-    if name == "four_heads":
-        return MultiHeadAttentionLM(C, T, d_model=d_model, hidden=hidden, heads=4)
-    raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODEL_NAMES)}")
+@dataclass(frozen=True)
+class ModelSpec:
+    """What a model is: its name, how the site labels it, its kind and sizes."""
+
+    name: str
+    label: str
+    kind: str  # "mlp" or "attention"
+    heads: int = 0  # 0 for the MLP
+    d_model: int = D_MODEL
+    hidden: int = HIDDEN
+    colour: str = "#999999"  # its line in the validation-trace plot
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"model {self.name!r}: kind must be one of {KINDS}, not {self.kind!r}")
+        if self.kind == "mlp" and self.heads:
+            raise ValueError(f"model {self.name!r}: an MLP has no heads")
+        if self.kind == "attention" and (self.heads < 1 or self.d_model % self.heads):
+            raise ValueError(f"model {self.name!r}: heads must be at least 1 and divide d_model={self.d_model}")
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.heads if self.heads else 0
+
+    def build(self, C: int, T: int) -> nn.Module:
+        """A freshly initialised model of this spec for a vocabulary of C ids and windows of T."""
+        if self.kind == "mlp":
+            return MLPLM(C, T, d_model=self.d_model, hidden=self.hidden)
+        return MultiHeadAttentionLM(C, T, d_model=self.d_model, hidden=self.hidden, heads=self.heads)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ModelSpec":
+        return cls(**data)
+
+    def same_architecture(self, other: "ModelSpec") -> bool:
+        return (self.kind, self.heads, self.d_model, self.hidden) == (other.kind, other.heads, other.d_model,
+                                                                      other.hidden)
+
+
+MODELS = (
+    ModelSpec("mlp", "MLP", "mlp", colour="#E69F00"),  # Okabe-Ito colours, safe for colour-blind readers
+    ModelSpec("one_head", "One head", "attention", heads=1, colour="#56B4E9"),
+    ModelSpec("four_heads", "Four heads", "attention", heads=4, colour="#009E73"),
+)
+REGISTRY = {spec.name: spec for spec in MODELS}
+MODEL_NAMES = tuple(REGISTRY)
+MODEL_LABELS = {spec.name: spec.label for spec in MODELS}
+
+
+def get_spec(name: str) -> ModelSpec:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODEL_NAMES)}") from None
+
+
+def build_model(spec: ModelSpec | str, C: int, T: int) -> nn.Module:
+    return (get_spec(spec) if isinstance(spec, str) else spec).build(C, T)
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def loss_fn(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean next-token cross-entropy (natural log), the training loss of every model."""
+    return F.cross_entropy(logits, targets)

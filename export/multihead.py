@@ -22,14 +22,14 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
+from .defaults import D_MODEL, HIDDEN
 from .wordlm import PAD_ID
 
 
 class MultiHeadAttentionLM(nn.Module):
-    def __init__(self, C: int, T: int, d_model: int = 64, hidden: int = 256, heads: int = 4):
+    def __init__(self, C: int, T: int, d_model: int = D_MODEL, hidden: int = HIDDEN, heads: int = 4):
         super().__init__()
         if d_model % heads:
             raise ValueError(f"d_model={d_model} is not divisible by heads={heads}")
@@ -94,10 +94,3 @@ class MultiHeadAttentionLM(nn.Module):
                 "messages": messages, "joined": joined, "updated": updated, "hidden": hidden,
                 "logits": logits}
 
-
-def count_parameters(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())
-
-
-def loss_fn(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    return F.cross_entropy(logits, targets)

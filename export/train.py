@@ -9,16 +9,21 @@ and the batch draws; the data split and the vocabulary are shared.
 
 Finished runs are saved under ``runs/<model>-seed<seed>/`` (result.json and the
 selected state dict) and skipped when the protocol is repeated with the same
-data and settings, so an interrupted protocol resumes where it stopped.
+data and settings, so an interrupted protocol resumes where it stopped. A run
+counts as finished only when its checkpoint loads and matches its result file.
+
+Training runs on ``device``: ``auto`` takes CUDA, then Apple's MPS, then the
+CPU. The device and its name are recorded with every run.
 """
 from __future__ import annotations
 
-import copy
 import json
 import math
 import os
 import platform
 import statistics
+import subprocess
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -28,20 +33,21 @@ from torch import nn
 from tqdm import tqdm
 
 from . import atomic
+from .checkpoints import CheckpointError, load_full, save_full
 from .corpus import Corpus
-from .models import MODEL_NAMES, build_model
-from .multihead import count_parameters, loss_fn
+from .defaults import SEEDS
+from .models import MODEL_NAMES, count_parameters, get_spec, loss_fn
 from .windows import WindowSet
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
 
 
 @dataclass(frozen=True)
 class TrainConfig:
     updates: int = 6000
     batch_size: int = 512
-    seeds: tuple[int, ...] = (11, 29, 47)
+    seeds: tuple[int, ...] = SEEDS
     models: tuple[str, ...] = MODEL_NAMES
-    d_model: int = 64
-    hidden: int = 256
     lr: float = 2e-3
     betas: tuple[float, float] = (0.9, 0.98)
     weight_decay: float = 0.01
@@ -53,6 +59,17 @@ class TrainConfig:
     selection_seed: int = 0
     eval_batch: int = 2048
 
+    def __post_init__(self) -> None:
+        for name in ("updates", "batch_size", "eval_every", "selection_windows", "eval_batch"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if not self.seeds:
+            raise ValueError("give at least one seed")
+        if not self.models:
+            raise ValueError("give at least one model")
+        for name in self.models:
+            get_spec(name)
+
     def optimizer_description(self) -> dict:
         return {
             "name": "AdamW", "lr": self.lr, "betas": list(self.betas), "weight_decay": self.weight_decay,
@@ -61,11 +78,13 @@ class TrainConfig:
             "grad_clip_norm": self.grad_clip,
         }
 
-    def run_key(self) -> dict:
+    def run_key(self, name: str) -> dict:
+        """The settings a finished run of model ``name`` must have been trained with to be reused."""
         d = asdict(self)
         for k in ("seeds", "models", "eval_batch"):
             d.pop(k)
-        return d
+        spec = get_spec(name)
+        return {**d, "d_model": spec.d_model, "hidden": spec.hidden}
 
 
 def cpu_name() -> str:
@@ -78,9 +97,35 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def device_description() -> dict:
-    return {"device": "cpu", "cpu": cpu_name(), "threads": torch.get_num_threads(),
-            "torch": torch.__version__, "platform": platform.platform()}
+def resolve_device(choice: str = "auto") -> torch.device:
+    """``auto``: CUDA, then Apple's MPS, then the CPU; a named device must be present."""
+    mps = getattr(torch.backends, "mps", None)
+    available = {"cpu": True, "cuda": torch.cuda.is_available(), "mps": bool(mps and mps.is_available())}
+    if choice == "auto":
+        return torch.device(next(d for d in ("cuda", "mps", "cpu") if available[d]))
+    if choice not in available:
+        raise ValueError(f"unknown device {choice!r}; choose one of {', '.join(DEVICES)}")
+    if not available[choice]:
+        raise ValueError(f"this machine's PyTorch has no {choice} device; use --device auto or cpu")
+    return torch.device(choice)
+
+
+def device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    if device.type == "mps":
+        try:  # the chip's name, e.g. "Apple M2 Max"
+            return subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True, text=True,
+                                  timeout=5).stdout.strip() or "Apple GPU (MPS)"
+        except (OSError, subprocess.SubprocessError):
+            return "Apple GPU (MPS)"
+    return cpu_name()
+
+
+def device_description(device: torch.device | str = "cpu") -> dict:
+    device = torch.device(device)
+    return {"device": device.type, "name": device_name(device), "cpu": cpu_name(),
+            "threads": torch.get_num_threads(), "torch": torch.__version__, "platform": platform.platform()}
 
 
 def learning_rate(cfg: TrainConfig, update: int) -> float:
@@ -106,8 +151,9 @@ def mean_loss(model: nn.Module, windows: WindowSet, index: torch.Tensor | None =
     if index is None:
         index = torch.arange(len(windows))
     total, count = 0.0, 0
+    device = next(model.parameters()).device
     for start in range(0, len(index), batch):
-        x, y = windows.batch(index[start:start + batch])
+        x, y = (t.to(device) for t in windows.batch(index[start:start + batch]))
         total += nn.functional.cross_entropy(model(x), y, reduction="sum").item()
         count += len(y)
     model.train()
@@ -132,13 +178,20 @@ class RunResult:
     key: dict = field(default_factory=dict)
 
 
-def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: bool = True) -> tuple[RunResult, dict]:
-    """One model, one seed: train, select on validation, test. Returns the result and the chosen state dict."""
+def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: bool = True,
+              device: torch.device | str = "cpu") -> tuple[RunResult, nn.Module]:
+    """One model, one seed: train, select on validation, test. Returns the result and the selected model.
+
+    The weights are initialised on the CPU and the batches drawn there, so a
+    seed starts from the same point on every device.
+    """
     C, T = len(corpus.vocab), corpus.T
+    device = torch.device(device)
     torch.manual_seed(seed)
-    model = build_model(name, C, T, d_model=cfg.d_model, hidden=cfg.hidden)
+    model = get_spec(name).build(C, T).to(device)
     batches = torch.Generator().manual_seed(seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay, fused=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay,
+                            fused=device.type in ("cpu", "cuda"))
     train, val = corpus.windows["train"], corpus.windows["validation"]
     sel = selection_slice(val, cfg)
     best = (math.inf, 0, None)
@@ -148,7 +201,7 @@ def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: 
     for update in bar:
         for group in opt.param_groups:
             group["lr"] = learning_rate(cfg, update)
-        x, y = train.batch(torch.randint(len(train), (cfg.batch_size,), generator=batches))
+        x, y = (t.to(device) for t in train.batch(torch.randint(len(train), (cfg.batch_size,), generator=batches)))
         loss = loss_fn(model(x), y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -160,7 +213,7 @@ def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: 
             v = mean_loss(model, val, sel, cfg.eval_batch)
             trace.append([done, v])
             if v < best[0]:
-                best = (v, done, copy.deepcopy(model.state_dict()))
+                best = (v, done, {k: t.detach().cpu().clone() for k, t in model.state_dict().items()})
             bar.set_postfix(train=f"{sum(recent) / len(recent):.3f}", val=f"{v:.3f}", best=f"{best[0]:.3f}@{best[1]}")
     seconds = time.perf_counter() - start
     model.load_state_dict(best[2])
@@ -169,108 +222,161 @@ def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: 
         model=name, seed=seed, parameters=count_parameters(model), best_update=best[1], val_loss=best[0],
         test_loss=test_loss, test_perplexity=math.exp(test_loss), train_seconds=seconds,
         updates=cfg.updates, batch_size=cfg.batch_size, trace=trace,
-        final_train_loss=sum(recent) / max(1, len(recent)), device=device_description(),
-        key={"corpus": corpus.key(), **cfg.run_key()},
+        final_train_loss=sum(recent) / max(1, len(recent)), device=device_description(device),
+        key={"corpus": corpus.key(), **cfg.run_key(name)},
     )
-    return result, best[2]
+    return result, model
 
 
 def run_dir(runs: Path, name: str, seed: int) -> Path:
     return Path(runs) / f"{name}-seed{seed}"
 
 
-def load_finished(runs: Path, name: str, seed: int, corpus: Corpus, cfg: TrainConfig) -> RunResult | None:
-    path = run_dir(runs, name, seed) / "result.json"
-    if not path.is_file() or not (path.parent / "best.pt").is_file():
+def check_runs_folder(runs: Path) -> None:
+    """A --runs path must be a folder or not exist yet (nor sit under a file)."""
+    for folder in (Path(runs), *Path(runs).parents):
+        if folder.exists():
+            if not folder.is_dir():
+                raise ValueError(f"{folder} is a file, so {runs} cannot be the runs folder; choose another --runs")
+            return
+
+
+def load_finished(runs: Path, name: str, seed: int, corpus: Corpus, cfg: TrainConfig, log=print) -> RunResult | None:
+    """The run's result when it is finished: its result file matches these settings and its checkpoint loads and fits."""
+    folder = run_dir(runs, name, seed)
+    path, ckpt = folder / "result.json", folder / "best.pt"
+    if not path.is_file() or not ckpt.is_file():
         return None
     try:
         data = json.loads(path.read_text())
         result = RunResult(**data)
     except (json.JSONDecodeError, TypeError) as exc:
-        print(f"note: ignoring unreadable {path} ({exc}); the run will be redone")
+        log(f"note: ignoring unreadable {path} ({exc}); the run will be redone")
         return None
-    if result.key != {"corpus": corpus.key(), **json.loads(json.dumps(cfg.run_key()))}:
+    if result.key != {"corpus": corpus.key(), **json.loads(json.dumps(cfg.run_key(name)))}:
+        return None
+    try:
+        model = load_full(ckpt)
+    except CheckpointError as exc:
+        log(f"note: {exc}; the run will be redone")
+        return None
+    spec = get_spec(name)
+    problems = [what for what, bad in (
+        ("another model", model.spec.name != name or not model.spec.same_architecture(spec)),
+        ("another vocabulary or context", (model.C, model.T) != (len(corpus.vocab), corpus.T)),
+        ("another parameter count", count_parameters(model) != result.parameters),
+    ) if bad]
+    if problems:
+        log(f"note: {ckpt} holds {' and '.join(problems)} than {path.name} says; the run will be redone")
         return None
     return result
 
 
-def _claim(folder: Path) -> bool:
+STALE_AFTER = 120.0  # seconds without a heartbeat after which a claim counts as abandoned
+HEARTBEAT = 10.0  # how often the owner of a claim shows it is alive
+POLL = 10.0  # how often a waiting process looks again
+
+
+def _claim_is_alive(lock: Path, stale_after: float) -> bool:
+    """True while the claim's owner is plausibly training: a live process id and a recent heartbeat."""
+    try:
+        text = lock.read_text().strip()
+        age = time.time() - lock.stat().st_mtime
+    except FileNotFoundError:
+        return False
+    if age > stale_after:
+        return False  # no heartbeat: the owner is gone, or the id now belongs to an unrelated process
+    if not text:
+        return True  # just created; its owner writes the id next
+    try:
+        os.kill(int(text), 0)
+    except (ValueError, OverflowError, ProcessLookupError):
+        return False
+    except PermissionError:
+        pass  # alive, another user's: the heartbeat decides
+    return int(text) > 0
+
+
+def _claim(folder: Path, stale_after: float = STALE_AFTER) -> bool:
     """Mark a run as taken so that parallel protocol processes share the work."""
     folder.mkdir(parents=True, exist_ok=True)
     lock = folder / "claimed.pid"
     try:
         fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except FileExistsError:
-        try:
-            os.kill(int(lock.read_text() or 0), 0)
-            return False  # its owner is alive and training it
-        except (ValueError, ProcessLookupError, PermissionError):
-            lock.unlink(missing_ok=True)  # left by a process that died
-            return _claim(folder)
+        if _claim_is_alive(lock, stale_after):
+            return False
+        lock.unlink(missing_ok=True)  # its owner is gone: take it over
+        return _claim(folder, stale_after)
     with os.fdopen(fd, "w") as f:
         f.write(str(os.getpid()))
     return True
 
 
-def run_protocol(corpus: Corpus, cfg: TrainConfig, runs: Path, progress: bool = True, log=print) -> list[RunResult]:
+class _Heartbeat:
+    """While a run trains, touch its claim every ``HEARTBEAT`` seconds; release it at the end."""
+
+    def __init__(self, lock: Path, every: float = HEARTBEAT):
+        self.lock, self.every, self.stop = lock, every, threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True)
+
+    def _beat(self) -> None:
+        while not self.stop.wait(self.every):
+            try:
+                os.utime(self.lock)
+            except OSError:
+                pass
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.lock.unlink(missing_ok=True)
+
+
+def run_protocol(corpus: Corpus, cfg: TrainConfig, runs: Path, progress: bool = True, log=print,
+                 device: torch.device | str = "cpu", stale_after: float = STALE_AFTER,
+                 poll: float = POLL) -> list[RunResult]:
     """Every model for every seed, seed by seed so the seed-11 models are ready first.
 
     Several processes may run this at once on the same ``runs`` folder: each
     run is claimed by one of them, and every process waits for the others'
-    runs before it returns.
+    runs before it returns. A claim whose owner has died, or that has shown no
+    heartbeat for ``stale_after`` seconds, is taken over, so a wait ends.
     """
+    check_runs_folder(runs)
     results, waiting = {}, []
     for seed in cfg.seeds:
         for name in cfg.models:
-            done = load_finished(runs, name, seed, corpus, cfg)
+            done = load_finished(runs, name, seed, corpus, cfg, log)
             if done is not None:
                 log(f"{name} seed {seed}: already trained (test perplexity {done.test_perplexity:.2f}), skipped")
                 results[name, seed] = done
                 continue
-            if not _claim(run_dir(runs, name, seed)):
+            folder = run_dir(runs, name, seed)
+            if not _claim(folder, stale_after):
                 log(f"{name} seed {seed}: being trained by another process")
                 waiting.append((name, seed))
                 continue
-            try:
-                result, state = train_run(name, seed, corpus, cfg, progress)
-                folder = run_dir(runs, name, seed)
-                atomic.save_torch(folder / "best.pt", {"config": build_model(name, len(corpus.vocab), corpus.T,
-                                                                             cfg.d_model, cfg.hidden).config(),
-                                                       "state_dict": state})
+            with _Heartbeat(folder / "claimed.pid"):
+                result, model = train_run(name, seed, corpus, cfg, progress, device)
+                save_full(folder / "best.pt", get_spec(name), model, corpus.vocab.fingerprint())
                 atomic.write_json(folder / "result.json", asdict(result))
-            finally:
-                (run_dir(runs, name, seed) / "claimed.pid").unlink(missing_ok=True)
             log(f"{name} seed {seed}: best update {result.best_update}, val {result.val_loss:.4f}, "
                 f"test perplexity {result.test_perplexity:.2f}, {result.train_seconds:.0f} s")
             results[name, seed] = result
     for name, seed in waiting:
-        while (found := load_finished(runs, name, seed, corpus, cfg)) is None:
-            if _claim(run_dir(runs, name, seed)):  # its owner died: finish it here
+        while (found := load_finished(runs, name, seed, corpus, cfg, log)) is None:
+            if _claim(run_dir(runs, name, seed), stale_after):  # its owner is gone: finish it here
                 (run_dir(runs, name, seed) / "claimed.pid").unlink(missing_ok=True)
-                return run_protocol(corpus, cfg, runs, progress, log)
-            time.sleep(10)
+                log(f"{name} seed {seed}: its claim was abandoned; training it here")
+                return run_protocol(corpus, cfg, runs, progress, log, device, stale_after, poll)
+            time.sleep(poll)
         results[name, seed] = found
     return [results[name, seed] for seed in cfg.seeds for name in cfg.models]
-
-
-def load_checkpoint(path: str | os.PathLike) -> nn.Module:
-    """Rebuild a model from a saved ``best.pt``; a damaged file gives a clear error."""
-    try:
-        saved = torch.load(path, map_location="cpu", weights_only=True)
-        cfg = dict(saved["config"])
-        kind = cfg.pop("kind")
-        if kind == "mlp":
-            name = "mlp"
-        else:
-            name = "four_heads" if cfg.pop("heads") == 4 else "one_head"
-        model = build_model(name, cfg["C"], cfg["T"], cfg["d_model"], cfg["hidden"])
-        model.load_state_dict(saved["state_dict"])
-    except FileNotFoundError:
-        raise
-    except Exception as exc:  # torch raises many kinds for a damaged file
-        raise ValueError(f"checkpoint {path} is damaged or not a model checkpoint ({type(exc).__name__}: {exc})") from None
-    model.eval()
-    return model
 
 
 def aggregate(results: list[RunResult]) -> dict:

@@ -16,19 +16,32 @@ them exactly and is tested against vectors this module writes:
    leading or trailing ``'``, each dash and each emoji code point.
 
 So ``Lily can't find 12 balls!`` gives ``lily  can't  find  12  balls  !``.
+
+Unicode version: the rules use the Unicode tables of the Python that builds
+the vocabulary (``UNICODE_VERSION``, recorded in vocab.json). A code point
+those tables do not assign is category Cn, so rule 3 drops it, whatever a
+newer Unicode says it is; it also never joins the NFKC of the text on either
+side of it. The browser knows a newer Unicode, so it carries the list of
+these code points (``site_src/js/runtime/unicode_unassigned.js``, written by
+``python -m export unicode``) and drops exactly them.
 """
 from __future__ import annotations
 
+import hashlib
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+from .defaults import VOCAB_SIZE
+
 RULES_VERSION = "wordlm-1"
+UNICODE_VERSION = unicodedata.unidata_version
 
 PAD, BOS, EOS, UNK = "<PAD>", "<BOS>", "<EOS>", "<UNK>"
 SPECIAL_TOKENS = (PAD, BOS, EOS, UNK)
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
+SPECIAL_IDS = {"PAD": PAD_ID, "BOS": BOS_ID, "EOS": EOS_ID, "UNK": UNK_ID}
 
 _QUOTE_MAP = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
@@ -96,12 +109,47 @@ class Vocabulary:
             "rules_version": RULES_VERSION,
             "C": len(self.itos),
             "T": T,
-            "special": {"PAD": PAD_ID, "BOS": BOS_ID, "EOS": EOS_ID, "UNK": UNK_ID},
+            "special": dict(SPECIAL_IDS),
+            "unicode_version": UNICODE_VERSION,
             "itos": list(self.itos),
         }
 
+    def fingerprint(self) -> str:
+        return fingerprint(self.itos)
 
-def build_vocabulary(token_lists: Iterable[Sequence[str]], size: int = 4000) -> tuple[Vocabulary, Counter]:
+
+def fingerprint(itos: Sequence[str]) -> str:
+    """Identifies a vocabulary (its items in order); checkpoints store it."""
+    return hashlib.sha256("\n".join(itos).encode()).hexdigest()[:16]
+
+
+def unassigned_ranges() -> list[tuple[int, int]]:
+    """Inclusive code-point ranges that this Python's Unicode tables do not assign (category Cn)."""
+    ranges: list[tuple[int, int]] = []
+    for cp in range(0x110000):
+        if unicodedata.category(chr(cp)) == "Cn":
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1] = (ranges[-1][0], cp)
+            else:
+                ranges.append((cp, cp))
+    return ranges
+
+
+UNICODE_TABLE = "site_src/js/runtime/unicode_unassigned.js"
+
+
+def unicode_table_js() -> str:
+    """The browser's copy of ``unassigned_ranges()`` as an ES module."""
+    flat = [f"0x{cp:x}" for pair in unassigned_ranges() for cp in pair]
+    lines = [", ".join(flat[i:i + 12]) + "," for i in range(0, len(flat), 12)]
+    return (f"// Written by `python -m export unicode` from Python's unicodedata: do not edit.\n"
+            f"// The code points Unicode {UNICODE_VERSION} does not assign, as inclusive ranges\n"
+            f"// [first0, last0, first1, last1, ...]. The tokenizer drops them (see tokenizer.js).\n"
+            f"export const UNICODE_VERSION = \"{UNICODE_VERSION}\";\n"
+            f"export const UNASSIGNED = [\n" + "\n".join("  " + line for line in lines) + "\n];\n")
+
+
+def build_vocabulary(token_lists: Iterable[Sequence[str]], size: int = VOCAB_SIZE) -> tuple[Vocabulary, Counter]:
     """Rank tokens by frequency (ties broken alphabetically) and keep ``size`` items in all."""
     if size <= len(SPECIAL_TOKENS):
         raise ValueError(f"vocabulary size must exceed {len(SPECIAL_TOKENS)}")

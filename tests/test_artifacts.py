@@ -12,7 +12,8 @@ from export.corpus import prepare_corpus
 from export.data import DEFAULT_DATA, load_stories
 from export.evidence import validate
 from export.generate import generate_ids, prompt_history
-from export.onnx_export import PARITY_TOL, load_compact, ort_logits, ort_perplexity, ort_predictor, session
+from export.checkpoints import load_compact
+from export.onnx_export import PARITY_TOL, ort_logits, ort_perplexity, ort_predictor, session
 from export.train import aggregate, RunResult
 from export.wordlm import tokenize
 

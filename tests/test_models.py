@@ -3,7 +3,8 @@ import pytest
 import torch
 
 from export.mlp import MLPLM
-from export.multihead import MultiHeadAttentionLM, count_parameters
+from export.models import count_parameters
+from export.multihead import MultiHeadAttentionLM
 from export.windows import context_window
 
 C, T = 4000, 64

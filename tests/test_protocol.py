@@ -12,7 +12,8 @@ import torch
 from export.evidence import SCHEMA, preset_prompt, validate
 from export.generate import EXCLUDED_IDS, Mulberry32, choose_next, generate_ids
 from export.multihead import MultiHeadAttentionLM
-from export.train import RunResult, aggregate, learning_rate, load_checkpoint, relative_change, TrainConfig
+from export.checkpoints import load_checkpoint
+from export.train import RunResult, aggregate, learning_rate, relative_change, TrainConfig
 from export.wordlm import EOS_ID
 
 WORDS = "the cat sat on a mat and the dog ran to the big red ball while lily sang".split()

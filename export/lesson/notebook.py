@@ -96,7 +96,7 @@ print("real-vocabulary ids:", lily["real"]["ids"])
 WALK = r'''
 # Page 4: the same two prefixes through the shipped four-head model, every stage.
 import torch.nn.functional as F
-from export.onnx_export import load_compact
+from export.checkpoints import load_compact
 model = load_compact(ASSETS / "checkpoints" / "four_heads-seed11.pt")
 X = torch.tensor(lily["real"]["X"])
 y = torch.tensor(lily["real"]["y"])

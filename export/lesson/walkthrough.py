@@ -6,9 +6,10 @@
   window widths, a B = 2 batch, and the same two prefixes in the real
   vocabulary. Pure and cheap: the site build calls it for page 3.
 * ``batch_walkthrough(checkpoint, vocab)``: that real B = 2 batch through the
-  shipped four-head model (``load_compact``), every stage of ``forward_full``
-  as small rounded slices with full shapes, the loss, and the first steps of
-  generation from the held-out preset prompt.
+  shipped four-head model (``export.checkpoints.load_compact``: torch and
+  numpy only), every stage of ``forward_full`` as small rounded slices with
+  full shapes, the loss, and the first steps of generation from the held-out
+  preset prompt (given, or read from evidence.json).
   ``python -m export walkthrough`` writes it to ``wasm_assets/walkthrough.json``.
 """
 from __future__ import annotations
@@ -17,7 +18,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..wordlm import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID, Vocabulary, tokenize
+from ..defaults import CONTEXT, PRESET_SEED
+from ..wordlm import PAD_ID, SPECIAL_IDS, SPECIAL_TOKENS, Vocabulary, tokenize
 
 SENTENCE = "Lily found a red ball."
 TOY_W = 4
@@ -36,7 +38,7 @@ def _row(ids: list[int], itos: list[str]) -> list[str]:
     return [itos[i] for i in ids]
 
 
-def lily_example(real_itos: list[str] | None = None, T: int = 64) -> dict:
+def lily_example(real_itos: list[str] | None = None, T: int = CONTEXT) -> dict:
     """Everything page 3 shows about the toy sentence, as plain JSON-ready values."""
     from ..windows import make_windows
 
@@ -62,7 +64,7 @@ def lily_example(real_itos: list[str] | None = None, T: int = 64) -> dict:
         "C": len(words),
         "n_special": len(SPECIAL_TOKENS),
         "vocab": [{"id": i, "token": t} for i, t in enumerate(words)],
-        "special": {"PAD": PAD_ID, "BOS": BOS_ID, "EOS": EOS_ID, "UNK": UNK_ID},
+        "special": dict(SPECIAL_IDS),
         "blue_plain": vocab.encode_tokens(["blue"], boundaries=False),
         "blue_bounded": vocab.encode_tokens(["blue"], boundaries=True),
         "ids": ids,
@@ -122,17 +124,19 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def batch_walkthrough(checkpoint: str | Path, vocab_path: str | Path, evidence_path: str | Path | None = None) -> dict:
+def batch_walkthrough(checkpoint: str | Path, vocab_path: str | Path, evidence_path: str | Path | None = None,
+                      prompt: str | None = None) -> dict:
     import torch
     import torch.nn.functional as F
 
+    from ..checkpoints import check_vocabulary, load_compact
     from ..generate import EXCLUDED_IDS, generate_ids, prompt_history
-    from ..onnx_export import load_compact
     from ..windows import context_window
 
     vocab = json.loads(Path(vocab_path).read_text())
     itos = vocab["itos"]
     model = load_compact(checkpoint)
+    check_vocabulary(model, itos, str(vocab_path))
     T = model.T
     lily = lily_example(itos, T)
     X = torch.tensor(lily["real"]["X"], dtype=torch.long)
@@ -202,9 +206,9 @@ def batch_walkthrough(checkpoint: str | Path, vocab_path: str | Path, evidence_p
         "final_query_path_max_diff": float((fast_logits - logits).abs().max()),
         "final_query_attention_max_diff": float((fast_A - out["A"][:, :, -1]).abs().max()),
     }
-    if evidence_path and Path(evidence_path).is_file():
-        ev = json.loads(Path(evidence_path).read_text())
-        prompt = ev["preset"]["prompt"]
+    if prompt is None and evidence_path and Path(evidence_path).is_file():
+        prompt = json.loads(Path(evidence_path).read_text())["preset"]["prompt"]
+    if prompt is not None:
         history = prompt_history(itos, prompt)
         window = context_window(history, T)
         with torch.no_grad():
@@ -231,11 +235,12 @@ def batch_walkthrough(checkpoint: str | Path, vocab_path: str | Path, evidence_p
     return result
 
 
-def write(checkpoints: Path, assets: Path, log=print) -> Path:
+def write(checkpoints: Path, assets: Path, prompt: str | None = None, log=print) -> Path:
+    """walkthrough.json; the preset ``prompt`` comes from the evidence stage, or from evidence.json."""
     from .. import atomic
 
-    ckpt = Path(checkpoints) / "four_heads-seed11.pt"
-    data = batch_walkthrough(ckpt, Path(assets) / "vocab.json", Path(assets) / "evidence.json")
+    ckpt = Path(checkpoints) / f"four_heads-seed{PRESET_SEED}.pt"
+    data = batch_walkthrough(ckpt, Path(assets) / "vocab.json", Path(assets) / "evidence.json", prompt=prompt)
     path = atomic.write_json(Path(assets) / "walkthrough.json", data, indent=None)
     log(f"wrote {path} (B = 2 walkthrough, loss {data['loss']:.4f})")
     return path

@@ -7,8 +7,18 @@
 //    categories L* and N*); an apostrophe between two such characters joins them.
 // 5. Any other character is a token of its own.
 // Strings are walked by code point, as Python walks a str.
+//
+// The rules follow the Unicode version of the Python that built the
+// vocabulary; this browser knows a newer one. Python files a character its
+// tables do not assign under category Cn and drops it, and NFKC leaves it
+// alone, so the text on either side of it is normalised as two pieces. The
+// table of those code points comes from Python (unicode_unassigned.js), so
+// both sides drop the same ones, whatever this browser's Unicode is.
+
+import { UNASSIGNED, UNICODE_VERSION } from "./unicode_unassigned.js";
 
 export const RULES_VERSION = "wordlm-1";
+export { UNICODE_VERSION };
 
 const QUOTES = new Map([
   ["\u2018", "'"], ["\u2019", "'"], ["\u201c", '"'], ["\u201d", '"'],
@@ -35,12 +45,33 @@ function isDropped(ch) {
   return OTHER.test(ch) && !isSpace(ch);
 }
 
+export function isUnassigned(codePoint) {
+  let lo = 0;
+  let hi = UNASSIGNED.length / 2 - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (codePoint < UNASSIGNED[2 * mid]) hi = mid - 1;
+    else if (codePoint > UNASSIGNED[2 * mid + 1]) lo = mid + 1;
+    else return true;
+  }
+  return false;
+}
+
 function normalise(text) {
   let out = "";
-  for (const ch of String(text).normalize("NFKC").toLowerCase()) {
-    const mapped = QUOTES.get(ch) ?? ch;
-    if (!isDropped(mapped)) out += mapped;
+  let piece = "";
+  const flush = () => {
+    for (const ch of piece.normalize("NFKC").toLowerCase()) {
+      const mapped = QUOTES.get(ch) ?? ch;
+      if (!isDropped(mapped)) out += mapped;
+    }
+    piece = "";
+  };
+  for (const ch of String(text)) {
+    if (isUnassigned(ch.codePointAt(0))) flush(); // dropped, and a boundary for NFKC
+    else piece += ch;
   }
+  flush();
   return out;
 }
 
@@ -84,6 +115,9 @@ export class Vocabulary {
     if (!json || !Array.isArray(json.itos)) throw new Error("vocab.json has no itos list");
     if (json.rules_version && json.rules_version !== RULES_VERSION) {
       throw new Error(`vocab.json uses tokenizer rules ${json.rules_version}, this page implements ${RULES_VERSION}`);
+    }
+    if (json.unicode_version && json.unicode_version !== UNICODE_VERSION) {
+      throw new Error(`vocab.json was built with Unicode ${json.unicode_version}, this page's tokenizer table is Unicode ${UNICODE_VERSION}`);
     }
     this.itos = json.itos;
     this.C = json.C ?? json.itos.length;

@@ -1,0 +1,15 @@
+"""The pipeline's default settings, in one place.
+
+Special token ids live with the tokens in ``wordlm``; the models' names and
+sizes live in the registry in ``models``. Everything else a second module
+would otherwise retype is here.
+"""
+from __future__ import annotations
+
+VOCAB_SIZE = 4000  # C: the vocabulary's size, four special tokens included
+CONTEXT = 64  # T: how many ids a model reads
+SEEDS = (11, 29, 47)  # training seeds of the protocol
+PRESET_SEED = 11  # the seed whose models are exported and shown
+PRESET_MAX_NEW = 24
+D_MODEL = 64  # default width of every model's rows (the registry may choose others)
+HIDDEN = 256  # default width of the hidden layer before the output  # new tokens in the preset's saved continuations
