@@ -19,3 +19,13 @@ export function tokenText(vocab, id) {
   if (id === s.PAD) return "⟨padding⟩";
   return vocab.itos[id];
 }
+
+// The words to show for an error. The runtime's loaders (runtime/assets.js,
+// runtime/ort.js) may give an error a complete sentence for the learner
+// (err.learnerMessage, or err.learnerFacing with a message written for the
+// learner); otherwise the page's own sentence, which quotes err.message.
+export function learnerMessage(err, fallback) {
+  if (err && typeof err.learnerMessage === "string" && err.learnerMessage) return err.learnerMessage;
+  if (err && err.learnerFacing && err.message) return err.message;
+  return fallback;
+}

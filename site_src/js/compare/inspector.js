@@ -11,16 +11,21 @@ import { tokenText } from "./format.js";
 // section: the inspector element. view: {
 //   name, label, stepIndex: the chosen token's model and step,
 //   step: {window, id} of that step,
+//   words: for each slot of step.window, {text, unknown} as the learner wrote
+//     it (an unknown word keeps its spelling), or null for padding,
 //   outputs: {modelName: {logits, attention} | {error}} for step.window,
 //   models: the manifest's entries ({name, label, heads}), in column order,
-//   vocab, T, onClose }
+//   vocab, T, excluded: the ids generation never picks, onClose }
+// Returns {heading, close}.
 export function renderInspector(section, view) {
   const { label, stepIndex, step, outputs, models, vocab, T, onClose } = view;
+  const excluded = view.excluded || excludedIds(vocab.special);
+  const words = view.words || step.window.map((id) => ({ text: tokenText(vocab, id), unknown: id === vocab.special.UNK }));
   const real = [];
   step.window.forEach((id, slot) => {
     if (id !== vocab.special.PAD) real.push(slot);
   });
-  const heading = el("h3", { tabindex: "-1" },
+  const heading = el("h2", { tabindex: "-1", id: "mha-compare-inspector-title" },
     `Step ${stepIndex + 1} of ${label}: before it chose “`, el("span", { class: "mha-chosen", text: tokenText(vocab, step.id) }), "”");
   const close = el("button", { type: "button", class: "md-button", text: "Close", onclick: onClose });
   const intro = el("p", {
@@ -28,20 +33,20 @@ export function renderInspector(section, view) {
       "empty padding slots are left out). Each heatmap column is one head; a cell is how much the final position attended to that token.",
   });
   const maps = el("div", { class: "mha-heatmaps" });
-  const table = attentionTable({ window: step.window, real, outputs, models, vocab, T });
+  const table = attentionTable({ real, words, outputs, models, T });
   maps.append(table || el("p", { text: "The attention models are not running, so there is no heatmap." }));
   const tops = el("div", { class: "mha-topk" });
   for (const m of models) {
-    if (outputs[m.name]) tops.append(topList(m, outputs[m.name], vocab));
+    if (outputs[m.name]) tops.append(topList(m, outputs[m.name], vocab, excluded));
   }
   section.replaceChildren(el("div", { class: "mha-inspector__head" }, heading, close), intro, maps,
-    el("h4", { text: "Most likely next tokens" }), tops);
+    el("h3", { text: "Most likely next tokens" }), tops);
   section.hidden = false;
   return { heading, close };
 }
 
 // One column per head of every attention model (heads from the manifest).
-function attentionTable({ window, real, outputs, models, vocab, T }) {
+function attentionTable({ real, words, outputs, models, T }) {
   const heads = [];
   const groups = [];
   for (const m of models) {
@@ -65,24 +70,30 @@ function attentionTable({ window, real, outputs, models, vocab, T }) {
   const maxes = heads.map((h) => Math.max(1e-9, ...h.weights));
   const body = el("tbody");
   real.forEach((slot, r) => {
-    body.append(el("tr", {}, el("th", { scope: "row", class: "mha-heat__tok", text: tokenText(vocab, window[slot]) }),
+    const word = words[slot] || { text: "", unknown: false };
+    const rowHead = word.unknown
+      ? el("th", { scope: "row", class: "mha-heat__tok mha-heat__tok--unk", title: "outside the vocabulary: the models read it as unknown" },
+        el("span", { class: "mha-token--unk", text: word.text }), el("span", { class: "mha-sr", text: " (unknown to the models)" }))
+      : el("th", { scope: "row", class: "mha-heat__tok", text: word.text });
+    body.append(el("tr", {}, rowHead,
       heads.map((h, c) => {
         const w = h.weights[r];
         const { background, color } = cellColours(w / maxes[c]);
         return el("td", { class: "mha-heat__cell", style: `background:${background};color:${color}`, text: `${Math.round(w * 100)}` });
       })));
   });
-  return el("div", { class: "mha-heat__scroll" },
+  // Focusable, so the table can be scrolled sideways from the keyboard on a phone.
+  return el("div", { class: "mha-heat__scroll", tabindex: 0, role: "region", "aria-label": "Attention heatmap" },
     el("table", { class: "mha-heat" }, caption, el("thead", {}, groupRow, headRow), body));
 }
 
-function topList(model, out, vocab) {
-  const box = el("div", { class: "mha-topk__model" }, el("h5", { text: model.label }));
+function topList(model, out, vocab, excluded) {
+  const box = el("div", { class: "mha-topk__model" }, el("h4", { text: model.label }));
   if (out.error) {
     box.append(el("p", { text: out.error }));
     return box;
   }
-  const p = probabilities(out.logits, excludedIds(vocab.special));
+  const p = probabilities(out.logits, excluded);
   const list = el("ol", { class: "mha-topk__list" });
   for (const id of topK(p, 5)) {
     const pct = p[id] * 100;
@@ -93,4 +104,24 @@ function topList(model, out, vocab) {
   }
   box.append(list);
   return box;
+}
+
+// Shows the inspector where the learner is: scrolled into view, focus on its
+// title; Escape or Close hides it and puts focus back on `opener` (the token
+// button that opened it).
+export function openInspector(section, view, opener) {
+  const close = () => {
+    view.onClose();
+    if (opener && opener.isConnected) opener.focus();
+  };
+  const parts = renderInspector(section, { ...view, onClose: close });
+  section.onkeydown = (event) => {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      close();
+    }
+  };
+  section.scrollIntoView({ block: "start" });
+  parts.heading.focus({ preventScroll: true });
+  return parts;
 }
