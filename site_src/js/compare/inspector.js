@@ -4,7 +4,7 @@
 // manifest's model list, so other views of a step can be added here.
 
 import { el } from "../runtime/dom.js";
-import { cellColours } from "../runtime/colormap.js";
+import { heatmapTable } from "../runtime/heatmap.js";
 import { excludedIds, probabilities, topK } from "../runtime/generate.js";
 import { tokenText } from "./format.js";
 
@@ -60,31 +60,30 @@ function attentionTable({ real, words, outputs, models, T }) {
     }
   }
   if (!heads.length) return null;
-  const caption = el("caption", {
-    text: "Final-query attention over the window. Colours (viridis) are scaled per column to its largest weight; numbers are percentages.",
-  });
-  const headRow = el("tr", {}, el("th", { scope: "col", text: "token" }),
-    heads.map((h) => el("th", { scope: "col", class: `mha-heat__h mha-heat__h--${h.group}`, text: h.label })));
   const groupRow = el("tr", {}, el("td", {}),
     groups.map((g) => el("th", { scope: "colgroup", colspan: g.count, text: g.label })));
   const maxes = heads.map((h) => Math.max(1e-9, ...h.weights));
-  const body = el("tbody");
-  real.forEach((slot, r) => {
+  const rows = real.map((slot, r) => {
     const word = words[slot] || { text: "", unknown: false };
-    const rowHead = word.unknown
-      ? el("th", { scope: "row", class: "mha-heat__tok mha-heat__tok--unk", title: "outside the vocabulary: the models read it as unknown" },
-        el("span", { class: "mha-token--unk", text: word.text }), el("span", { class: "mha-sr", text: " (unknown to the models)" }))
-      : el("th", { scope: "row", class: "mha-heat__tok", text: word.text });
-    body.append(el("tr", {}, rowHead,
-      heads.map((h, c) => {
-        const w = h.weights[r];
-        const { background, color } = cellColours(w / maxes[c]);
-        return el("td", { class: "mha-heat__cell", style: `background:${background};color:${color}`, text: `${Math.round(w * 100)}` });
-      })));
+    const head = word.unknown
+      ? { attrs: { class: "mha-heat__tok mha-heat__tok--unk", title: "outside the vocabulary: the models read it as unknown" },
+        children: [el("span", { class: "mha-token--unk", text: word.text }), el("span", { class: "mha-sr", text: " (unknown to the models)" })] }
+      : { attrs: { class: "mha-heat__tok" }, text: word.text };
+    return {
+      head,
+      cells: heads.map((h, c) => ({ attrs: { class: "mha-heat__cell" }, text: `${Math.round(h.weights[r] * 100)}`, shade: h.weights[r] / maxes[c] })),
+    };
+  });
+  const table = heatmapTable({
+    caption: "Final-query attention over the window. Colours (viridis) are scaled per column to its largest weight; numbers are percentages.",
+    tableClass: "mha-heat",
+    corner: { text: "token" },
+    columns: heads.map((h) => ({ text: h.label, attrs: { class: `mha-heat__h mha-heat__h--${h.group}` } })),
+    headRows: [groupRow],
+    rows,
   });
   // Focusable, so the table can be scrolled sideways from the keyboard on a phone.
-  return el("div", { class: "mha-heat__scroll", tabindex: 0, role: "region", "aria-label": "Attention heatmap" },
-    el("table", { class: "mha-heat" }, caption, el("thead", {}, groupRow, headRow), body));
+  return el("div", { class: "mha-heat__scroll", tabindex: 0, role: "region", "aria-label": "Attention heatmap" }, table);
 }
 
 function topList(model, out, vocab, excluded) {
