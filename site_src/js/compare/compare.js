@@ -80,7 +80,7 @@ class CompareWidget {
       [manifest, this.vocabJson] = await Promise.all([loadJSON("wasm_assets/models/manifest.json"), loadJSON("wasm_assets/vocab.json")]);
       this.vocab = new Vocabulary(this.vocabJson);
     } catch (err) {
-      view.fail("The models are missing from this site",
+      view.fail("The models' files could not be loaded",
         `${err.message}. If you built this site yourself, run \`make models\` (or restore wasm_assets/) and build again; otherwise reload the page later.`);
       return this.readyState();
     }

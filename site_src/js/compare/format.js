@@ -21,11 +21,14 @@ export function tokenText(vocab, id) {
 }
 
 // The words to show for an error. The runtime's loaders (runtime/assets.js,
-// runtime/ort.js) may give an error a complete sentence for the learner
-// (err.learnerMessage, or err.learnerFacing with a message written for the
-// learner); otherwise the page's own sentence, which quotes err.message.
+// runtime/ort.js) give a failure that is not the model's fault a message that
+// names the file and, as err.advice, what the learner can do; then that is
+// said once, as it is. Otherwise the page's own sentence (which quotes
+// err.message) is used.
 export function learnerMessage(err, fallback) {
-  if (err && typeof err.learnerMessage === "string" && err.learnerMessage) return err.learnerMessage;
-  if (err && err.learnerFacing && err.message) return err.message;
+  if (err && typeof err.advice === "string" && err.advice) {
+    const text = String(err.message || "").replace(/\.$/, "");
+    return `${text.charAt(0).toUpperCase()}${text.slice(1)}. ${err.advice}`;
+  }
   return fallback;
 }

@@ -154,7 +154,7 @@ export class ModelSet {
         view.fail("The models could not start", learnerMessage(err,
           `onnxruntime could not start a model here (${err.message}). Reload the page; if it keeps failing, try a current Chrome, Edge, Firefox or Safari.`));
       } else {
-        view.setStatus("No model could start; see the messages in the columns below.", 0);
+        view.setStatus("No model could start; each model's column says why.", 0);
       }
     }
     view.progress.hidden = Boolean(started);
