@@ -108,12 +108,17 @@ function topList(model, out, vocab, excluded) {
 // Shows the inspector where the learner is: scrolled into view, focus on its
 // title; Escape or Close hides it and puts focus back on `opener` (the token
 // button that opened it).
+//
+// view.extend(section), when given, adds more to the inspector after it is
+// drawn (for example switches that re-run the step); if it puts the focus
+// inside the inspector, the focus stays there.
 export function openInspector(section, view, opener) {
   const close = () => {
     view.onClose();
     if (opener && opener.isConnected) opener.focus();
   };
   const parts = renderInspector(section, { ...view, onClose: close });
+  if (view.extend) parts.extra = view.extend(section);
   section.onkeydown = (event) => {
     if (event.key === "Escape") {
       event.preventDefault();
@@ -121,6 +126,6 @@ export function openInspector(section, view, opener) {
     }
   };
   section.scrollIntoView({ block: "start" });
-  parts.heading.focus({ preventScroll: true });
+  if (!section.contains(document.activeElement)) parts.heading.focus({ preventScroll: true });
   return parts;
 }

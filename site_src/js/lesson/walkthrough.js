@@ -29,7 +29,10 @@ function heatmap(data, b, h) {
         : { text: w.toFixed(2), shade: w, attrs: { title: `receiver ${slotNames[i]}, source ${slotNames[j]}: ${w.toFixed(4)}` } })),
     })),
   });
-  return el("figure", {}, el("div", { class: "mha-scroll" }, table));
+  // Focusable and named: on a phone the heatmap scrolls sideways, also by keyboard.
+  const scroll = el("div", { class: "mha-scroll", tabindex: "0", role: "region",
+    "aria-label": `Attention weights of head ${h + 1}` }, table);
+  return el("figure", {}, scroll);
 }
 
 function legend() {
