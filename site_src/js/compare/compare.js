@@ -44,7 +44,7 @@ class CompareWidget {
     this.lastRun = null;
     this.states = {};
     this.limit = MAX_NEW_TOKENS;
-    this.defaultTokens = 24;
+    this.defaultTokens = null; // the preset's token count, once known
     this.view = new CompareView(root, {
       preference: this.preference,
       limit: this.limit,
@@ -112,9 +112,12 @@ class CompareWidget {
       view.addNotice(`The saved continuations are not available (${err.message}).`);
     }
     this.preset = this.evidence && this.evidence.preset ? this.evidence.preset : null;
-    this.defaultTokens = this.manifestPreset.max_new_tokens ?? this.preset?.max_new_tokens ?? Math.min(24, this.limit);
+    this.defaultTokens = this.manifestPreset.max_new_tokens ?? this.preset?.max_new_tokens ?? this.limit;
     this.presetSeed = this.manifestPreset.seed ?? this.preset?.seed ?? null;
     view.tokens.value = String(this.defaultTokens);
+    // The preset's seed is the training seed of the models running here; as the
+    // sampling seed it is just a memorable default.
+    if (Number.isSafeInteger(this.presetSeed)) view.seed.value = String(this.presetSeed);
     view.prompt.value = this.preset ? this.preset.prompt : FALLBACK_PROMPT;
     view.presetButton.hidden = !this.preset;
     this.describePrompt();
@@ -178,13 +181,13 @@ class CompareWidget {
       const quality = [];
       const run = (this.evidence?.runs || []).find((r) => r.model === m.name && r.seed === this.presetSeed);
       if (run && Number.isFinite(run.test_perplexity)) {
-        quality.push(`this seed-${run.seed} model's test perplexity: ${run.test_perplexity.toFixed(2)}`);
+        quality.push(`Test perplexity ${run.test_perplexity.toFixed(2)} (this seed-${run.seed} model)`);
       }
       const agg = this.evidence?.aggregates?.[m.name];
       if (agg && Number.isFinite(agg.perplexity_mean)) {
         const n = agg.runs ?? agg.seeds?.length;
         const sd = Number.isFinite(agg.perplexity_sd) ? ` ± ${agg.perplexity_sd.toFixed(1)}` : "";
-        quality.push(`mean over ${n ?? "all"} seeds: ${agg.perplexity_mean.toFixed(1)}${sd}${sd ? " (mean ± SD)" : ""}`);
+        quality.push(`${agg.perplexity_mean.toFixed(1)}${sd} over ${n ?? "all"} seeds (mean${sd ? " ± SD" : ""})`);
       }
       col.facts.replaceChildren(...[size, quality].filter((p) => p.length)
         .map((p) => el("span", { class: "mha-col__fact", text: p.join("; ") })));
@@ -293,6 +296,7 @@ class CompareWidget {
     if (overrides.maxNewTokens !== undefined) view.tokens.value = String(overrides.maxNewTokens);
     if (overrides.temperature !== undefined) view.temperature.value = String(overrides.temperature);
     if (overrides.seed !== undefined) view.seed.value = String(overrides.seed);
+    this.describePrompt();
     const { options, problems } = parseOptions(this.fieldTexts(), this.limit);
     const firstBad = view.showFieldProblems(problems || {});
     if (!options) {

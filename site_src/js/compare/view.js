@@ -19,12 +19,12 @@ export class CompareView {
     this.alerts = el("div", { class: "mha-compare__alerts" });
 
     this.prompt = el("textarea", { id: id("prompt"), rows: 3, spellcheck: "false", autocomplete: "off", oninput: onPromptInput });
-    this.tokens = el("input", { id: id("tokens"), type: "number", min: 1, max: limit, step: 1, value: 24, inputmode: "numeric" });
+    this.tokens = el("input", { id: id("tokens"), type: "number", min: 1, max: limit, step: 1, inputmode: "numeric" });
     this.temperature = el("input", { id: id("temperature"), type: "number", min: 0, max: MAX_TEMPERATURE, step: 0.1, value: 0, inputmode: "decimal" });
-    this.seed = el("input", { id: id("seed"), type: "number", min: 0, max: MAX_SEED, step: 1, value: 11, inputmode: "numeric" });
+    this.seed = el("input", { id: id("seed"), type: "number", min: 0, max: MAX_SEED, step: 1, value: 0, inputmode: "numeric" });
     this.backendSelect = el("select", { id: id("backend"), onchange: () => onBackend(this.backendSelect.value) },
       el("option", { value: "auto", text: "Auto" }),
-      el("option", { value: "wasm", text: "WebAssembly (WASM)" }),
+      el("option", { value: "wasm", text: "WebAssembly" }),
       el("option", { value: "webgpu", text: "WebGPU" }));
     this.backendSelect.value = preference;
     this.generateButton = el("button", { type: "submit", class: "md-button md-button--primary", disabled: true, text: "Generate" });
