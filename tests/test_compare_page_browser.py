@@ -194,3 +194,20 @@ def test_number_fields_show_a_focus_ring(make_page, base_url):
     style = page.evaluate("""() => { const s = getComputedStyle(document.activeElement);
         return [s.outlineStyle, parseFloat(s.outlineWidth)]; }""")
     assert style[0] != "none" and style[1] >= 2, style
+
+
+def test_a_runtime_that_does_not_load_is_said_once(make_page, base_url):
+    """The status line keeps the failure (no download progress over it) and one alert says it in words."""
+    page, _ = make_page(allow_console=(r"Failed to load resource", r"Failed to fetch dynamically imported module"))
+    page.route("**/vendor/ort/ort.wasm.min.mjs", lambda route: route.fulfill(status=404, body="gone"))
+    state = open_compare(page, base_url, "?backend=wasm")
+    assert state["ok"] is False
+    alerts = page.locator(".mha-compare__alerts .mha-panel--error")
+    assert alerts.count() == 1
+    assert "runtime did not load" in alerts.inner_text() and "Reload" in alerts.inner_text()
+    # the model downloads go on after the failure; once they are done the status must still say it
+    page.wait_for_function("""() => performance.getEntriesByType('resource')
+        .filter((e) => e.name.endsWith('.onnx') && e.responseEnd > 0).length === 3""")
+    status = page.inner_text(".mha-compare__status")
+    assert "Downloading" not in status and "runtime did not load" in status, status
+    assert page.get_by_role("button", name="Generate").is_disabled()
