@@ -74,8 +74,11 @@ function attentionTable({ real, words, outputs, models, T }) {
       cells: heads.map((h, c) => ({ attrs: { class: "mha-heat__cell" }, text: `${Math.round(h.weights[r] * 100)}`, shade: h.weights[r] / maxes[c] })),
     };
   });
+  const note = "Final-query attention over the window. Colours (viridis) are scaled per column to its largest weight; numbers are percentages.";
+  // The visible note sits outside the scrolling box, so a wide table never cuts it
+  // on a phone; the table keeps it as its caption for screen readers.
   const table = heatmapTable({
-    caption: "Final-query attention over the window. Colours (viridis) are scaled per column to its largest weight; numbers are percentages.",
+    caption: { text: note, class: "mha-sr" },
     tableClass: "mha-heat",
     corner: { text: "token" },
     columns: heads.map((h) => ({ text: h.label, attrs: { class: `mha-heat__h mha-heat__h--${h.group}` } })),
@@ -83,7 +86,8 @@ function attentionTable({ real, words, outputs, models, T }) {
     rows,
   });
   // Focusable, so the table can be scrolled sideways from the keyboard on a phone.
-  return el("div", { class: "mha-heat__scroll", tabindex: 0, role: "region", "aria-label": "Attention heatmap" }, table);
+  return el("div", {}, el("p", { class: "mha-heat__note", "aria-hidden": "true", text: note }),
+    el("div", { class: "mha-heat__scroll", tabindex: 0, role: "region", "aria-label": "Attention heatmap" }, table));
 }
 
 function topList(model, out, vocab, excluded) {
