@@ -404,7 +404,7 @@ class CompareWidget {
     if (!this.selected || this.selected.name !== name || this.selected.stepIndex !== stepIndex) return;
     openInspector(this.view.inspector, {
       name, label: col.label, stepIndex, step, outputs, words: this.windowWords(name, stepIndex),
-      models: this.modelList, vocab: this.vocab, T: this.T, excluded: this.excluded,
+      models: this.modelList, vocab: this.vocab, T: this.T, excluded: this.excluded, colours: this.evidence?.heads?.colours,
       onClose: () => this.closeInspector(),
     }, button);
   }

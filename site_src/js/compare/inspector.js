@@ -15,7 +15,8 @@ import { tokenText } from "./format.js";
 //     it (an unknown word keeps its spelling), or null for padding,
 //   outputs: {modelName: {logits, attention} | {error}} for step.window,
 //   models: the manifest's entries ({name, label, heads}), in column order,
-//   vocab, T, excluded: the ids generation never picks, onClose }
+//   vocab, T, excluded: the ids generation never picks, onClose,
+//   colours: {modelName: [css colour per head]} (optional, evidence.heads.colours) }
 // Returns {heading, close}.
 export function renderInspector(section, view) {
   const { label, stepIndex, step, outputs, models, vocab, T, onClose } = view;
@@ -33,7 +34,7 @@ export function renderInspector(section, view) {
       "empty padding slots are left out). Each heatmap column is one head; a cell is how much the final position attended to that token.",
   });
   const maps = el("div", { class: "mha-heatmaps" });
-  const table = attentionTable({ real, words, outputs, models, T });
+  const table = attentionTable({ real, words, outputs, models, T, colours: view.colours });
   maps.append(table || el("p", { text: "The attention models are not running, so there is no heatmap." }));
   const tops = el("div", { class: "mha-topk" });
   for (const m of models) {
@@ -46,7 +47,7 @@ export function renderInspector(section, view) {
 }
 
 // One column per head of every attention model (heads from the manifest).
-function attentionTable({ real, words, outputs, models, T }) {
+function attentionTable({ real, words, outputs, models, T, colours }) {
   const heads = [];
   const groups = [];
   for (const m of models) {
@@ -56,7 +57,7 @@ function attentionTable({ real, words, outputs, models, T }) {
     groups.push({ label: m.label, count: n });
     for (let h = 0; h < n; h++) {
       const weights = real.map((slot) => out.attention[h * T + slot]);
-      heads.push({ label: n === 1 ? "one head" : `head ${h + 1}`, group: m.name, weights });
+      heads.push({ label: n === 1 ? "one head" : `head ${h + 1}`, group: m.name, weights, colour: colours?.[m.name]?.[h] });
     }
   }
   if (!heads.length) return null;
@@ -81,7 +82,10 @@ function attentionTable({ real, words, outputs, models, T }) {
     caption: { text: note, class: "mha-sr" },
     tableClass: "mha-heat",
     corner: { text: "token" },
-    columns: heads.map((h) => ({ text: h.label, attrs: { class: `mha-heat__h mha-heat__h--${h.group}` } })),
+    columns: heads.map((h) => ({
+      attrs: { class: `mha-heat__h mha-heat__h--${h.group}` },
+      children: [h.colour ? el("span", { class: "mha-knock__swatch", "aria-hidden": "true", style: { background: h.colour } }) : null, h.label],
+    })),
     headRows: [groupRow],
     rows,
   });
