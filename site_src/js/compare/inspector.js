@@ -1,0 +1,139 @@
+// The token inspector: for one generated token, what every model saw in the
+// step that produced it. renderInspector(section, view) draws it from a step's
+// window, each model's output for that window (logits, attention) and the
+// manifest's model list, so other views of a step can be added here.
+
+import { el } from "../runtime/dom.js";
+import { heatmapTable } from "../runtime/heatmap.js";
+import { excludedIds, probabilities, topK } from "../runtime/generate.js";
+import { tokenText } from "./format.js";
+
+// section: the inspector element. view: {
+//   name, label, stepIndex: the chosen token's model and step,
+//   step: {window, id} of that step,
+//   words: for each slot of step.window, {text, unknown} as the learner wrote
+//     it (an unknown word keeps its spelling), or null for padding,
+//   outputs: {modelName: {logits, attention} | {error}} for step.window,
+//   models: the manifest's entries ({name, label, heads}), in column order,
+//   vocab, T, excluded: the ids generation never picks, onClose,
+//   colours: {modelName: [css colour per head]} (optional, evidence.heads.colours) }
+// Returns {heading, close}.
+export function renderInspector(section, view) {
+  const { label, stepIndex, step, outputs, models, vocab, T, onClose } = view;
+  const excluded = view.excluded || excludedIds(vocab.special);
+  const words = view.words || step.window.map((id) => ({ text: tokenText(vocab, id), unknown: id === vocab.special.UNK }));
+  const real = [];
+  step.window.forEach((id, slot) => {
+    if (id !== vocab.special.PAD) real.push(slot);
+  });
+  const heading = el("h2", { tabindex: "-1", id: "mha-compare-inspector-title" },
+    `Step ${stepIndex + 1} of ${label}: before it chose “`, el("span", { class: "mha-chosen", text: tokenText(vocab, step.id) }), "”");
+  const close = el("button", { type: "button", class: "md-button", text: "Close", onclick: onClose });
+  const intro = el("p", {
+    text: `All ${models.length} models read the same ${real.length}-token window (the ${T}-slot context before this token; ` +
+      "empty padding slots are left out). Each heatmap column is one head; a cell is how much the final position attended to that token.",
+  });
+  const maps = el("div", { class: "mha-heatmaps" });
+  const table = attentionTable({ real, words, outputs, models, T, colours: view.colours });
+  maps.append(table || el("p", { text: "The attention models are not running, so there is no heatmap." }));
+  const tops = el("div", { class: "mha-topk" });
+  for (const m of models) {
+    if (outputs[m.name]) tops.append(topList(m, outputs[m.name], vocab, excluded));
+  }
+  section.replaceChildren(el("div", { class: "mha-inspector__head" }, heading, close), intro, maps,
+    el("h3", { text: "Most likely next tokens" }), tops);
+  section.hidden = false;
+  return { heading, close };
+}
+
+// One column per head of every attention model (heads from the manifest).
+function attentionTable({ real, words, outputs, models, T, colours }) {
+  const heads = [];
+  const groups = [];
+  for (const m of models) {
+    const out = outputs[m.name];
+    if (!(m.heads > 0) || !out || !out.attention) continue;
+    const n = m.heads;
+    groups.push({ label: m.label, count: n });
+    for (let h = 0; h < n; h++) {
+      const weights = real.map((slot) => out.attention[h * T + slot]);
+      heads.push({ label: n === 1 ? "one head" : `head ${h + 1}`, group: m.name, weights, colour: colours?.[m.name]?.[h] });
+    }
+  }
+  if (!heads.length) return null;
+  const groupRow = el("tr", {}, el("td", {}),
+    groups.map((g) => el("th", { scope: "colgroup", colspan: g.count, text: g.label })));
+  const maxes = heads.map((h) => Math.max(1e-9, ...h.weights));
+  const rows = real.map((slot, r) => {
+    const word = words[slot] || { text: "", unknown: false };
+    const head = word.unknown
+      ? { attrs: { class: "mha-heat__tok mha-heat__tok--unk", title: "outside the vocabulary: the models read it as unknown" },
+        children: [el("span", { class: "mha-token--unk", text: word.text }), el("span", { class: "mha-sr", text: " (unknown to the models)" })] }
+      : { attrs: { class: "mha-heat__tok" }, text: word.text };
+    return {
+      head,
+      cells: heads.map((h, c) => ({ attrs: { class: "mha-heat__cell" }, text: `${Math.round(h.weights[r] * 100)}`, shade: h.weights[r] / maxes[c] })),
+    };
+  });
+  const note = "Final-query attention over the window. Colours (viridis) are scaled per column to its largest weight; numbers are percentages.";
+  // The visible note sits outside the scrolling box, so a wide table never cuts it
+  // on a phone; the table keeps it as its caption for screen readers.
+  const table = heatmapTable({
+    caption: { text: note, class: "mha-sr" },
+    tableClass: "mha-heat",
+    corner: { text: "token" },
+    columns: heads.map((h) => ({
+      attrs: { class: `mha-heat__h mha-heat__h--${h.group}` },
+      children: [h.colour ? el("span", { class: "mha-knock__swatch", "aria-hidden": "true", style: { background: h.colour } }) : null, h.label],
+    })),
+    headRows: [groupRow],
+    rows,
+  });
+  // Focusable, so the table can be scrolled sideways from the keyboard on a phone.
+  return el("div", {}, el("p", { class: "mha-heat__note", "aria-hidden": "true", text: note }),
+    el("div", { class: "mha-heat__scroll", tabindex: 0, role: "region", "aria-label": "Attention heatmap" }, table));
+}
+
+function topList(model, out, vocab, excluded) {
+  const box = el("div", { class: "mha-topk__model" }, el("h4", { text: model.label }));
+  if (out.error) {
+    box.append(el("p", { text: out.error }));
+    return box;
+  }
+  const p = probabilities(out.logits, excluded);
+  const list = el("ol", { class: "mha-topk__list" });
+  for (const id of topK(p, 5)) {
+    const pct = p[id] * 100;
+    list.append(el("li", {},
+      el("span", { class: "mha-topk__tok", text: tokenText(vocab, id) }),
+      el("span", { class: "mha-topk__bar", "aria-hidden": "true" }, el("span", { style: `width:${Math.max(1, pct).toFixed(1)}%` })),
+      el("span", { class: "mha-topk__p", text: `${pct.toFixed(1)}%` })));
+  }
+  box.append(list);
+  return box;
+}
+
+// Shows the inspector where the learner is: scrolled into view, focus on its
+// title; Escape or Close hides it and puts focus back on `opener` (the token
+// button that opened it).
+//
+// view.extend(section), when given, adds more to the inspector after it is
+// drawn (for example switches that re-run the step); if it puts the focus
+// inside the inspector, the focus stays there.
+export function openInspector(section, view, opener) {
+  const close = () => {
+    view.onClose();
+    if (opener && opener.isConnected) opener.focus();
+  };
+  const parts = renderInspector(section, { ...view, onClose: close });
+  if (view.extend) parts.extra = view.extend(section);
+  section.onkeydown = (event) => {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      close();
+    }
+  };
+  section.scrollIntoView({ block: "start" });
+  if (!section.contains(document.activeElement)) parts.heading.focus({ preventScroll: true });
+  return parts;
+}
