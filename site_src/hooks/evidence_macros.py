@@ -317,7 +317,10 @@ def _cell(source: str, path: str, cls: str = "", fmt: str = "") -> str:
 
 def _grid(caption: str, header: list[str] | None, body: list[str]) -> Markup:
     head = "<thead><tr>" + "".join(f'<th scope="col">{h}</th>' for h in header) + "</tr></thead>" if header else ""
-    return Markup(f'\n\n<div class="mha-scroll"><table class="mha-grid"><caption>{caption}</caption>'
+    # A region that may scroll sideways is focusable and named, so keyboard users can scroll it too.
+    label = html.escape(re.sub(r"<[^>]+>", "", caption), quote=True)
+    return Markup(f'\n\n<div class="mha-scroll" tabindex="0" role="region" aria-label="{label}">'
+                  f'<table class="mha-grid"><caption>{caption}</caption>'
                   f'{head}<tbody>{"".join(body)}</tbody></table></div>\n\n')
 
 

@@ -48,7 +48,10 @@ function heatmap(data, b, h) {
     body.append(tr);
   });
   table.append(body);
-  return el("figure", {}, el("div", { class: "mha-scroll" }, table));
+  // Focusable and named: on a phone the heatmap scrolls sideways, also by keyboard.
+  const scroll = el("div", { class: "mha-scroll", tabindex: "0", role: "region",
+    "aria-label": `Attention weights of head ${h + 1}` }, table);
+  return el("figure", {}, scroll);
 }
 
 function legend() {
