@@ -122,3 +122,16 @@ def test_page5_states_device_and_note_cleanly(built_site):
                     "Where the parameters are", "What attention costs as the window grows",
                     "What the saved continuations show"):
         assert heading in text
+
+
+def test_a_story_cut_by_the_data_file_says_so(built_site, evidence):
+    """Page 3 quotes the longest stories; one the source file cuts mid-sentence is marked as cut."""
+    page = (built_site / "lesson/3-training-examples/index.html").read_text()
+    quotes = re.findall(r'<blockquote class="mha-story">(.*?)</blockquote>', page, re.S)
+    by_row = {int(re.search(r'data-ev="stories\.[\w.]+\.row">(\d+)<', q).group(1)): q for q in quotes}
+    for story in [evidence["stories"]["excerpt"], evidence["stories"]["shortest_test"], *evidence["stories"]["long"]]:
+        if story["row"] not in by_row:
+            continue
+        cut = not story["text"].rstrip().rstrip('"\u201d\')').endswith((".", "!", "?"))
+        assert ("mha-story__cut" in by_row[story["row"]]) == cut, story["row"]
+    assert evidence["stories"]["long"][0]["row"] in by_row

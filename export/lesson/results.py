@@ -23,11 +23,11 @@ from statistics import mean
 
 # Parts of each model, in the order of the forward pass, as (key, label).
 PART_LABELS = {
-    "token_table": "token table (C × d)",
-    "position_table": "position table (T × d)",
-    "attention": "W_Q, W_K, W_V, W_O with biases",
-    "hidden": "hidden layer with bias",
-    "vocab_head": "vocabulary head with bias",
+    "token_table": "token table",
+    "position_table": "position table",
+    "attention": "W_Q, W_K, W_V, W_O",
+    "hidden": "hidden layer",
+    "vocab_head": "vocabulary head",
 }
 
 

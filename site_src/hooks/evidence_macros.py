@@ -515,7 +515,7 @@ def parameter_table() -> Markup:
         body.append("<tr>" + "".join(cells) + "</tr>")
     body.append('<tr class="is-total"><th scope="row">total</th>'
                 + "".join(_res_cell(f"parameters.{m}.total") for m in models) + "</tr>")
-    return _grid("Parameters per part (share of the model's total in brackets)",
+    return _grid("Parameters per part, biases included (share of the model's total in brackets)",
                  ["part", *[_label(m) for m in models]], body)
 
 
@@ -530,14 +530,12 @@ def attention_cost_table() -> Markup:
         cells += [_res_cell(f"{p}.per_head.{m}") for m in heads]
         cells += [_res_cell(f"{p}.scores_and_messages_total"), _res_cell(f"{p}.projections"),
                   _res_cell(f"{p}.attention_share", ".0%")]
-        cells += [_res_cell(f"{p}.weights_total.{m}") for m in heads]
         body.append(f"<tr{mark}>" + "".join(cells) + "</tr>")
-    header = ["window w (tokens)",
-              *[f"scores + messages, per head: {_label(m).lower()}" for m in heads],
-              "scores + messages, all heads (either model)", "the four projections",
-              "attention's share", *[f"weights stored: {_label(m).lower()}" for m in heads]]
-    return _grid("Multiply-adds of one attention layer when every slot is a receiver "
-                 "(the row in bold is the lesson's window)", header, body)
+    header = ["window <i>w</i>", *[f"per head, {_label(m).lower()}" for m in heads],
+              "all heads", "projections", "attention's share"]
+    return _grid("Multiply-adds of one attention layer when every slot is a receiver: scores and "
+                 "messages per head and over all heads, the four projections, and attention's share of "
+                 "the two (bold: the lesson's window)", header, body)
 
 
 MACROS = {
