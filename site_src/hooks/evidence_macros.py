@@ -241,11 +241,16 @@ def _block_md(text: str) -> str:
     return md_lib.markdown(str(text), extensions=["attr_list", "tables", "md_in_html"])
 
 
-def _table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> Markup:
+def _table(header: list[str], rows: list[list[str]], align: list[str] | None = None, label: str = "") -> Markup:
+    """A Markdown table (Material's look) inside a named, focusable region that scrolls on a phone."""
     align = align or ["---"] * len(header)
     lines = ["", "| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return Markup("\n".join(lines) + "\n\n")
+    table = "\n".join(lines) + "\n\n"
+    if not label:
+        return Markup(table)
+    return Markup(f'\n\n<div class="mha-scroll" tabindex="0" role="region" aria-label="{html.escape(label)}" '
+                  f'markdown>\n{table}</div>\n\n')
 
 
 def _label(model: str) -> str:
@@ -261,7 +266,8 @@ def runs_table() -> Markup:
                      ev(f"{p}.test_loss", ".3f"), ev(f"{p}.test_perplexity", ".2f"),
                      ev(f"{p}.train_seconds", ",.0f")])
     return _table(["model", "seed", "chosen update", "validation loss", "test loss", "test perplexity",
-                   "training time (s)"], rows, ["---", "---:", "---:", "---:", "---:", "---:", "---:"])
+                   "training time (s)"], rows, ["---", "---:", "---:", "---:", "---:", "---:", "---:"],
+                  label="Every training run")
 
 
 def aggregates_table() -> Markup:
@@ -273,7 +279,8 @@ def aggregates_table() -> Markup:
                      f'{ev(f"{p}.perplexity_mean", ".2f")} ± {ev(f"{p}.perplexity_sd", ".2f")}',
                      f'{ev(f"{p}.train_seconds_mean", ",.0f")} ± {ev(f"{p}.train_seconds_sd", ",.0f")}'])
     return _table(["model", "runs", "parameters", "test loss (mean ± sd)", "test perplexity (mean ± sd)",
-                   "training time, s (mean ± sd)"], rows, ["---", "---:", "---:", "---:", "---:", "---:"])
+                   "training time, s (mean ± sd)"], rows, ["---", "---:", "---:", "---:", "---:", "---:"],
+                  label="Mean and spread per model")
 
 
 def audit_table() -> Markup:
@@ -283,7 +290,8 @@ def audit_table() -> Markup:
         rows.append([split, ev(f"{p}.stories", ","), ev(f"{p}.tokens", ","), ev(f"{p}.windows", ","),
                      ev(f"{p}.oov_tokens", ","), ev(f"{p}.oov_rate", ".2%")])
     return _table(["split", "stories", "ordinary tokens", "windows (examples)", "tokens mapped to UNK",
-                   "UNK share"], rows, ["---", "---:", "---:", "---:", "---:", "---:"])
+                   "UNK share"], rows, ["---", "---:", "---:", "---:", "---:", "---:"],
+                  label="The three splits")
 
 
 def story_is_cut(path: str) -> bool:
