@@ -309,8 +309,8 @@ def story(path: str, head_words: int = 60, tail_words: int = 25) -> Markup:
         text = html.escape(" ".join(words[:head_words])) + " […]" + (" " + html.escape(tail) if tail else "")
     else:
         text = html.escape(" ".join(words))
-    cut = (' <span class="mha-story__cut">(The story stops mid-sentence here: it is cut short '
-           'in the data file itself.)</span>') if story_is_cut(path) else ""
+    cut = ('…</p><p class="mha-story__cut"><em>The story ends here, mid-sentence: the data file '
+           'itself cuts it short, and the pipeline uses it as it is.</em>') if story_is_cut(path) else ""
     return Markup(f'<blockquote class="mha-story"><p>{text}{cut}</p>'
                   f'<p class="mha-story__source">Source row {ev(path + ".row")} · '
                   f'{ev(path + ".token_count", ",")} tokens, {ev(path + ".word_count", ",")} words · '
