@@ -106,6 +106,7 @@ def test_what_page5_says_still_holds(evidence, derived):
     assert c["four_heads"]["top_ngram_count"] == 1
     assert c["mlp"]["pronouns"]["he"] >= 1 and c["mlp"]["pronouns"]["she"] >= 1
     assert c["four_heads"]["distinct_share"] > c["one_head"]["distinct_share"]
+    assert "radio" not in evidence["preset"]["continuations"]["four_heads"]["tokens"]  # "forgets the radio"
     # "the real story goes on with It"
     story = evidence["stories"]["shortest_test"]
     assert story["row"] == evidence["preset"]["row"]
