@@ -35,18 +35,26 @@ def test_quiz_answers_before_explaining(make_page, base_url):
     quiz.locator("button[type=submit]").click()
     assert "Pick" in quiz.locator(".mha-quiz__feedback").inner_text()
     assert explanation.is_hidden()
+    # The options are shuffled at build time; the no-JavaScript answer line names the right letter.
+    right = ord(quiz.locator(".mha-quiz__answer strong").text_content().split()[1][0]) - ord("A")
     # Keyboard only: focus the first radio, move to a wrong answer with the arrow key, press Enter.
     quiz.locator("input[type=radio]").first.focus()
-    page.keyboard.press("ArrowDown")
+    for _ in range(2 if right == 1 else 1):
+        page.keyboard.press("ArrowDown")
     page.keyboard.press("Enter")
     feedback = quiz.locator(".mha-quiz__feedback")
     assert feedback.get_attribute("data-result") == "wrong"
     assert feedback.get_attribute("aria-live") == "polite"
     assert explanation.is_visible()
+    # Every option now shows its own one-sentence reason.
+    reasons = quiz.locator(".mha-quiz__reason")
+    assert reasons.count() == quiz.locator("input[type=radio]").count()
+    assert all(r.is_visible() and r.inner_text().strip() for r in reasons.all())
     # Then the right answer.
-    quiz.locator("label.mha-quiz__choice").nth(0).click()
+    quiz.locator("label.mha-quiz__choice").nth(right).click()
     quiz.locator("button[type=submit]").click()
     assert feedback.get_attribute("data-result") == "correct"
+    assert f"({chr(65 + right)})" not in feedback.inner_text()
     # Every radio has an accessible name (its label) and the group has the question as legend.
     assert quiz.locator("fieldset legend").inner_text().strip()
     for radio in quiz.locator("input[type=radio]").all():

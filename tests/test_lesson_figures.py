@@ -54,6 +54,10 @@ def sources(assets_dir):
     if "vocab" in out:
         out["vocab"]["stoi"] = {t: i for i, t in enumerate(out["vocab"]["itos"])}
         out["toy"] = lily_example(out["vocab"]["itos"], out["vocab"]["T"])
+    if "evidence" in out:  # page 5's interpretation figures, derived from the evidence
+        from export.lesson.results import compute
+
+        out["results"] = compute(out["evidence"])
     return out
 
 

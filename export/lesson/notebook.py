@@ -9,10 +9,20 @@ writes it anywhere. Its cells use only this package, numpy and torch:
 2. the two-head worksheet of page 2 (``export.lesson.worksheet``), when present;
 3. "Lily found a red ball." turned into windows (``export.lesson.walkthrough.lily_example``);
 4. the B = 2 batch through the shipped four-head model (``load_compact`` and
-   ``forward_full``), with the loss, and one greedy step of generation.
+   ``forward_full``), with the loss, and one greedy step of generation;
+5. page 5: the three shipped models' parameter counts and their greedy
+   continuations of the preset prompt, each printed beside the figure in
+   ``evidence.json`` it must equal.
 
 The first code cell finds the lesson folder (the one holding ``export/`` and
 ``wasm_assets/``): the current folder or a parent, or ``$MHA_LESSON_DIR``.
+The downloadable archive (``site_src/hooks/downloads.py``) is such a folder.
+
+The site ships the notebook *with its outputs*: ``python -m export.lesson.notebook
+--execute wasm_assets/mha-lesson.ipynb`` runs it (nbclient, one kernel, about
+half a minute) and saves the result, which the build copies into the
+downloads. ``tests/test_lesson_downloads.py`` fails when the saved notebook's
+code differs from ``build_notebook()``: then run that command again.
 """
 from __future__ import annotations
 
@@ -43,15 +53,16 @@ def find_lesson_dir() -> Path:
     for c in candidates:
         if (c / "export" / "lesson" / "walkthrough.py").is_file() and (c / "wasm_assets").is_dir():
             return c
-    raise FileNotFoundError("Run this notebook inside the lesson folder (it needs export/ and wasm_assets/), "
-                            "or set MHA_LESSON_DIR.")
+    raise FileNotFoundError("Run this notebook in the unpacked lesson folder (mha-lesson/, which holds "
+                            "export/ and wasm_assets/), or set MHA_LESSON_DIR to that folder.")
 
 LESSON = find_lesson_dir()
 ASSETS = LESSON / "wasm_assets"
 sys.path.insert(0, str(LESSON))
 import numpy as np
 import torch
-print("lesson folder:", LESSON)
+torch.set_num_threads(1)  # the figures below do not need more, and results stay the same everywhere
+print("lesson folder found; torch", torch.__version__)
 '''
 
 TWO_SOURCE = r'''
@@ -63,7 +74,7 @@ one_head = np.array([0.8, 0.2]) @ values          # the same weights for both co
 setting_head = (np.array([0.8, 0.2]) @ values)[0]   # a head that favours river, read coordinate 0
 person_head = (np.array([0.2, 0.8]) @ values)[1]    # a head that favours fisherman, read coordinate 1
 print("one head:", one_head)
-print("two heads:", setting_head, person_head)
+print("two heads:", round(float(setting_head), 3), round(float(person_head), 3))
 '''
 
 WORKSHEET = r'''
@@ -128,31 +139,46 @@ new, ended = generate_ids(model, history, 8)
 print("eight greedy steps:", [itos[i] for i in new], "ended with EOS:", ended)
 '''
 
+RESULTS = r'''
+# Page 5: the three shipped models, checked against the evidence file the site's figures come from.
+from export.generate import generate_text
+from export.multihead import count_parameters
+for name in evidence["protocol"]["models"]:
+    m = load_compact(ASSETS / "checkpoints" / f"{name}-seed11.pt")
+    saved = evidence["preset"]["continuations"][name]["text"]
+    mine = generate_text(m, itos, evidence["preset"]["prompt"], evidence["preset"]["max_new_tokens"])["text"]
+    print(f"{name} parameters: {count_parameters(m)} (evidence: {evidence['aggregates'][name]['parameters']})")
+    print(f"{name} continuation: {mine}")
+    print(f"{name} continuation equals the saved one: {mine == saved}")
+'''
+
 
 def build_notebook() -> dict:
-    root = Path(__file__).resolve().parents[2]
     cells = [
         _md("""
 # Multi-head attention: the worked calculations
 
 This notebook repeats the lesson's worked examples with the lesson's own Python
-package (`export/`) and the shipped seed-11 four-head checkpoint. Run it inside
-the lesson folder (it needs `export/` and `wasm_assets/`), with numpy and torch
-installed. Every figure it prints is computed here, not copied from the pages.
+package (`export/`) and the shipped seed-11 checkpoints. It runs in the unpacked
+lesson archive (`mha-lesson/`, which holds `export/` and `wasm_assets/`; see its
+README for the one command). Every figure it prints is computed here, not
+copied from the pages; the last cell compares its results with `evidence.json`.
 """),
         _code(SETUP),
         _md("## Page 1: why separate weights help (invented two-source values)"),
         _code(TWO_SOURCE),
     ]
-    if (root / "export" / "worksheet.py").is_file():
-        cells += [_md("## Page 2: the two-head worksheet"), _code(WORKSHEET)]
     cells += [
+        _md("## Page 2: the two-head worksheet"),
+        _code(WORKSHEET),
         _md("## Page 3: a sentence becomes training examples"),
         _code(LILY),
         _md("## Page 4: the B = 2 batch through the trained four-head model"),
         _code(WALK),
         _md("## Page 4: generation"),
         _code(GENERATE),
+        _md("## Page 5: the three models, as saved"),
+        _code(RESULTS),
     ]
     return {
         "nbformat": 4,
@@ -173,11 +199,47 @@ def write_notebook(nb: dict, path: str | Path) -> Path:
     return atomic.write_text(path, json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
 
 
+def execute(nb: dict, cwd: str | Path, timeout: int = 600) -> dict:
+    """Run every cell in a fresh kernel started in ``cwd``; outputs are stored in the cells."""
+    import nbclient
+    import nbformat
+
+    node = nbformat.from_dict(nb)
+    client = nbclient.NotebookClient(node, timeout=timeout, kernel_name="python3", record_timing=False,
+                                     resources={"metadata": {"path": str(cwd)}})
+    client.execute()
+    return json.loads(nbformat.writes(node))
+
+
+def outputs_text(nb: dict) -> str:
+    """Everything the code cells printed, in order."""
+    parts = []
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                parts.append("".join(out["text"]) if isinstance(out["text"], list) else out["text"])
+    return "".join(parts)
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    out = Path(argv[0]) if argv else Path("mha-lesson.ipynb")
-    write_notebook(build_notebook(), out)
-    print(f"wrote {out}")
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m export.lesson.notebook",
+                                     description="Write the lesson notebook, optionally run and saved with outputs.")
+    parser.add_argument("out", nargs="?", default="mha-lesson.ipynb", type=Path)
+    parser.add_argument("--execute", action="store_true",
+                        help="run it (from the lesson folder, here) and save it with its outputs")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    nb = build_notebook()
+    if args.execute:
+        root = Path(__file__).resolve().parents[2]
+        try:
+            nb = execute(nb, cwd=root)
+        except Exception as exc:  # a failing cell: say which, write nothing
+            print(f"error: the notebook did not run: {type(exc).__name__}: {str(exc)[-800:]}", file=sys.stderr)
+            return 1
+    write_notebook(nb, args.out)
+    print(f"wrote {args.out}{' (with outputs)' if args.execute else ''}")
     return 0
 
 

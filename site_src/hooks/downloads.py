@@ -2,46 +2,99 @@
 
 After the pages are written it puts into ``site/downloads/``:
 
-* ``mha-export.zip``: every ``export/*.py`` file, under ``mha-export/export/``,
-  plus a short README. Deterministic: sorted names, a fixed timestamp and
-  fixed permissions, so the same sources always give the same bytes.
-* ``mha-lesson.ipynb``: the worked calculations of the lesson pages as a
-  notebook, written by ``export/notebook.py``.
+* ``mha-lesson.zip``: a folder ``mha-lesson/`` that runs as downloaded. It
+  holds the Python package (every ``export/**/*.py``), what the notebook reads
+  from ``wasm_assets/`` (the shipped seed-11 checkpoints, the vocabulary and
+  the evidence), the notebook with its outputs, ``requirements.txt`` (exact
+  versions of what the notebook imports, as installed where the site was
+  built) and a README with the one command that sets up a virtual
+  environment and runs the notebook. Deterministic: sorted names, a fixed
+  timestamp and fixed permissions, so the same inputs always give the same bytes.
+* ``mha-lesson.ipynb``: the same notebook on its own, saved with its outputs
+  (``wasm_assets/mha-lesson.ipynb``, written by
+  ``python -m export.lesson.notebook --execute wasm_assets/mha-lesson.ipynb``).
+
+``tests/test_lesson_downloads.py`` unpacks the archive into an empty folder,
+makes a fresh virtual environment from its requirements and runs the notebook
+there, comparing what it prints with ``evidence.json``.
 """
 from __future__ import annotations
 
 import logging
-import sys
 import zipfile
+from importlib import metadata
 from pathlib import Path
+
+from mkdocs.exceptions import PluginError
 
 log = logging.getLogger("mkdocs.hooks.downloads")
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPORT = ROOT / "export"
-ZIP_NAME = "mha-export.zip"
+ASSETS = ROOT / "wasm_assets"
+ZIP_NAME = "mha-lesson.zip"
+FOLDER = "mha-lesson"
 NOTEBOOK_NAME = "mha-lesson.ipynb"
 FIXED_TIME = (2024, 1, 1, 0, 0, 0)
-README = """The lesson's Python pipeline (folder export/).
+# What the notebook needs at run time (export/ imports numpy, torch, onnx and tqdm)
+# and what runs it (nbclient with an IPython kernel).
+REQUIREMENTS = ("numpy", "torch", "onnx", "tqdm", "nbformat", "nbclient", "ipykernel")
+ASSET_FILES = ("evidence.json", "vocab.json", "checkpoints/mlp-seed11.pt", "checkpoints/one_head-seed11.pt",
+               "checkpoints/four_heads-seed11.pt")
+README = """# The multi-head attention lesson, runnable
 
-Unpack next to the lesson's wasm_assets/ folder (or the downloaded notebook)
-and run, with Python 3.11 and torch installed:
+This folder is the lesson's Python side: the package `export/` that trained
+the three models and wrote every figure of the site, the shipped seed-11
+checkpoints, the vocabulary and `evidence.json` (in `wasm_assets/`), and the
+notebook `mha-lesson.ipynb`, saved with the outputs it printed when the site
+was built.
 
-    python -m export --help
+## The one command
 
-The notebook mha-lesson.ipynb repeats the lesson's worked calculations with
-these modules and the shipped four-head checkpoint.
+With Python 3.11 on Linux or macOS, inside this folder:
+
+    python3 -m venv .venv && .venv/bin/pip install -r requirements.txt && .venv/bin/python -m export.lesson.notebook --execute mha-lesson.ipynb
+
+It makes a virtual environment, installs the exact versions in
+`requirements.txt` (PyTorch for the CPU is enough), runs every cell of the
+notebook in a fresh kernel and saves it again with the new outputs. Its last
+cell compares the models' parameter counts and saved continuations with
+`wasm_assets/evidence.json`. Open the notebook in Jupyter or VS Code to read it.
+
+`.venv/bin/python -m export --help` lists the pipeline's commands (training
+needs the TinyStories file, see the site's Credits page).
+
+TinyStories: Ronen Eldan and Yuanzhi Li (arXiv:2305.07759), CDLA-Sharing-1.0.
 """
 
 
+def requirements() -> str:
+    lines = []
+    for name in REQUIREMENTS:
+        version = metadata.version(name).split("+")[0]  # torch 2.13.0+cpu -> torch==2.13.0
+        lines.append(f"{name}=={version}")
+    return "# Exact versions the notebook was run with when the site was built.\n" + "\n".join(lines) + "\n"
+
+
+def _entries() -> list[tuple[str, bytes]]:
+    notebook = ASSETS / NOTEBOOK_NAME
+    missing = [str(p.relative_to(ROOT)) for p in [notebook, *(ASSETS / f for f in ASSET_FILES)] if not p.is_file()]
+    if missing:
+        raise PluginError(f"downloads: missing {', '.join(missing)}; run `make models`, then "
+                          f"`python -m export.lesson.notebook --execute wasm_assets/{NOTEBOOK_NAME}`")
+    code = sorted(p for p in EXPORT.rglob("*.py") if p.is_file() and "__pycache__" not in p.parts)
+    entries = [(f"{FOLDER}/README.md", README.encode()), (f"{FOLDER}/requirements.txt", requirements().encode()),
+               (f"{FOLDER}/{NOTEBOOK_NAME}", notebook.read_bytes())]
+    entries += [(f"{FOLDER}/export/{p.relative_to(EXPORT).as_posix()}", p.read_bytes()) for p in code]
+    entries += [(f"{FOLDER}/wasm_assets/{f}", (ASSETS / f).read_bytes()) for f in ASSET_FILES]
+    return sorted(entries)
+
+
 def build_zip(path: Path) -> Path:
-    files = sorted(p for p in EXPORT.rglob("*.py") if p.is_file() and "__pycache__" not in p.parts)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".zip.tmp")
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
-        entries = [("mha-export/README.txt", README.encode())]
-        entries += [(f"mha-export/export/{p.relative_to(EXPORT).as_posix()}", p.read_bytes()) for p in files]
-        for name, data in entries:
+        for name, data in _entries():
             info = zipfile.ZipInfo(name, date_time=FIXED_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
@@ -54,9 +107,5 @@ def build_zip(path: Path) -> Path:
 def on_post_build(config) -> None:
     out = Path(config["site_dir"]) / "downloads"
     build_zip(out / ZIP_NAME)
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from export.lesson.notebook import build_notebook, write_notebook
-
-    write_notebook(build_notebook(), out / NOTEBOOK_NAME)
+    (out / NOTEBOOK_NAME).write_bytes((ASSETS / NOTEBOOK_NAME).read_bytes())
     log.info("downloads: %s and %s written", ZIP_NAME, NOTEBOOK_NAME)

@@ -37,24 +37,42 @@ Check-yourself questions (mounted by ``site_src/js/lesson/quiz.js``; without JS 
 answer sits in a ``<details>``):
 
     {% call quiz("Is PAD ever a target?",
-                 ["No, it only fills empty input slots.", "Yes, at the end of every story."],
+                 [["No, it only fills empty input slots.", "Right: targets are real tokens or EOS."],
+                  ["Yes, at the end of every story.", "No: a story ends with EOS, which is a target."]],
                  correct=0) %}
     Markdown explanation, shown after the learner answers.
     {% endcall %}
 
+Every option is a pair: its text and one sentence saying why it is right or
+wrong (shown next to it once the learner has answered). ``correct`` is the
+index in the list as written; the page shows the options in a shuffled order
+that is fixed per question (seeded by the question's text, see
+``quiz_order``), so the position of the right answer carries no hint.
+``tests/test_quiz_balance.py`` checks, over the whole site, that no position
+holds more than 40 % of the right answers and that the right answer is not
+usually the longest; if a new question breaks the balance, pass
+``order_seed=N`` to that question to draw another fixed order.
+
 Options and question are inline Markdown; the explanation is block Markdown.
-The same markup can be written by hand (see ``quiz_html`` below): a
-``div.mha-quiz[data-mha-widget=quiz]`` holding ``p.mha-quiz__question``,
+The markup (see ``quiz_html`` below): a ``div.mha-quiz[data-mha-widget=quiz]``
+holding ``p.mha-quiz__question``,
 ``ol.mha-quiz__options > li.mha-quiz__option[data-correct=true|false]`` and
-``details.mha-quiz__explanation``.
+``details.mha-quiz__explanation``, which holds the answer, the explanation and
+``ol.mha-quiz__whys`` (one ``li`` per option, in the order shown).
+
+Page 5's interpretation figures (``export/lesson/results.py``, computed from
+the evidence): ``{{ res("parameters.four_heads.parts.vocab_head.share", ".1%") }}``,
+``res_val(path)``, ``{{ parameter_table() }}``, ``{{ attention_cost_table() }}``.
 """
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import logging
 import math
 import os
+import random
 import re
 import sys
 from pathlib import Path
@@ -137,6 +155,12 @@ class _Data:
                 from export.lesson.walkthrough import lily_example
 
                 self.cache[source] = lily_example(self.get("vocab")["itos"])
+            elif source == "results":
+                if str(ROOT) not in sys.path:
+                    sys.path.insert(0, str(ROOT))
+                from export.lesson.results import compute
+
+                self.cache[source] = compute(self.get("evidence"))
             else:
                 path = WASM_ASSETS / SOURCES[source]
                 if not path.is_file():
@@ -184,6 +208,8 @@ toy = _figure("toy")
 val = _value("evidence")
 wt_val = _value("walkthrough")
 toy_val = _value("toy")
+res = _figure("results")
+res_val = _value("results")
 
 
 def has(path: str, source: str = "evidence") -> bool:
@@ -215,11 +241,16 @@ def _block_md(text: str) -> str:
     return md_lib.markdown(str(text), extensions=["attr_list", "tables", "md_in_html"])
 
 
-def _table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> Markup:
+def _table(header: list[str], rows: list[list[str]], align: list[str] | None = None, label: str = "") -> Markup:
+    """A Markdown table (Material's look) inside a named, focusable region that scrolls on a phone."""
     align = align or ["---"] * len(header)
     lines = ["", "| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return Markup("\n".join(lines) + "\n\n")
+    table = "\n".join(lines) + "\n\n"
+    if not label:
+        return Markup(table)
+    return Markup(f'\n\n<div class="mha-scroll" tabindex="0" role="region" aria-label="{html.escape(label)}" '
+                  f'markdown>\n{table}</div>\n\n')
 
 
 def _label(model: str) -> str:
@@ -235,7 +266,8 @@ def runs_table() -> Markup:
                      ev(f"{p}.test_loss", ".3f"), ev(f"{p}.test_perplexity", ".2f"),
                      ev(f"{p}.train_seconds", ",.0f")])
     return _table(["model", "seed", "chosen update", "validation loss", "test loss", "test perplexity",
-                   "training time (s)"], rows, ["---", "---:", "---:", "---:", "---:", "---:", "---:"])
+                   "training time (s)"], rows, ["---", "---:", "---:", "---:", "---:", "---:", "---:"],
+                  label="Every training run")
 
 
 def aggregates_table() -> Markup:
@@ -247,7 +279,8 @@ def aggregates_table() -> Markup:
                      f'{ev(f"{p}.perplexity_mean", ".2f")} ± {ev(f"{p}.perplexity_sd", ".2f")}',
                      f'{ev(f"{p}.train_seconds_mean", ",.0f")} ± {ev(f"{p}.train_seconds_sd", ",.0f")}'])
     return _table(["model", "runs", "parameters", "test loss (mean ± sd)", "test perplexity (mean ± sd)",
-                   "training time, s (mean ± sd)"], rows, ["---", "---:", "---:", "---:", "---:", "---:"])
+                   "training time, s (mean ± sd)"], rows, ["---", "---:", "---:", "---:", "---:", "---:"],
+                  label="Mean and spread per model")
 
 
 def audit_table() -> Markup:
@@ -257,7 +290,14 @@ def audit_table() -> Markup:
         rows.append([split, ev(f"{p}.stories", ","), ev(f"{p}.tokens", ","), ev(f"{p}.windows", ","),
                      ev(f"{p}.oov_tokens", ","), ev(f"{p}.oov_rate", ".2%")])
     return _table(["split", "stories", "ordinary tokens", "windows (examples)", "tokens mapped to UNK",
-                   "UNK share"], rows, ["---", "---:", "---:", "---:", "---:", "---:"])
+                   "UNK share"], rows, ["---", "---:", "---:", "---:", "---:", "---:"],
+                  label="The three splits")
+
+
+def story_is_cut(path: str) -> bool:
+    """True when a story's text does not end a sentence (the source file cut it short)."""
+    end = val(path)["text"].rstrip().rstrip('"\u201d\')')
+    return not end.endswith((".", "!", "?"))
 
 
 def story(path: str, head_words: int = 60, tail_words: int = 25) -> Markup:
@@ -269,7 +309,9 @@ def story(path: str, head_words: int = 60, tail_words: int = 25) -> Markup:
         text = html.escape(" ".join(words[:head_words])) + " […]" + (" " + html.escape(tail) if tail else "")
     else:
         text = html.escape(" ".join(words))
-    return Markup(f'<blockquote class="mha-story"><p>{text}</p>'
+    cut = ('…</p><p class="mha-story__cut"><em>The story ends here, mid-sentence: the data file '
+           'itself cuts it short, and the pipeline uses it as it is.</em>') if story_is_cut(path) else ""
+    return Markup(f'<blockquote class="mha-story"><p>{text}{cut}</p>'
                   f'<p class="mha-story__source">Source row {ev(path + ".row")} · '
                   f'{ev(path + ".token_count", ",")} tokens, {ev(path + ".word_count", ",")} words · '
                   f'TinyStories (Eldan and Li), CDLA-Sharing-1.0</p></blockquote>')
@@ -283,7 +325,10 @@ def _cell(source: str, path: str, cls: str = "", fmt: str = "") -> str:
 
 def _grid(caption: str, header: list[str] | None, body: list[str]) -> Markup:
     head = "<thead><tr>" + "".join(f'<th scope="col">{h}</th>' for h in header) + "</tr></thead>" if header else ""
-    return Markup(f'\n\n<div class="mha-scroll"><table class="mha-grid"><caption>{caption}</caption>'
+    # A region that may scroll sideways is focusable and named, so keyboard users can scroll it too.
+    label = html.escape(re.sub(r"<[^>]+>", "", caption), quote=True)
+    return Markup(f'\n\n<div class="mha-scroll" tabindex="0" role="region" aria-label="{label}">'
+                  f'<table class="mha-grid"><caption>{caption}</caption>'
                   f'{head}<tbody>{"".join(body)}</tbody></table></div>\n\n')
 
 
@@ -406,28 +451,99 @@ def top_table(path: str, caption: str, src: str = "walkthrough") -> Markup:
     return _grid(caption, ["rank", "token", "id", "probability"], body)
 
 
-def quiz_html(question: str, options: list[str], correct: int, explanation: str) -> str:
+# One salt for the whole site; chosen (among the first few tried) so that the balance test passes.
+QUIZ_SALT = "mha-quiz-42"
+
+
+def quiz_order(question: str, n: int, order_seed: int = 0) -> list[int]:
+    """The fixed shuffled order of a question's options: the same on every build and visit."""
+    digest = hashlib.sha256(f"{QUIZ_SALT}|{order_seed}|{question}".encode()).hexdigest()
+    order = list(range(n))
+    random.Random(int(digest[:16], 16)).shuffle(order)
+    return order
+
+
+def _option(question: str, o: Any) -> tuple[str, str]:
+    if not (isinstance(o, (list, tuple)) and len(o) == 2 and all(str(x).strip() for x in o)):
+        raise MacroError(f"quiz {question!r}: each option must be [text, why] (one sentence saying why it is "
+                         f"right or wrong); got {o!r}")
+    return str(o[0]), str(o[1])
+
+
+def quiz_html(question: str, options: list, correct: int, explanation: str, order_seed: int = 0) -> str:
     if not 0 <= correct < len(options):
         raise MacroError(f"quiz {question!r}: correct={correct} but there are {len(options)} options")
+    pairs = [_option(question, o) for o in options]
+    order = quiz_order(question, len(pairs), order_seed)
     items = "".join(f'<li class="mha-quiz__option" data-correct="{"true" if i == correct else "false"}">'
-                    f"{_inline_md(o)}</li>" for i, o in enumerate(options))
-    answer = _inline_md(options[correct])
+                    f"{_inline_md(pairs[i][0])}</li>" for i in order)
+    whys = "".join(f'<li class="mha-quiz__why" data-correct="{"true" if i == correct else "false"}">'
+                   f"{_inline_md(pairs[i][1])}</li>" for i in order)
+    letter = chr(65 + order.index(correct))
+    answer = _inline_md(pairs[correct][0])
     body = _block_md(explanation)
     return (f'<div class="mha-quiz" data-mha-widget="quiz" role="group" aria-label="Check yourself">'
             f'<p class="mha-quiz__kicker">Check yourself</p>'
             f'<p class="mha-quiz__question">{_inline_md(question)}</p>'
             f'<ol class="mha-quiz__options" type="A">{items}</ol>'
             f'<details class="mha-quiz__explanation"><summary>Show the answer</summary>'
-            f'<p class="mha-quiz__answer"><strong>Answer:</strong> {answer}</p>{body}</details></div>')
+            f'<p class="mha-quiz__answer"><strong>Answer: {letter}.</strong> {answer}</p>{body}'
+            f'<p class="mha-quiz__whys-title">Option by option:</p>'
+            f'<ol class="mha-quiz__whys" type="A">{whys}</ol></details></div>')
 
 
-def quiz(question: str, options: list[str], correct: int = 0, caller=None) -> Markup:
+def quiz(question: str, options: list, correct: int = 0, order_seed: int = 0, caller=None) -> Markup:
     explanation = caller() if caller is not None else ""
     # Strip the common indentation Jinja keeps from the call block.
     lines = str(explanation).splitlines()
     indent = min((len(l) - len(l.lstrip()) for l in lines if l.strip()), default=0)
     explanation = "\n".join(l[indent:] for l in lines)
-    return Markup("\n\n" + quiz_html(question, options, correct, explanation) + "\n\n")
+    return Markup("\n\n" + quiz_html(question, options, correct, explanation, order_seed) + "\n\n")
+
+
+def _res_cell(path: str, fmt: str = ",") -> str:
+    return f"<td>{_span('results', path, fmt, None, format_value(res_val(path), fmt))}</td>"
+
+
+def parameter_table() -> Markup:
+    """Parameters per part and model, with each part's share of the model's total."""
+    from export.lesson.results import PART_LABELS
+
+    models = list(val("protocol.models"))
+    body = []
+    for part, label in PART_LABELS.items():
+        cells = [f'<th scope="row">{html.escape(label)}</th>']
+        for m in models:
+            p = f"parameters.{m}.parts.{part}"
+            if has(p, "results"):
+                cells.append(f"<td>{_span('results', p + '.count', ',', None, format_value(res_val(p + '.count'), ','))}"
+                             f" <small>({_span('results', p + '.share', '.1%', None, format_value(res_val(p + '.share'), '.1%'))})</small></td>")
+            else:
+                cells.append('<td class="is-masked">none</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    body.append('<tr class="is-total"><th scope="row">total</th>'
+                + "".join(_res_cell(f"parameters.{m}.total") for m in models) + "</tr>")
+    return _grid("Parameters per part, biases included (share of the model's total in brackets)",
+                 ["part", *[_label(m) for m in models]], body)
+
+
+def attention_cost_table() -> Markup:
+    """Multiply-adds of one attention layer as the window grows, per head and in total."""
+    heads = res_val("attention_cost.heads")
+    body = []
+    for i, row in enumerate(res_val("attention_cost.rows")):
+        p = f"attention_cost.rows.{i}"
+        mark = ' class="is-model"' if i == res_val("attention_cost.model_row") else ""
+        cells = [f'<th scope="row">{_span("results", p + ".window", "", None, str(row["window"]))}</th>']
+        cells += [_res_cell(f"{p}.per_head.{m}") for m in heads]
+        cells += [_res_cell(f"{p}.scores_and_messages_total"), _res_cell(f"{p}.projections"),
+                  _res_cell(f"{p}.attention_share", ".0%")]
+        body.append(f"<tr{mark}>" + "".join(cells) + "</tr>")
+    header = ["window <i>w</i>", *[f"per head, {_label(m).lower()}" for m in heads],
+              "all heads", "projections", "attention's share"]
+    return _grid("Multiply-adds of one attention layer when every slot is a receiver: scores and "
+                 "messages per head and over all heads, the four projections, and attention's share of "
+                 "the two (bold: the lesson's window)", header, body)
 
 
 MACROS = {
@@ -436,6 +552,8 @@ MACROS = {
     "audit_table": audit_table, "story": story, "quiz": quiz, "toy_vocab_table": toy_vocab_table,
     "toy_window_table": toy_window_table, "real_prefix_table": real_prefix_table, "wt_matrix": wt_matrix,
     "wt_mask": wt_mask, "wt_final_weights": wt_final_weights, "top_table": top_table,
+    "res": res, "res_val": res_val, "parameter_table": parameter_table,
+    "attention_cost_table": attention_cost_table,
 }
 
 

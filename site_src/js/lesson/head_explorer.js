@@ -41,13 +41,13 @@ export async function mount(root) {
   const T = ws.tokens.length;
   s.receiver = T - 1;
   const group = uid("mha-hx");
-  const slotLabel = (i) => `${i + 1} \u00b7 ${ws.tokens[i]}`;
+  const slotLabel = (i) => `${i} \u00b7 ${ws.tokens[i]}`; // slots count from 0, as in the code and pages 3-4
 
   const receivers = radioGroup({
     legend: "Receiver (the token whose query reads the others)",
     name: `${group}-receiver`,
     className: "mha-hx__tokens",
-    options: ws.tokens.map((tok, i) => ({ value: i, label: tok, srLabel: `slot ${i + 1}, ${tok}` })),
+    options: ws.tokens.map((tok, i) => ({ value: i, label: tok, srLabel: `slot ${i}, ${tok}` })),
     checked: s.receiver,
     onChange: (v) => { s.receiver = v; render(); },
   });
@@ -84,7 +84,7 @@ export async function mount(root) {
     const weights = ws.A[h][i];
     const scores = ws.scores[h][i];
     const msg = ws.H[h][i];
-    query.textContent = `Query of \u201c${ws.tokens[i]}\u201d (slot ${i + 1}) in head ${h + 1}: q = ${vec(q)}`;
+    query.textContent = `Query of \u201c${ws.tokens[i]}\u201d (slot ${i}) in head ${h + 1}: q = ${vec(q)}`;
 
     strip.replaceChildren(...ws.tokens.map((tok, j) => {
       const allowed = ws.mask[i][j] === 1;
@@ -96,7 +96,7 @@ export async function mount(root) {
       el("span", { class: "mha-hx__cell-weight", text: allowed ? fixed(weights[j]) : "\u2013" }));
     }));
     const readable = ws.tokens.map((tok, j) => (ws.mask[i][j] === 1 ? `${tok} ${fixed(weights[j])}` : null)).filter(Boolean);
-    strip.setAttribute("aria-label", `Weights of head ${h + 1} for receiver slot ${i + 1}: ${readable.join(", ")}`);
+    strip.setAttribute("aria-label", `Weights of head ${h + 1} for receiver slot ${i}: ${readable.join(", ")}`);
 
     tableBody.replaceChildren(...ws.tokens.map((tok, j) => {
       const allowed = ws.mask[i][j] === 1;
@@ -120,8 +120,8 @@ export async function mount(root) {
     let best = 0;
     for (let j = 1; j <= i; j++) if (weights[j] > weights[best]) best = j;
     const total = weights.reduce((a, b) => a + b, 0);
-    summary.textContent = `Receiver \u201c${ws.tokens[i]}\u201d (slot ${i + 1}), head ${h + 1}: it may read slots 1 to ${i + 1}; ` +
-      `the largest weight, ${fixed(weights[best])}, is on \u201c${ws.tokens[best]}\u201d (slot ${best + 1}). ` +
+    summary.textContent = `Receiver \u201c${ws.tokens[i]}\u201d (slot ${i}), head ${h + 1}: it may read slots 0 to ${i}; ` +
+      `the largest weight, ${fixed(weights[best])}, is on \u201c${ws.tokens[best]}\u201d (slot ${best}). ` +
       `The weights add up to ${fmt(total)}. Message ${vec(msg)}.`;
     root.dataset.receiver = String(i);
     root.dataset.head = String(h);

@@ -4,11 +4,15 @@
 //     p.mha-quiz__question
 //     ol.mha-quiz__options > li.mha-quiz__option[data-correct="true"|"false"]
 //     details.mha-quiz__explanation   (the answer and why; the no-JavaScript fallback)
+//       ol.mha-quiz__whys > li         (one sentence per option, in the order shown)
 //
-// mount() turns the list into a radio group inside a form. The explanation
-// stays hidden until the learner submits a choice; then the feedback line
-// (a polite live region) says whether the choice was right and the
-// explanation opens. Everything is reachable with Tab, arrow keys and Enter.
+// The options arrive already shuffled (a fixed order per question, chosen at
+// build time), so this module keeps the DOM order. mount() turns the list
+// into a radio group inside a form. The explanation stays hidden until the
+// learner submits a choice; then the feedback line (a polite live region)
+// says whether the choice was right, every option shows its own one-sentence
+// reason, and the explanation opens. Everything is reachable with Tab, arrow
+// keys and Enter.
 
 let counter = 0;
 const state = new WeakMap(); // root -> { original: Node[] }
@@ -32,6 +36,7 @@ export function mount(root) {
   legend.innerHTML = question.innerHTML;
   fieldset.append(legend);
 
+  const whys = [...root.querySelectorAll(".mha-quiz__whys > li")];
   const choices = options.map((li, i) => {
     const label = document.createElement("label");
     label.className = "mha-quiz__choice";
@@ -49,9 +54,15 @@ export function mount(root) {
     text.innerHTML = li.innerHTML;
     const mark = document.createElement("span");
     mark.className = "mha-quiz__mark";
-    label.append(input, letter, text, mark);
+    const why = document.createElement("span");
+    why.className = "mha-quiz__reason";
+    why.id = `${id}-${i}-why`;
+    why.hidden = true;
+    if (whys[i]) why.innerHTML = whys[i].innerHTML;
+    text.append(mark, why);
+    label.append(input, letter, text);
     fieldset.append(label);
-    return { input, label, mark, correct: li.dataset.correct === "true" };
+    return { input, label, mark, why, correct: li.dataset.correct === "true" };
   });
 
   const button = document.createElement("button");
@@ -71,6 +82,7 @@ export function mount(root) {
   root.querySelector(".mha-quiz__options").remove();
   explanation.hidden = true;
   explanation.open = true;
+  for (const el of explanation.querySelectorAll(".mha-quiz__whys, .mha-quiz__whys-title")) el.hidden = true;
   const summary = explanation.querySelector("summary");
   if (summary) summary.textContent = "Why";
 
@@ -89,6 +101,8 @@ export function mount(root) {
       c.label.classList.toggle("is-answer", c.correct);
       c.mark.textContent = c.input.checked ? (c.correct ? " (your answer: correct)" : " (your answer: not correct)")
         : (c.correct ? " (the correct answer)" : "");
+      c.why.hidden = !c.why.innerHTML;
+      if (c.why.innerHTML) c.input.setAttribute("aria-describedby", c.why.id);
     }
     const right = choices.find((c) => c.correct);
     const letter = String.fromCharCode(65 + choices.indexOf(right));

@@ -13,7 +13,7 @@ const state = new Map();
 const COORDS = (n, prefix = "") => Array.from({ length: n }, (_, k) => `${prefix}${k + 1}`);
 
 function slotLabels(ws) {
-  return ws.tokens.map((tok, i) => `${i + 1} ${tok}`);
+  return ws.tokens.map((tok, i) => `${i} ${tok}`); // slots count from 0, as on pages 3-4
 }
 
 const FULL = {
