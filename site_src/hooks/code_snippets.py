@@ -8,6 +8,8 @@ becomes a highlighted code block holding the section ``full-scores`` of
 ``export/multihead.py``, with the file's own line numbers, a line saying which
 file and lines it is, and a link to the code archive (``downloads/mha-export.zip``,
 built by ``downloads.py``; inside it the file is ``mha-export/export/...``).
+``#first..last`` shows the lines from the start of section ``first`` to the end
+of section ``last``, marker lines in between included (they read as step labels).
 Change the code and the page changes with it; a missing file or section stops
 the build with the page, the file and the section named.
 
@@ -44,7 +46,7 @@ log = logging.getLogger("mkdocs.hooks.code_snippets")
 ROOT = Path(__file__).resolve().parents[2]
 ARCHIVE = "downloads/mha-export.zip"  # site path of the archive built by downloads.py
 ARCHIVE_PREFIX = "mha-export/"        # folder of the project inside the archive
-DIRECTIVE = re.compile(r"^::code::[ \t]+(?P<path>[\w./-]+)#(?P<name>[\w-]+)[ \t]*$", re.M)
+DIRECTIVE = re.compile(r"^::code::[ \t]+(?P<path>[\w./-]+)#(?P<name>[\w-]+(?:\.\.[\w-]+)?)[ \t]*$", re.M)
 MARKER = re.compile(r"^(?P<indent>[ \t]*)# lesson(?::[ \t]*(?P<name>[\w-]+)| end)[ \t]*$")
 DEFINITION = re.compile(r"^(?:def |class |async def |@)")
 
@@ -100,7 +102,12 @@ def read_section(path: str, name: str, root: Path = ROOT) -> Section:
     if root.resolve() not in file.parents or not file.is_file():
         raise SnippetError(f"no file {path} in the project")
     lines = file.read_text(encoding="utf-8").splitlines()
-    start, end = find_section(lines, name, path)
+    first, _, last = name.partition("..")
+    start, end = find_section(lines, first, path)
+    if last:
+        end = find_section(lines, last, path)[1]
+        if end < start:
+            raise SnippetError(f"{path}: section '{last}' comes before '{first}'")
     text = textwrap.dedent("\n".join(lines[start - 1:end]))
     return Section(path, name, start, end, text)
 
