@@ -121,19 +121,26 @@ def box(x, y, w, h, lines, cls="", learned=False, href=None, box_id=None, label=
     gid = f' id="{box_id}"' if box_id else ""
     if href:
         aria = esc(label or " ".join(s for s, _ in lines))
-        return f'<a href="{esc(href)}" class="mha-fig__link"{gid} aria-label="{aria}"><g>{inner}</g></a>'
+        return f'<a xlink:href="{esc(href)}" class="mha-fig__link"{gid} aria-label="{aria}"><g>{inner}</g></a>'
     return f"<g{gid}>{inner}</g>"
 
 
 def svg(name: str, width: float, height: float, title: str, desc: str, body: str) -> str:
-    return (f'<svg class="mha-fig__svg" viewBox="0 0 {width:g} {height:g}" width="{width:g}" height="{height:g}" '
-            f'role="img" aria-labelledby="fig-{name}-title fig-{name}-desc" font-size="{FONT}">'
+    scale = 1.35  # CSS pixels per unit on a wide screen (text about the size of the page's); phones shrink it
+    return (f'<svg class="mha-fig__svg" viewBox="0 0 {width:g} {height:g}" width="{width * scale:.0f}" '
+            f'height="{height * scale:.0f}" '
+            f'xmlns:xlink="http://www.w3.org/1999/xlink" role="img" aria-labelledby="fig-{name}-title fig-{name}-desc" font-size="{FONT}">'
             f'<title id="fig-{name}-title">{esc(title)}</title><desc id="fig-{name}-desc">{esc(desc)}</desc>'
             f"{ARROW_DEF}{body}</svg>")
 
 
 def shape(dims) -> str:
     return "[" + ", ".join(f"{d:,}" if isinstance(d, int) else str(d) for d in dims) + "]"
+
+
+def display(token: str) -> str:
+    """Special tokens without their angle brackets (they read as HTML tags in captions)."""
+    return token[1:-1] if token.startswith("<") and token.endswith(">") else token
 
 
 def pct(x: float) -> str:
@@ -147,8 +154,8 @@ def weight_bars(name: str, title: str, tokens: list[str], weights: list[list[flo
                 head_labels: list[str], head_classes: list[str], note_rows: dict[int, str] | None = None) -> str:
     """``weights[h][j]``: head h's weight on source j; the receiver's row is marked."""
     heads = len(weights)
-    label_w = 96 if heads < 4 else 84
-    col_w = min(150, (400 - label_w) / heads)
+    label_w = 104
+    col_w = min(150, (404 - label_w) / heads)
     row_h = 24
     top = 34
     width = label_w + col_w * heads + 4
@@ -161,9 +168,9 @@ def weight_bars(name: str, title: str, tokens: list[str], weights: list[list[flo
     best = [max(range(len(tokens)), key=lambda j: w[j]) for w in weights]
     for j, tok in enumerate(tokens):
         y = top + j * row_h
-        shown = tok + (" (receiver)" if j == receiver else "")
+        shown = display(tok) + (" ▸" if j == receiver else "")
         if note_rows and j in note_rows:
-            shown = f"{tok} {note_rows[j]}"
+            shown = f"{display(tok)} {note_rows[j]}"
         parts.append(text(label_w - 6, y + row_h * 0.65, shown, "mha-fig__label", anchor="end",
                           weight="700" if j == receiver else None, size=FONT - 1))
         for h in range(heads):
@@ -173,9 +180,9 @@ def weight_bars(name: str, title: str, tokens: list[str], weights: list[list[flo
             parts.append(rect(x0, y + 4, bar_w, row_h - 8, f"mha-fig__bar {head_classes[h]}"))
             parts.append(text(x0 + bar_w + 3, y + row_h * 0.68, pct(w), "mha-fig__value",
                               weight="700" if j == best[h] else None, size=FONT - 2))
-    desc = "; ".join(
-        f"{head_labels[h]}: " + ", ".join(f"{t} {pct(weights[h][j])}" for j, t in enumerate(tokens))
-        + f" (largest on {tokens[best[h]]})" for h in range(heads))
+    desc = f"Receiver: {display(tokens[receiver])} (marked ▸). " + "; ".join(
+        f"{head_labels[h]}: " + ", ".join(f"{display(t)} {pct(weights[h][j])}" for j, t in enumerate(tokens))
+        + f" (largest on {display(tokens[best[h]])})" for h in range(heads))
     return svg(name, width, height, title, desc, "".join(parts))
 
 
@@ -186,7 +193,7 @@ def figure_coat_query() -> tuple[str, str]:
                        note_rows={j: "(UNK)" for j in unknown})
     cap = ("**One query, one set of weights.** The trained one-head model (seed 11, the model the "
            "comparison page runs) reads *she wore a red wool hooded coat*; the bars are the weights of its "
-           "single query at the receiver *coat* (the last token) over every source, adding up to 1. "
+           "single query at the receiver *coat* (the last token, marked ▸) over every source, adding up to 1. "
            "Whatever this head takes from *red* it must take with that one weight for every coordinate of "
            "its message." + _unknown_note(tokens, unknown))
     return body, cap
@@ -270,7 +277,7 @@ def figure_operation_flow() -> tuple[str, str]:
     # E
     parts.append(box(cx - 110, 8, 220, 44, [(f"E  {shape([T, D])}", ""), ("token rows + position rows", "")],
                      learned=False))
-    y_lane = 92
+    y_lane = 112
     box_h = 40
     gap = 18
     stages = [
@@ -304,7 +311,8 @@ def figure_operation_flow() -> tuple[str, str]:
         parts.append("".join(g))
         # E feeds every head: same input
         parts.append(arrow(cx, 52, x + w / 2, y_lane - 26))
-    parts.append(text(cx, 72, "both heads read the same E", "mha-fig__small", anchor="middle", size=FONT - 2))
+    parts.append(text(cx, 74, "both heads read the same E", "mha-fig__small mha-fig__halo", anchor="middle",
+                      size=FONT - 1, weight="700"))
     y = lane_bottom + 22
     parts.append(box(cx - 130, y, 260, 40, [(f"concatenate [H₁ | H₂]  {shape([T, H * dh])}", ""),
                                              ("head 1 columns, then head 2 columns", "")]))
@@ -402,7 +410,7 @@ def figure_model_map() -> tuple[str, str]:
             y = lane_top + k * (bh + gap)
             inner = box(x, y, w, bh, [(title, ""), (sub, "mha-fig__shape")], cls=f"h{h}-edge")
             anchor = f' id="map-{key}"' if h == 0 else ""  # the stages link back to head 1's box
-            g.append(f'<a href="{link(key)}" class="mha-fig__link" aria-label="head {h + 1}: {esc(title)} '
+            g.append(f'<a xlink:href="{link(key)}" class="mha-fig__link" aria-label="head {h + 1}: {esc(title)} '
                      f'(go to this stage)"{anchor}>{inner}</a>')
             if k:
                 g.append(arrow(x + w / 2, y - gap, x + w / 2, y - 1))
@@ -495,7 +503,8 @@ def figure_mask() -> tuple[str, str]:
             k = j
             while k + 1 < T and kind(i, k + 1) == kind(i, j):
                 k += 1
-            parts.append(rect(ox + j * cell, oy + i * cell, (k - j + 1) * cell, cell, kind(i, j)))
+            parts.append(rect(ox + j * cell, oy + i * cell, (k - j + 1) * cell, cell, kind(i, j),
+                              extra=' shape-rendering="crispEdges"'))
             j = k + 1
     parts.append(rect(ox, oy, T * cell, T * cell, "mha-fig__frame"))
     parts.append(text(ox - 4, oy + 10, "0", "mha-fig__small", anchor="end", size=FONT - 3))
@@ -504,10 +513,11 @@ def figure_mask() -> tuple[str, str]:
     # zoom: the last slots, with their tokens
     n = len(wt["shown_slots"])
     zs = 30
-    zx, zy = ox + T * cell + 74, 58
+    ly = oy + T * cell + 30  # legend under the full picture, the zoom under the legend
+    zx, zy = ox + 40, ly + 3 * 18 + 56
     slots = wt["shown_slots"]
-    labels = [("PAD" if not real[s] else vocab["itos"][x[0, s].item()].strip("<>")) for s in slots]
-    parts.append(text(zx, 16, f"zoom: slots {slots[0]}–{slots[-1]}", "mha-fig__small", size=FONT - 2))
+    labels = [("PAD" if not real[s] else display(vocab["itos"][x[0, s].item()])) for s in slots]
+    parts.append(text(ox, zy - 40, f"zoom: slots {slots[0]}–{slots[-1]}", "mha-fig__small", size=FONT - 2))
     for a, s in enumerate(slots):
         parts.append(text(zx - 4, zy + a * zs + zs * 0.62, labels[a], "mha-fig__label", anchor="end",
                           size=FONT - 2))
@@ -519,23 +529,22 @@ def figure_mask() -> tuple[str, str]:
             mark = "✓" if k == "mha-mask--open" else "×"
             parts.append(text(zx + b_ * zs + zs / 2, zy + a * zs + zs * 0.66, mark, f"mha-mask__mark {k}-mark",
                               anchor="middle", size=FONT))
-    # legend
-    ly = oy + T * cell + 30
     for k, (cls, label) in enumerate((("mha-mask--open", "may read (weight can be > 0)"),
                                       ("mha-mask--future", "later slot: blocked"),
                                       ("mha-mask--pad", "PAD source of a real token: blocked"))):
         parts.append(rect(ox, ly + k * 18, 12, 12, cls))
         parts.append(text(ox + 18, ly + k * 18 + 10, label, "mha-fig__small", size=FONT - 2))
-    width = zx + n * zs + 8
-    height = ly + 3 * 18 + 4
+    width = ox + T * cell + 12
+    height = zy + n * zs + 6
     open_rows = {slots[a]: [labels[b] for b, t in enumerate(slots) if not mask[s][t]] for a, s in enumerate(slots)}
-    desc = (f"The {T} by {T} mask of the first example, “{' '.join(prefix)}”, left-padded with PAD. Everything "
+    words = " ".join(display(t) for t in prefix)
+    desc = (f"The {T} by {T} mask of the first example, “{words}”, left-padded with PAD. Everything "
             "above the diagonal is blocked (later slots). In the last rows, the real tokens may not read the PAD "
             "columns. Zoomed on the last slots: " +
             "; ".join(f"{labels[a]} may read {', '.join(open_rows[s]) or 'nothing shown'}"
                       for a, s in enumerate(slots)) + ".")
     body = svg("mask", width, height, "The attention mask of the first example", desc, "".join(parts))
-    cap = (f"**The mask as a picture.** Rows are receivers, columns are sources, for “{' '.join(prefix)}” "
+    cap = (f"**The mask as a picture.** Rows are receivers, columns are sources, for “{words}” "
            f"in {T} slots. The empty triangle above the diagonal is the future; the band at the bottom left "
            "stops the real tokens from reading PAD. Computed by `forward_full` of the model's own code.")
     return body, cap
@@ -610,6 +619,9 @@ def figure_tokenizers() -> tuple[str, str]:
 MODEL_CLASS = {"mlp": "mha-model--mlp", "one_head": "mha-model--one", "four_heads": "mha-model--four"}
 
 
+ZOOM_BAND = 0.1
+
+
 def _mean_trace(runs):
     steps = [u for u, _ in runs[0]["trace"]]
     return steps, [sum(r["trace"][k][1] for r in runs) / len(runs) for k in range(len(steps))]
@@ -621,20 +633,20 @@ def figure_traces_zoom() -> tuple[str, str]:
     runs = {m: [r for r in ev["runs"] if r["model"] == m] for m in ("one_head", "four_heads")}
     steps, one = _mean_trace(runs["one_head"])
     _, four = _mean_trace(runs["four_heads"])
-    # zoom to where the curves part: from the last evaluation at which the four-head mean was not below
-    # the one-head mean (or the start), to the end
+    # zoom onto the flat part, where the gap shows: from the first evaluation after which both averages
+    # stay within ZOOM_BAND nats of their final value
     start = 0
     for k in range(len(steps)):
-        if four[k] >= one[k]:
+        if abs(one[k] - one[-1]) > ZOOM_BAND or abs(four[k] - four[-1]) > ZOOM_BAND:
             start = k + 1
-    start = min(max(start, 1), len(steps) - 2)
+    start = min(start, len(steps) - 2)
     x0, x1 = steps[start], steps[-1]
     vals = [v for m in runs for r in runs[m] for u, v in r["trace"] if u >= x0]
     y0, y1 = min(vals), max(vals)
     pad = (y1 - y0) * 0.06
     y0, y1 = y0 - pad, y1 + pad
-    W, Hh = 400, 260
-    ml, mr, mt, mb = 46, 10, 12, 40
+    W, Hh = 400, 280
+    ml, mr, mt, mb = 48, 20, 34, 40
     pw, ph = W - ml - mr, Hh - mt - mb
 
     def X(u):
@@ -648,13 +660,13 @@ def figure_traces_zoom() -> tuple[str, str]:
     v = math.ceil(y0 / tick) * tick
     while v <= y1:
         parts.append(line(ml, Y(v), ml + pw, Y(v), "mha-fig__grid"))
-        parts.append(text(ml - 4, Y(v) + 4, f"{v:.2f}", "mha-fig__small", anchor="end", size=FONT - 3))
+        parts.append(text(ml - 4, Y(v) + 4, f"{v:.2f}", "mha-fig__small", anchor="end", size=FONT - 2))
         v += tick
     xt = _nice_step(x1 - x0, 5)
     u = math.ceil(x0 / xt) * xt
     while u <= x1:
         parts.append(line(X(u), mt + ph, X(u), mt + ph + 4, "mha-fig__axis"))
-        parts.append(text(X(u), mt + ph + 16, f"{u:,.0f}", "mha-fig__small", anchor="middle", size=FONT - 3))
+        parts.append(text(X(u), mt + ph + 16, f"{u:,.0f}", "mha-fig__small", anchor="middle", size=FONT - 2))
         u += xt
     parts.append(text(ml + pw / 2, Hh - 6, "update", "mha-fig__small", anchor="middle", size=FONT - 2))
     parts.append(f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
@@ -671,15 +683,15 @@ def figure_traces_zoom() -> tuple[str, str]:
                         f"{pts[-1][1]:.3f}; best {r['val_loss']:.3f} at update {r['best_update']:,}")
     # legend
     for k, m in enumerate(("one_head", "four_heads")):
-        lx = ml + 10 + k * 130
-        parts.append(line(lx, mt + 14, lx + 22, mt + 14, f"mha-trace {MODEL_CLASS[m]}"))
-        parts.append(text(lx + 27, mt + 18, labels[m], "mha-fig__small", size=FONT - 2))
+        lx = ml + k * 140
+        parts.append(line(lx, 14, lx + 24, 14, f"mha-trace {MODEL_CLASS[m]}"))
+        parts.append(text(lx + 30, 18, labels[m], "mha-fig__label", size=FONT - 1))
     body = svg("traces-zoom", W, Hh, "Validation loss of the one-head and four-head runs, zoomed", "; ".join(desc) + ".",
                "".join(parts))
     cap = (f"**Zoomed in where they part.** The {len(runs['one_head'])} one-head runs (dashed) and the "
-           f"{len(runs['four_heads'])} four-head runs (solid) from update {x0:,}, the first evaluation after which "
-           "the four-head average stays below the one-head average, to the end; the vertical axis covers only "
-           "these values. Dots mark each run's chosen checkpoint.")
+           f"{len(runs['four_heads'])} four-head runs (solid) from update {x0:,}, after which both models' averages "
+           f"stay within {ZOOM_BAND} of their final values, to the end; the vertical axis covers only these "
+           "values. Dots mark each run's chosen checkpoint.")
     return body, cap
 
 
