@@ -31,7 +31,7 @@ ATTR = re.compile(r'(data-[\w-]+)="([^"]*)"')
 CODE = re.compile(r'<td class="code"><div><pre><span></span><code>(.*?)</code></pre>', re.S)
 LINENOS = re.compile(r'<span class="normal">\s*(\d+)</span>')
 ARCHIVE_LINK = re.compile(r'<p class="mha-code__source">.*?<a href="([^"]+)" download>.*?'
-                          r'\(in the archive: <code>([^<]+)</code>\)</p>', re.S)
+                          r' as <code>([^<]+)</code></p>', re.S)
 
 
 def _hook():

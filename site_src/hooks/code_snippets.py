@@ -119,11 +119,11 @@ def archive_path(path: str) -> str:
 def render(section: Section, page_url: str) -> str:
     """The Markdown (with HTML) that replaces one directive."""
     archive = posixpath.relpath(ARCHIVE, posixpath.dirname(page_url.rstrip("/") + "/x") or ".")
-    lines = (f"line {section.start}" if section.start == section.end
-             else f"lines {section.start}–{section.end}")
-    source = (f'<p class="mha-code__source"><code>{html.escape(section.path)}</code>, {lines} · '
-              f'<a href="{html.escape(archive)}" download>download the code</a> '
-              f'(in the archive: <code>{html.escape(archive_path(section.path))}</code>)</p>')
+    lines = (f"Line {section.start}" if section.start == section.end
+             else f"Lines {section.start}–{section.end}")
+    source = (f'<p class="mha-code__source">{lines} of <code>{html.escape(section.path)}</code> · in the '
+              f'<a href="{html.escape(archive)}" download>code download</a> as '
+              f'<code>{html.escape(archive_path(section.path))}</code></p>')
     fence = "```" if "```" not in section.text else "~~~~"
     return (f'\n<div class="mha-code" data-file="{html.escape(section.path)}" data-section="{section.name}" '
             f'data-start="{section.start}" data-end="{section.end}" markdown>\n'

@@ -154,8 +154,8 @@ def weight_bars(name: str, title: str, tokens: list[str], weights: list[list[flo
                 head_labels: list[str], head_classes: list[str], note_rows: dict[int, str] | None = None) -> str:
     """``weights[h][j]``: head h's weight on source j; the receiver's row is marked."""
     heads = len(weights)
-    label_w = 104
-    col_w = min(150, (404 - label_w) / heads)
+    label_w = 100
+    col_w = min(120, (380 - label_w) / heads)  # narrow figures stay large on a phone
     row_h = 24
     top = 34
     width = label_w + col_w * heads + 4
