@@ -5,8 +5,9 @@ IN A PAGE, a line of its own
     ::figure:: fisherman-queries
 
 becomes ``<figure class="mha-fig" id="fig-fisherman-queries">`` holding an
-SVG (``role="img"``, with a ``<title>`` and a ``<desc>`` that a screen reader
-reads, numbers included) and a ``<figcaption>`` saying what to look at.
+SVG (``role="img"``, or ``group`` when it holds links) with a ``<title>`` and a
+``<desc>`` that a screen reader reads, numbers included, and a ``<figcaption>``
+saying what to look at.
 ``FIGURES`` lists the names. Every number drawn comes from a file or from the
 project's own code at build time, never from typing:
 
@@ -125,11 +126,15 @@ def box(x, y, w, h, lines, cls="", learned=False, href=None, box_id=None, label=
     return f"<g{gid}>{inner}</g>"
 
 
-def svg(name: str, width: float, height: float, title: str, desc: str, body: str) -> str:
+def svg(name: str, width: float, height: float, title: str, desc: str, body: str, links: bool = False) -> str:
+    """The SVG element. ``role="img"`` hides an image's inside from assistive technology, so a figure whose
+    boxes are links is a ``group`` instead (named and described the same way), and its links stay reachable."""
+    role = "group" if links else "img"
     scale = 1.35  # CSS pixels per unit on a wide screen (text about the size of the page's); phones shrink it
     return (f'<svg class="mha-fig__svg" viewBox="0 0 {width:g} {height:g}" width="{width * scale:.0f}" '
             f'height="{height * scale:.0f}" '
-            f'xmlns:xlink="http://www.w3.org/1999/xlink" role="img" aria-labelledby="fig-{name}-title fig-{name}-desc" font-size="{FONT}">'
+            f'xmlns:xlink="http://www.w3.org/1999/xlink" role="{role}" '
+            f'aria-labelledby="fig-{name}-title fig-{name}-desc" font-size="{FONT}">'
             f'<title id="fig-{name}-title">{esc(title)}</title><desc id="fig-{name}-desc">{esc(desc)}</desc>'
             f"{ARROW_DEF}{body}</svg>")
 
@@ -296,9 +301,7 @@ def figure_operation_flow() -> tuple[str, str]:
         g.append(text(x + w / 2, y_lane - 8, f"head {h + 1}", f"h{h}-text", anchor="middle", weight="700"))
         for k, (title, sub, learned) in enumerate(stages):
             y = y_lane + k * (box_h + gap)
-            t = title if k else f"Q, K, V (own W_Q, W_K, W_V)"
-            g.append(box(x, y, w, box_h, [(t if w > 170 else title, ""), (sub(), "")],
-                         cls=f"h{h}-edge", learned=learned))
+            g.append(box(x, y, w, box_h, [(title, ""), (sub(), "")], cls=f"h{h}-edge", learned=learned))
             if k:
                 g.append(arrow(x + w / 2, y - gap, x + w / 2, y - 2))
         # the value route skips the scores: dashed, along the lane's outer edge
@@ -460,7 +463,7 @@ def figure_model_map() -> tuple[str, str]:
             f"vocabulary head to logits (B by {C}), which feed the loss in training and the choice of the next "
             "token in generation. Each box links to the stage of the walkthrough below.")
     body = svg("model-map", W, height, "Map of the trained four-head model with tensor shapes", desc,
-               "".join(parts))
+               "".join(parts), links=True)
     cap = (f"**Where am I in the model?** The trained four-head model with its shapes (B examples, {T} slots, "
            f"width {D}, {H} heads of {dh}). Thick borders: learned parameters. Dashed: the value route into "
            "A V and the residual route from E. Every box is a link to its stage of the walkthrough below, and "
