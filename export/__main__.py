@@ -6,7 +6,7 @@
     generate  continue a prompt with a trained checkpoint
     onnx      export the seed-11 checkpoints to ONNX and check parity
     walkthrough  write walkthrough.json: the lesson's B = 2 batch through the shipped four-head model
-    all       train, evidence, onnx, walkthrough and the page-2 worksheet: stories -> wasm_assets/
+    all       train, evidence, onnx, walkthrough, the page-2 worksheet and page-3 subwords: stories -> wasm_assets/
 """
 from __future__ import annotations
 
@@ -125,9 +125,10 @@ def cmd_all(args) -> None:
     cmd_evidence(args, corpus, cfg, results)
     cmd_onnx(args)
     cmd_walkthrough(args)
-    from .lesson import worksheet
+    from .lesson import subwords, worksheet
 
     print(f"wrote {worksheet.write(Path(args.out) / 'worksheet.json')}")
+    print(f"wrote {subwords.write(Path(args.out) / 'subwords.json', getattr(args, 'data', None))}")
 
 
 def cmd_generate(args) -> None:
