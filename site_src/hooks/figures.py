@@ -556,16 +556,25 @@ def figure_mask() -> tuple[str, str]:
 # ---------------------------------------------------------------------------
 # Page 3: three tokenizers.
 
+TRAIN_LIMIT_BYTES = 100_000_000  # a bigger stories file (the full 1.9 GB one) is left to the pipeline step
+
+
 def subwords_result() -> tuple[dict, str]:
     """Train the byte-pair encoder now when the stories are there; otherwise use the pipeline's cache."""
     _project()
-    from export.data import DataError
+    from export.data import DATA_ENV, DEFAULT_DATA, DataError
     from export.lesson import subwords
 
-    try:
-        return subwords.build(), "trained during this build"
-    except (DataError, OSError) as exc:
-        log.info("figures: stories not available (%s); using wasm_assets/subwords.json", exc)
+    stories = Path(os.environ.get(DATA_ENV) or DEFAULT_DATA)
+    if not stories.is_file():
+        log.info("figures: no stories at %s; page 3 uses wasm_assets/subwords.json", stories)
+    elif stories.stat().st_size > TRAIN_LIMIT_BYTES:
+        log.info("figures: %s is too big to read at every build; page 3 uses wasm_assets/subwords.json", stories)
+    else:
+        try:
+            return subwords.build(stories), "trained during this build"
+        except (DataError, OSError) as exc:
+            log.info("figures: the stories could not be read (%s); page 3 uses wasm_assets/subwords.json", exc)
     data = _json("subwords.json")
     if data.get("schema") != subwords.SCHEMA:
         raise FigureError(f"wasm_assets/subwords.json has schema {data.get('schema')!r}, expected "
