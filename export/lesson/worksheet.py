@@ -101,7 +101,6 @@ def compute(seed: int = SEED) -> dict:
     allowed = np.tril(np.ones((T, T), dtype=bool))  # receiver row i may read sources 0..i
     # lesson: ws-weights
     A = _softmax_rows(scores, allowed[None])
-    # lesson: ws-messages
     H = A @ V
     # lesson: ws-combine
     concat = H.transpose(1, 0, 2).reshape(T, D_MODEL)
