@@ -14,12 +14,13 @@ project's own code at build time, never from typing:
 * ``wasm_assets/worksheet.json`` (page 2's two-head worksheet),
 * ``wasm_assets/walkthrough.json`` and ``evidence.json`` (shapes, traces, parameter counts),
 * the shipped one-head and four-head ONNX models, run with onnxruntime on page 1's coat prefix,
-* ``export.multihead.MultiHeadAttentionLM.forward_full`` for the mask picture and the
-  parameter groups of ``export.models.build_model``,
+* ``export.multihead.MultiHeadAttentionLM.forward_full`` for the mask picture, and the
+  models of ``export.models.build_model`` for the parameter groups,
 * ``export.lesson.subwords`` for page 3's tokenizers (trained now when the stories
   are on disk, else read from ``wasm_assets/subwords.json``).
 
-Colours come from CSS (``site_src/css/figures.css``): classes such as ``h0``..``h3``
+The drawing code is the package ``lesson_figures`` next to this file (one module per
+part of the lesson). Colours come from CSS (``site_src/css/figures.css``): classes such as ``h0``..``h3``
 give head 1..4 the site's head colours in light and dark mode, and text uses
 ``currentColor``, so the figures follow the page's colour scheme.
 """
