@@ -9,7 +9,7 @@
     walkthrough  write walkthrough.json: the lesson's B = 2 batch through the shipped four-head model
     generate  continue a prompt with a checkpoint (full or compact)
     unicode   write the browser tokenizer's table of code points Python's Unicode does not assign
-    all       vocab, train, onnx, evidence, walkthrough and the page-2 worksheet: stories -> wasm_assets/
+    all       vocab, train, onnx, evidence, walkthrough, the page-2 worksheet and page-3 subwords: stories -> wasm_assets/
 
 Each stage writes its own files once; a bad option stops with one line on
 stderr and exit status 2 before anything is written.
@@ -208,9 +208,10 @@ def cmd_all(args) -> None:
     report = cmd_onnx(args, corpus)
     evidence = cmd_evidence(args, corpus, cfg, results, onnx_report=report)
     cmd_walkthrough(args, prompt=evidence["preset"]["prompt"])
-    from .lesson import worksheet
+    from .lesson import subwords, worksheet
 
     print(f"wrote {worksheet.write(Path(args.out) / 'worksheet.json')}")
+    print(f"wrote {subwords.write(Path(args.out) / 'subwords.json', getattr(args, 'data', None))}")
 
 
 def cmd_generate(args) -> None:

@@ -37,6 +37,7 @@ class Mulberry32:
         return ((t ^ (t >> 14)) & 0xFFFFFFFF) / 4294967296
 
 
+# lesson: choose-next
 def choose_next(logits: np.ndarray, temperature: float = 0.0, rng: Mulberry32 | None = None) -> int:
     """Pick the next id from one row of logits (float array of length C)."""
     check_temperature(temperature)
@@ -60,6 +61,7 @@ def check_temperature(temperature: float) -> None:
         raise ValueError(f"temperature must be a finite number, 0 (greedy) or more, not {temperature!r}")
 
 
+# lesson: prompt-history
 def prompt_history(itos: list[str], prompt: str) -> list[int]:
     """BOS plus the prompt's ids (unknown words become UNK); no EOS: the story goes on."""
     stoi = {t: i for i, t in enumerate(itos)}
@@ -96,6 +98,7 @@ def generate_ids(model_or_predict, history: list[int], max_new_tokens: int = PRE
     if T is None:
         raise ValueError("T is needed when a predict function is given")
     rng = Mulberry32(seed) if temperature > 0 else None
+    # lesson: generation-loop
     history, new = list(history), []
     for _ in range(max_new_tokens):
         window = np.asarray([context_window(history, T)], dtype=np.int64)
@@ -115,5 +118,6 @@ def generate_text(model, itos: list[str], prompt: str, max_new_tokens: int = PRE
     return {"ids": ids, "tokens": tokens, "text": detokenize(tokens), "ended_with_eos": ended}
 
 
+# lesson: perplexity
 def perplexity(loss: float) -> float:
     return math.exp(loss)

@@ -83,10 +83,12 @@ def build_model(spec: ModelSpec | str, C: int, T: int) -> nn.Module:
     return (get_spec(spec) if isinstance(spec, str) else spec).build(C, T)
 
 
+# lesson: count-parameters
 def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
+# lesson: loss
 def loss_fn(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Mean next-token cross-entropy (natural log), the training loss of every model."""
     return F.cross_entropy(logits, targets)

@@ -28,6 +28,7 @@ from .defaults import D_MODEL, HIDDEN
 from .wordlm import PAD_ID
 
 
+# lesson: class
 class MultiHeadAttentionLM(nn.Module):
     def __init__(self, C: int, T: int, d_model: int = D_MODEL, hidden: int = HIDDEN, heads: int = 4):
         super().__init__()
@@ -44,21 +45,26 @@ class MultiHeadAttentionLM(nn.Module):
         self.hidden_layer = nn.Linear(d_model, hidden)
         self.vocab_head = nn.Linear(hidden, C)
 
+    # lesson: config
     def config(self) -> dict:
         return {"kind": "attention", "C": self.C, "T": self.T, "d_model": self.d_model,
                 "hidden": self.hidden, "heads": self.heads}
 
+    # lesson: embed
     def embed(self, x: torch.Tensor) -> torch.Tensor:
         positions = torch.arange(x.shape[1], device=x.device)
         return self.token_embedding(x) + self.position_embedding(positions)[None]
 
+    # lesson: split-heads
     def _split_heads(self, rows: torch.Tensor) -> torch.Tensor:
         B, L, _ = rows.shape  # [B, L, d] -> [B, heads, L, head_dim]
         return rows.reshape(B, L, self.heads, self.head_dim).transpose(1, 2)
 
+    # lesson: predict
     def _predict(self, final_row: torch.Tensor) -> torch.Tensor:
         return self.vocab_head(torch.relu(self.hidden_layer(final_row)))
 
+    # lesson: forward
     def forward(self, x: torch.Tensor, return_attention: bool = False):
         """Final-query path: logits [B, C] (and weights [B, heads, T])."""
         E = self.embed(x)
@@ -74,22 +80,35 @@ class MultiHeadAttentionLM(nn.Module):
         logits = self._predict(updated)
         return (logits, A[:, :, 0]) if return_attention else logits
 
+    # lesson: forward-full
     def forward_full(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
         """Every receiver: the teaching view, with each intermediate tensor."""
         B, T = x.shape
-        E = self.embed(x)
-        Q, K, V = (self._split_heads(W(E)) for W in (self.W_Q, self.W_K, self.W_V))
+        E = self.embed(x)  # [B, T, d]
+        # lesson: full-heads
+        Q, K, V = (self._split_heads(W(E)) for W in (self.W_Q, self.W_K, self.W_V))  # [B, h, T, dh]
+        # lesson: full-scores
         scores = (Q @ K.transpose(-2, -1)) / math.sqrt(self.head_dim)  # [B, h, T, T]
+        # lesson: full-mask
         later = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(diagonal=1)
         is_real = x != PAD_ID
         pad_source_for_real_receiver = is_real.unsqueeze(2) & ~is_real.unsqueeze(1)
         mask = later.unsqueeze(0) | pad_source_for_real_receiver  # [B, receiver, source]
+        # lesson: full-softmax
         A = scores.masked_fill(mask.unsqueeze(1), -torch.inf).softmax(dim=-1)
-        messages = A @ V
-        joined = messages.transpose(1, 2).reshape(B, T, self.d_model)
-        updated = E + self.W_O(joined)
-        hidden = torch.relu(self.hidden_layer(updated[:, -1]))
-        logits = self.vocab_head(hidden)
+        # lesson: full-messages
+        messages = A @ V  # [B, h, T, dh]
+        # lesson: full-concat
+        joined = messages.transpose(1, 2).reshape(B, T, self.d_model)  # [B, T, d]
+        # lesson: full-wo
+        update = self.W_O(joined)
+        # lesson: full-residual
+        updated = E + update
+        # lesson: full-hidden
+        hidden = torch.relu(self.hidden_layer(updated[:, -1]))  # the final slot only: [B, hidden]
+        # lesson: full-vocab
+        logits = self.vocab_head(hidden)  # [B, C]
+        # lesson end
         return {"E": E, "Q": Q, "K": K, "V": V, "scores": scores, "mask": mask, "A": A,
                 "messages": messages, "joined": joined, "updated": updated, "hidden": hidden,
                 "logits": logits}

@@ -144,6 +144,7 @@ def selection_slice(windows: WindowSet, cfg: TrainConfig) -> torch.Tensor:
     return order[: cfg.selection_windows].sort().values
 
 
+# lesson: mean-loss
 @torch.no_grad()
 def mean_loss(model: nn.Module, windows: WindowSet, index: torch.Tensor | None = None, batch: int = 2048) -> float:
     """Average next-token cross-entropy (natural log) over the chosen windows."""
@@ -201,19 +202,23 @@ def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: 
     for update in bar:
         for group in opt.param_groups:
             group["lr"] = learning_rate(cfg, update)
+        # lesson: train-step
         x, y = (t.to(device) for t in train.batch(torch.randint(len(train), (cfg.batch_size,), generator=batches)))
         loss = loss_fn(model(x), y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         opt.step()
+        # lesson end
         recent = (recent + [loss.item()])[-50:]
         done = update + 1
+        # lesson: select-checkpoint
         if done % cfg.eval_every == 0 or done == cfg.updates:
             v = mean_loss(model, val, sel, cfg.eval_batch)
             trace.append([done, v])
             if v < best[0]:
                 best = (v, done, {k: t.detach().cpu().clone() for k, t in model.state_dict().items()})
+            # lesson end
             bar.set_postfix(train=f"{sum(recent) / len(recent):.3f}", val=f"{v:.3f}", best=f"{best[0]:.3f}@{best[1]}")
     seconds = time.perf_counter() - start
     model.load_state_dict(best[2])

@@ -33,6 +33,7 @@ class SplitError(ValueError):
     pass
 
 
+# lesson: split-indices
 def split_indices(n: int, seed: int = SPLIT_SEED) -> dict[str, list[int]]:
     """Shuffle story indices with a fixed seed and cut them 80 / 10 / 10."""
     if n < len(SPLITS):
@@ -62,6 +63,7 @@ class WindowSet:
     def __len__(self) -> int:
         return int(self.positions.numel())
 
+    # lesson: window-batch
     def batch(self, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Inputs [B, T] and targets [B] for the given window numbers."""
         pos = self.positions[index]
@@ -72,6 +74,7 @@ class WindowSet:
         return self.batch(torch.arange(len(self)))
 
 
+# lesson: make-windows
 def make_windows(stories_ids: list[list[int]], T: int) -> WindowSet:
     """Build the windows of stories already encoded with BOS ... EOS."""
     chunks, positions, offset = [], [], 0
@@ -86,6 +89,7 @@ def make_windows(stories_ids: list[list[int]], T: int) -> WindowSet:
     return WindowSet(flat, pos, T)
 
 
+# lesson: context-window
 def context_window(history: list[int], T: int) -> list[int]:
     """The last T ids of ``history``, left-padded with PAD: what the model reads."""
     visible = history[-T:]

@@ -50,6 +50,7 @@ def _is_dropped(ch: str) -> bool:
     return unicodedata.category(ch).startswith("C") and not ch.isspace()
 
 
+# lesson: tokenize
 def tokenize(text: str) -> list[str]:
     """Split ``text`` into lowercase word, number and punctuation tokens."""
     text = unicodedata.normalize("NFKC", text).lower().translate(_QUOTE_MAP)
@@ -92,6 +93,7 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self.itos)
 
+    # lesson: encode-tokens
     def encode_tokens(self, tokens: Iterable[str], boundaries: bool = True) -> list[int]:
         """Look up ids; unknown tokens become UNK. ``boundaries`` wraps in BOS ... EOS."""
         ids = [self.stoi.get(t, UNK_ID) for t in tokens]
@@ -149,6 +151,7 @@ def unicode_table_js() -> str:
             f"export const UNASSIGNED = [\n" + "\n".join("  " + line for line in lines) + "\n];\n")
 
 
+# lesson: build-vocabulary
 def build_vocabulary(token_lists: Iterable[Sequence[str]], size: int = VOCAB_SIZE) -> tuple[Vocabulary, Counter]:
     """Rank tokens by frequency (ties broken alphabetically) and keep ``size`` items in all."""
     if size <= len(SPECIAL_TOKENS):

@@ -73,6 +73,7 @@ def inputs(seed: int = SEED) -> dict[str, np.ndarray]:
             "W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": W_O}
 
 
+# lesson: ws-softmax
 def _softmax_rows(scores: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     masked = np.where(allowed, scores, -np.inf)
     shifted = masked - masked.max(axis=-1, keepdims=True)
@@ -85,21 +86,27 @@ def compute(seed: int = SEED) -> dict:
     tokens = _tokens()
     p = inputs(seed)
     T = len(tokens)
+    # lesson: ws-embed
     index = {w: i for i, w in enumerate(p["vocab"])}
     token_rows = p["token_table"][[index[t] for t in tokens]]
     E = token_rows + p["position_table"]
 
+    # lesson: ws-split
     def split(M: np.ndarray) -> np.ndarray:  # [T, D] -> [heads, T, head_dim]
         return (E @ M).reshape(T, HEADS, HEAD_DIM).transpose(1, 0, 2)
 
     Q, K, V = split(p["W_Q"]), split(p["W_K"]), split(p["W_V"])
+    # lesson: ws-scores
     scores = Q @ K.transpose(0, 2, 1) / math.sqrt(HEAD_DIM)
     allowed = np.tril(np.ones((T, T), dtype=bool))  # receiver row i may read sources 0..i
+    # lesson: ws-weights
     A = _softmax_rows(scores, allowed[None])
     H = A @ V
+    # lesson: ws-combine
     concat = H.transpose(1, 0, 2).reshape(T, D_MODEL)
     update = concat @ p["W_O"]
     output = E + update
+    # lesson end
     return {**p, "seed": seed, "tokens": tokens, "token_rows": token_rows, "E": E, "Q": Q, "K": K, "V": V,
             "scores": scores, "allowed": allowed, "A": A, "H": H, "concat": concat, "update": update,
             "output": output}

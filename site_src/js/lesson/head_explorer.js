@@ -125,6 +125,12 @@ export async function mount(root) {
       `The weights add up to ${fmt(total)}. Message ${vec(msg)}.`;
     root.dataset.receiver = String(i);
     root.dataset.head = String(h);
+    // The flow figure of this page (drawn by site_src/hooks/figures.py) highlights the chosen head's lane.
+    for (const fig of document.querySelectorAll('.mha-fig[data-fig="operation-flow"]')) {
+      fig.dataset.activeHead = String(h);
+      const status = fig.querySelector(".mha-fig__status");
+      if (status) status.textContent = `Highlighted: head ${h + 1}, as chosen in the head explorer (receiver \u201c${ws.tokens[i]}\u201d, slot ${i + 1}).`;
+    }
   }
 
   root.replaceChildren(el("div", { class: "mha-hx" },

@@ -1,0 +1,205 @@
+"""Pages 1 and 2: the weights of one or more queries, and the whole two-head operation as a flow."""
+from __future__ import annotations
+
+from .common import WASM_ASSETS, FigureError, load_json, project_on_path
+from .svg import FONT, arrow, box, display, line, path, pct, rect, shape, svg, text
+
+COAT_PREFIX = "She wore a red wool hooded coat"  # page 1's opening example
+
+
+# Weight bars: one row per source token, one column per head.
+
+def weight_bars(name: str, title: str, tokens: list[str], weights: list[list[float]], receiver: int,
+                head_labels: list[str], head_classes: list[str], note_rows: dict[int, str] | None = None) -> str:
+    """``weights[h][j]``: head h's weight on source j; the receiver's row is marked."""
+    heads = len(weights)
+    label_w = 100
+    col_w = min(120, (380 - label_w) / heads)  # narrow figures stay large on a phone
+    row_h = 24
+    top = 34
+    width = label_w + col_w * heads + 4
+    height = top + row_h * len(tokens) + 8
+    parts = []
+    for h in range(heads):
+        x0 = label_w + h * col_w
+        parts.append(text(x0 + 4, 18, head_labels[h], f"mha-fig__head-label {head_classes[h]}-text", weight="700"))
+        parts.append(line(x0, 26, x0, height - 6, "mha-fig__axis"))
+    best = [max(range(len(tokens)), key=lambda j: w[j]) for w in weights]
+    for j, tok in enumerate(tokens):
+        y = top + j * row_h
+        shown = display(tok) + (" ▸" if j == receiver else "")
+        if note_rows and j in note_rows:
+            shown = f"{display(tok)} {note_rows[j]}"
+        parts.append(text(label_w - 6, y + row_h * 0.65, shown, "mha-fig__label", anchor="end",
+                          weight="700" if j == receiver else None, size=FONT - 1))
+        for h in range(heads):
+            x0 = label_w + h * col_w
+            w = weights[h][j]
+            bar_w = (col_w - 42) * w
+            parts.append(rect(x0, y + 4, bar_w, row_h - 8, f"mha-fig__bar {head_classes[h]}"))
+            parts.append(text(x0 + bar_w + 3, y + row_h * 0.68, pct(w), "mha-fig__value",
+                              weight="700" if j == best[h] else None, size=FONT - 2))
+    desc = f"Receiver: {display(tokens[receiver])} (marked ▸). " + "; ".join(
+        f"{head_labels[h]}: " + ", ".join(f"{display(t)} {pct(weights[h][j])}" for j, t in enumerate(tokens))
+        + f" (largest on {display(tokens[best[h]])})" for h in range(heads))
+    return svg(name, width, height, title, desc, "".join(parts))
+
+
+def figure_coat_query() -> tuple[str, str]:
+    tokens, weights, unknown = _coat_attention("one_head")
+    body = weight_bars("coat-query", "One query at “coat”: the one-head model's weights over the coat prefix",
+                       tokens, weights, len(tokens) - 1, ["the one head"], ["h0"],
+                       note_rows={j: "(UNK)" for j in unknown})
+    cap = ("**One query, one set of weights.** The trained one-head model (seed 11, the model the "
+           "comparison page runs) reads *she wore a red wool hooded coat*; the bars are the weights of its "
+           "single query at the receiver *coat* (the last token, marked ▸) over every source, adding up to 1. "
+           "Whatever this head takes from *red* it must take with that one weight for every coordinate of "
+           "its message." + _unknown_note(tokens, unknown))
+    return body, cap
+
+
+def figure_coat_heads() -> tuple[str, str]:
+    tokens, weights, unknown = _coat_attention("four_heads")
+    body = weight_bars("coat-heads", "Four queries at “coat”: the four-head model's weights, one column per head",
+                       tokens, weights, len(tokens) - 1, [f"head {h + 1}" for h in range(len(weights))],
+                       [f"h{h}" for h in range(len(weights))], note_rows={j: "(UNK)" for j in unknown})
+    cap = ("**Same receiver, four queries.** The trained four-head model on the same prefix: each head has "
+           "its own query at *coat* and its own weights (each column adds up to 1). Compare where each "
+           "column puts its largest weight. Nobody told the heads to differ; training made them so.")
+    return body, cap
+
+
+def _unknown_note(tokens, unknown) -> str:
+    if not unknown:
+        return ""
+    names = " and ".join(f"*{tokens[j]}*" for j in unknown)
+    return (f" The model's vocabulary has no {names}, so it reads {'them' if len(unknown) > 1 else 'it'} "
+            "as the unknown token UNK (page 3 explains why).")
+
+
+
+def _coat_attention(model: str):
+    """Final-query attention of a shipped ONNX model over BOS + the coat prefix."""
+    project_on_path()
+    import numpy as np
+    import onnxruntime as ort
+
+    from export.generate import prompt_history
+    from export.windows import context_window
+    from export.wordlm import UNK_ID, tokenize
+
+    vocab = load_json("vocab.json")
+    itos, T = vocab["itos"], vocab["T"]
+    history = prompt_history(itos, COAT_PREFIX)
+    words = ["<BOS>", *tokenize(COAT_PREFIX)]
+    onnx = WASM_ASSETS / "models" / f"{model}.onnx"
+    if not onnx.is_file():
+        raise FigureError(f"{onnx} is missing; run `python -m export onnx`")
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    session = ort.InferenceSession(str(onnx), opts, providers=["CPUExecutionProvider"])
+    window = np.asarray([context_window(history, T)], dtype=np.int64)
+    _, attention = session.run(None, {"ids": window})  # [1, heads, T]
+    n = len(history)
+    weights = [[float(w) for w in head[-n:]] for head in attention[0]]
+    unknown = [j for j, i in enumerate(history) if i == UNK_ID]
+    return words, weights, unknown
+
+
+def figure_fisherman_queries() -> tuple[str, str]:
+    ws = load_json("worksheet.json")
+    tokens, A = ws["tokens"], ws["A"]
+    r = len(tokens) - 1
+    weights = [A[h][r] for h in range(ws["heads"])]
+    body = weight_bars("fisherman-queries", "Two queries at the final “the”: the worksheet's two heads",
+                       tokens, weights, r, [f"head {h + 1}" for h in range(ws["heads"])],
+                       [f"h{h}" for h in range(ws["heads"])])
+    best = [tokens[max(range(len(tokens)), key=lambda j: w[j])] for w in weights]
+    cap = (f"**Same receiver, two queries.** At the final *the* (slot {r + 1}) each head of page 2's "
+           "worksheet has its own query and so its own weights over the ten known tokens. "
+           f"Head 1's largest weight is on *{best[0]}*, head 2's on *{best[1]}*. "
+           "These are seeded teaching numbers chosen to show the two readings (page 2 says how), "
+           "not a trained model.")
+    return body, cap
+
+
+# Page 2: the whole operation as a flow.
+
+def figure_operation_flow() -> tuple[str, str]:
+    ws = load_json("worksheet.json")
+    T, D, H, dh = len(ws["tokens"]), ws["d_model"], ws["heads"], ws["head_dim"]
+    W = 400
+    parts = []
+    lane_w = (W - 60) / H
+    cx = W / 2 + 10
+    # E
+    parts.append(box(cx - 110, 8, 220, 44, [(f"E  {shape([T, D])}", ""), ("token rows + position rows", "")],
+                     learned=False))
+    y_lane = 112
+    box_h = 40
+    gap = 18
+    stages = [
+        ("Q, K, V", lambda: shape([T, dh]) + " each", True),
+        ("scores", lambda: f"Q Kᵀ / √{dh}  " + shape([T, T]), False),
+        ("mask", lambda: "later sources → −∞", False),
+        ("A = softmax", lambda: shape([T, T]) + ", rows sum to 1", False),
+        ("H = A V", lambda: shape([T, dh]), False),
+    ]
+    lane_bottom = y_lane + len(stages) * (box_h + gap) - gap
+    for h in range(H):
+        x = 40 + h * lane_w + 6
+        w = lane_w - 12
+        g = [f'<g class="mha-lane" data-head="{h}">']
+        g.append(rect(x - 4, y_lane - 24, w + 8, lane_bottom - y_lane + 30, f"mha-lane__bg h{h}-soft", rx=8))
+        g.append(text(x + w / 2, y_lane - 8, f"head {h + 1}", f"h{h}-text", anchor="middle", weight="700"))
+        for k, (title, sub, learned) in enumerate(stages):
+            y = y_lane + k * (box_h + gap)
+            g.append(box(x, y, w, box_h, [(title, ""), (sub(), "")], cls=f"h{h}-edge", learned=learned))
+            if k:
+                g.append(arrow(x + w / 2, y - gap, x + w / 2, y - 2))
+        # the value route skips the scores: dashed, along the lane's outer edge
+        vx = x + (w - 10 if h == H - 1 else 10)
+        g.append(path(f"M{vx:g},{y_lane + box_h:g} L{vx:g},{y_lane + 4 * (box_h + gap) - 2:g}",
+                      "mha-fig__wire mha-fig__wire--value"))
+        g.append(text(vx + (-4 if h == H - 1 else 4), y_lane + 4 * (box_h + gap) - 8, "V", "mha-fig__small",
+                      anchor="end" if h == H - 1 else "start", size=FONT - 3))
+        g.append("</g>")
+        parts.append("".join(g))
+        # E feeds every head: same input
+        parts.append(arrow(cx, 52, x + w / 2, y_lane - 26))
+    parts.append(text(cx, 74, "both heads read the same E", "mha-fig__small mha-fig__halo", anchor="middle",
+                      size=FONT - 1, weight="700"))
+    y = lane_bottom + 22
+    parts.append(box(cx - 130, y, 260, 40, [(f"concatenate [H₁ | H₂]  {shape([T, H * dh])}", ""),
+                                             ("head 1 columns, then head 2 columns", "")]))
+    for h in range(H):
+        x = 40 + h * lane_w + lane_w / 2
+        parts.append(arrow(x, lane_bottom + 2, cx + (h - (H - 1) / 2) * 60, y - 2))
+    y2 = y + 58
+    parts.append(arrow(cx, y + 40, cx, y2 - 2))
+    parts.append(box(cx - 130, y2, 260, 40, [(f"× W_O {shape([D, D])} → update", ""),
+                                              (f"{shape([T, D])}: mixes both heads", "")], learned=True))
+    y3 = y2 + 58
+    parts.append(arrow(cx, y2 + 40, cx, y3 - 2))
+    parts.append(box(cx - 130, y3, 260, 40, [(f"output = E + update  {shape([T, D])}", ""),
+                                              ("the residual: the block adds a change", "")]))
+    # the residual route from E down the left margin
+    parts.append(path(f"M{cx - 110:g},30 L14,30 L14,{y3 + 20:g} L{cx - 132:g},{y3 + 20:g}",
+                      "mha-fig__wire mha-fig__wire--residual"))
+    parts.append(f'<text x="10" y="{(30 + y3) / 2:g}" class="mha-fig__small" font-size="{FONT - 2}" '
+                 f'transform="rotate(-90 10 {(30 + y3) / 2:g})" text-anchor="middle" dy="-2">residual: E</text>')
+    height = y3 + 50
+    desc = (f"E, {T} rows of width {D}, feeds both heads. In each head: its own projections give Q, K and V "
+            f"of shape {T} by {dh}; scores Q K transposed over the square root of {dh}, {T} by {T}; the mask "
+            f"hides later sources; softmax gives the weights A; H = A V, {T} by {dh}, with V taking a route "
+            f"that skips the scores. The two H are concatenated to {T} by {H * dh}, multiplied by W_O "
+            f"({D} by {D}) to an update of {T} by {D}, and added to E (the residual) to give the output.")
+    body = svg("operation-flow", W, height, "The complete two-head operation, with the worksheet's shapes", desc,
+               "".join(parts))
+    cap = ("**The whole operation in one picture.** Follow E down both lanes: the two heads read the *same* "
+           "E with their own matrices, score, mask, weigh and mix their values (the dashed V route does not "
+           "pass through the scores), and only then are their messages joined and mixed by W_O. Boxes with a "
+           "thick border hold learned numbers. The lane of the head you pick in the explorer below is "
+           "highlighted.")
+    return body, cap
+

@@ -1,0 +1,171 @@
+"""Page 5: the one-head and four-head validation traces, zoomed, and where each model's parameters are."""
+from __future__ import annotations
+
+import math
+
+from .common import FigureError, load_json, project_on_path, trained_config
+from .svg import FONT, line, path, rect, svg, text
+
+
+MODEL_CLASS = {"mlp": "mha-model--mlp", "one_head": "mha-model--one", "four_heads": "mha-model--four"}
+
+
+ZOOM_BAND = 0.1
+
+
+def _mean_trace(runs):
+    steps = [u for u, _ in runs[0]["trace"]]
+    return steps, [sum(r["trace"][k][1] for r in runs) / len(runs) for k in range(len(steps))]
+
+
+def figure_traces_zoom() -> tuple[str, str]:
+    ev = load_json("evidence.json")
+    labels = ev["protocol"]["labels"]
+    runs = {m: [r for r in ev["runs"] if r["model"] == m] for m in ("one_head", "four_heads")}
+    steps, one = _mean_trace(runs["one_head"])
+    _, four = _mean_trace(runs["four_heads"])
+    # zoom onto the flat part, where the gap shows: from the first evaluation after which both averages
+    # stay within ZOOM_BAND nats of their final value
+    start = 0
+    for k in range(len(steps)):
+        if abs(one[k] - one[-1]) > ZOOM_BAND or abs(four[k] - four[-1]) > ZOOM_BAND:
+            start = k + 1
+    start = min(start, len(steps) - 2)
+    x0, x1 = steps[start], steps[-1]
+    vals = [v for m in runs for r in runs[m] for u, v in r["trace"] if u >= x0]
+    y0, y1 = min(vals), max(vals)
+    pad = (y1 - y0) * 0.06
+    y0, y1 = y0 - pad, y1 + pad
+    W, Hh = 400, 280
+    ml, mr, mt, mb = 48, 20, 34, 40
+    pw, ph = W - ml - mr, Hh - mt - mb
+
+    def X(u):
+        return ml + (u - x0) / (x1 - x0) * pw
+
+    def Y(v):
+        return mt + (y1 - v) / (y1 - y0) * ph
+
+    parts = [rect(ml, mt, pw, ph, "mha-fig__plot")]
+    tick = _nice_step(y1 - y0, 5)
+    v = math.ceil(y0 / tick) * tick
+    while v <= y1:
+        parts.append(line(ml, Y(v), ml + pw, Y(v), "mha-fig__grid"))
+        parts.append(text(ml - 4, Y(v) + 4, f"{v:.2f}", "mha-fig__small", anchor="end", size=FONT - 2))
+        v += tick
+    xt = _nice_step(x1 - x0, 5)
+    u = math.ceil(x0 / xt) * xt
+    while u <= x1:
+        parts.append(line(X(u), mt + ph, X(u), mt + ph + 4, "mha-fig__axis"))
+        parts.append(text(X(u), mt + ph + 16, f"{u:,.0f}", "mha-fig__small", anchor="middle", size=FONT - 2))
+        u += xt
+    parts.append(text(ml + pw / 2, Hh - 6, "update", "mha-fig__small", anchor="middle", size=FONT - 2))
+    parts.append(f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
+                 f'class="mha-fig__small" font-size="{FONT - 2}">validation loss</text>')
+    desc = []
+    for m in ("one_head", "four_heads"):
+        for r in runs[m]:
+            pts = [(u, v) for u, v in r["trace"] if u >= x0]
+            d = " ".join(f"{'M' if k == 0 else 'L'}{X(u):.1f},{Y(v):.1f}" for k, (u, v) in enumerate(pts))
+            parts.append(path(d, f"mha-trace {MODEL_CLASS[m]}"))
+            parts.append(f'<circle cx="{X(r["best_update"]):.1f}" cy="{Y(r["val_loss"]):.1f}" r="3.5" '
+                         f'class="mha-trace__best {MODEL_CLASS[m]}"/>')
+            desc.append(f"{labels[m]} seed {r['seed']}: from {pts[0][1]:.3f} at update {pts[0][0]:,} to "
+                        f"{pts[-1][1]:.3f}; best {r['val_loss']:.3f} at update {r['best_update']:,}")
+    # legend
+    for k, m in enumerate(("one_head", "four_heads")):
+        lx = ml + k * 140
+        parts.append(line(lx, 14, lx + 24, 14, f"mha-trace {MODEL_CLASS[m]}"))
+        parts.append(text(lx + 30, 18, labels[m], "mha-fig__label", size=FONT - 1))
+    body = svg("traces-zoom", W, Hh, "Validation loss of the one-head and four-head runs, zoomed", "; ".join(desc) + ".",
+               "".join(parts))
+    cap = (f"**Zoomed in where they part.** The {len(runs['one_head'])} one-head runs (dashed) and the "
+           f"{len(runs['four_heads'])} four-head runs (solid) from update {x0:,}, after which both models' averages "
+           f"stay within {ZOOM_BAND} of their final values, to the end; the vertical axis covers only these "
+           "values. Dots mark each run's chosen checkpoint.")
+    return body, cap
+
+
+def _nice_step(span: float, n: int) -> float:
+    raw = span / n
+    mag = 10 ** math.floor(math.log10(raw))
+    for m in (1, 2, 2.5, 5, 10):
+        if raw <= m * mag:
+            return m * mag
+    return 10 * mag
+
+
+PARAM_GROUPS = (  # module name prefix -> group shown on page 5
+    ("embeddings", ("token_embedding", "position_embedding")),
+    ("attention projections", ("W_Q", "W_K", "W_V", "W_O")),
+    ("hidden layer", ("hidden_layer",)),
+    ("vocabulary head", ("vocab_head",)),
+)
+
+
+def parameter_groups() -> dict[str, dict[str, int]]:
+    """Parameters per group for each model, counted on the models the pipeline builds, checked against evidence."""
+    project_on_path()
+    from export.models import build_model
+
+    ev = load_json("evidence.json")
+    c = trained_config()
+    out = {}
+    for m in ev["protocol"]["models"]:
+        model = build_model(m, c["C"], c["T"])  # sizes come from the registry
+        groups = {g: 0 for g, _ in PARAM_GROUPS}
+        for name, p in model.named_parameters():
+            group = next((g for g, prefixes in PARAM_GROUPS if name.split(".")[0] in prefixes), None)
+            if group is None:
+                raise FigureError(f"parameter {name} of {m} belongs to no group of PARAM_GROUPS")
+            groups[group] += p.numel()
+        expected = ev["aggregates"][m]["parameters"]
+        if sum(groups.values()) != expected:
+            raise FigureError(f"{m}: the code builds {sum(groups.values()):,} parameters but evidence.json says "
+                              f"{expected:,}; rerun the pipeline")
+        out[m] = groups
+    return out
+
+
+def figure_parameters() -> tuple[str, str]:
+    ev = load_json("evidence.json")
+    labels = ev["protocol"]["labels"]
+    groups = parameter_groups()
+    biggest = max(sum(g.values()) for g in groups.values())
+    W = 400
+    ml = 8
+    pw = W - 2 * ml
+    parts = []
+    y = 8
+    desc = []
+    for m, g in groups.items():
+        total = sum(g.values())
+        parts.append(text(ml, y + 12, f"{labels[m]}: {total:,} parameters", "mha-fig__label", weight="700"))
+        y += 18
+        x = ml
+        for k, (name, _) in enumerate(PARAM_GROUPS):
+            w = pw * g[name] / biggest
+            if g[name]:
+                parts.append(rect(x, y, w, 20, f"mha-param mha-param--{k}"))
+            x += w
+        y += 24
+        share = [f"{name} {g[name]:,} ({g[name] / total:.0%})" for name, _ in PARAM_GROUPS if g[name]]
+        parts.append(text(ml, y + 10, " · ".join(f"{g[n] / total:.0%}" for n, _ in PARAM_GROUPS if g[n]) +
+                          "  (" + ", ".join(n.split()[0] for n, _ in PARAM_GROUPS if g[n]) + ")",
+                          "mha-fig__small", size=FONT - 3))
+        y += 22
+        desc.append(f"{labels[m]}, {total:,} parameters: " + ", ".join(share))
+    for k, (name, _) in enumerate(PARAM_GROUPS):
+        lx = ml + (k % 2) * 200
+        ly = y + (k // 2) * 18
+        parts.append(rect(lx, ly, 12, 12, f"mha-param mha-param--{k}"))
+        parts.append(text(lx + 17, ly + 10, name, "mha-fig__small", size=FONT - 2))
+    height = y + 2 * 18 + 4
+    body = svg("parameters", W, height, "Where each model's parameters are", "; ".join(desc) + ".", "".join(parts))
+    cap = ("**Where the parameters are.** Each bar is one model, drawn to the same scale, split into its "
+           "embeddings (token and position tables), attention projections (W_Q, W_K, W_V, W_O), hidden layer "
+           "and vocabulary head. Counted on the models `export/models.py` builds, and checked against the "
+           "totals in the evidence. One head and four heads split the same projections differently, so their "
+           "bars are identical.")
+    return body, cap
+
