@@ -5,6 +5,8 @@
     evidence  write evidence.json (+ vocabulary, test vectors, trace plot) from finished runs
     generate  continue a prompt with a trained checkpoint
     onnx      export the seed-11 checkpoints to ONNX and check parity
+              (--from-checkpoints: rebuild them from the shipped compact checkpoints)
+    heads     measure each head: knock-out perplexities and the head atlas (heads.json)
     walkthrough  write walkthrough.json: the lesson's B = 2 batch through the shipped four-head model
     all       train, evidence, onnx, walkthrough and the page-2 worksheet: stories -> wasm_assets/
 """
@@ -108,9 +110,21 @@ def cmd_evidence(args, corpus=None, cfg=None, results=None) -> None:
 
 
 def cmd_onnx(args) -> None:
+    if getattr(args, "from_checkpoints", None):
+        from .onnx_export import reexport
+
+        reexport(Path(args.from_checkpoints), Path(args.out), data=args.data)
+        return
     from .onnx_export import export_all
 
     export_all(Path(args.runs), Path(args.out), data=args.data, stories=args.stories)
+
+
+def cmd_heads(args) -> None:
+    from .heads import write
+
+    out = Path(args.out)
+    write(Path(getattr(args, "checkpoints", None) or out / "checkpoints"), out, data=args.data)
 
 
 def cmd_walkthrough(args) -> None:
@@ -124,6 +138,7 @@ def cmd_all(args) -> None:
     corpus, cfg, results = cmd_train(args)
     cmd_evidence(args, corpus, cfg, results)
     cmd_onnx(args)
+    cmd_heads(args)
     cmd_walkthrough(args)
     from .lesson import worksheet
 
@@ -160,7 +175,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_args(p)
     p.add_argument("--runs", default="runs")
     p.add_argument("--out", default="wasm_assets")
+    p.add_argument("--from-checkpoints", metavar="DIR", default=None,
+                   help="rebuild the ONNX files from the compact checkpoints in DIR (e.g. wasm_assets/checkpoints) "
+                        "instead of the training runs")
     p.set_defaults(func=cmd_onnx)
+    p = sub.add_parser("heads", help="knock-out perplexities and the head atlas of the shipped attention models")
+    _add_data_args(p)
+    p.add_argument("--out", default="wasm_assets", help="folder with evidence.json; heads.json and the atlas go here")
+    p.add_argument("--checkpoints", default=None, help="folder with the compact seed-11 checkpoints "
+                                                        "(default OUT/checkpoints)")
+    p.set_defaults(func=cmd_heads)
     p = sub.add_parser("walkthrough", help="write walkthrough.json from the shipped four-head checkpoint")
     p.add_argument("--out", default="wasm_assets", help="folder with vocab.json and evidence.json; output goes here")
     p.add_argument("--checkpoints", default=None, help="folder with four_heads-seed11.pt (default OUT/checkpoints)")
