@@ -23,6 +23,10 @@ Schema ``mha-evidence/1`` (checked by ``validate``):
 ``preset``      the held-out preset: row, prompt, prompt_tokens, max_new_tokens,
                 seed-11 greedy continuations per model (ids, tokens, text, ended_with_eos)
 ``artefacts``   file names written beside it
+``heads``       (optional) embedded from the heads stage's own ``heads.json``
+                (``export/heads.py``): knock-out perplexities of the four-head
+                model, the head atlas of both attention models, the preset
+                without each head
 """
 from __future__ import annotations
 
@@ -141,6 +145,33 @@ def build_evidence(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], r
     }
 
 
+# Stages after training write their own artefact; the evidence embeds each under its key
+# (the file stays the stage's output, evidence.json stays written in one place: here).
+STAGE_SECTIONS = {"heads": "heads.json"}
+
+
+def attach_stage_sections(evidence: dict, out: Path) -> dict:
+    import json
+
+    for key, name in STAGE_SECTIONS.items():
+        path = out / name
+        if path.is_file():
+            evidence[key] = json.loads(path.read_text())
+            evidence["artefacts"][key] = name
+    return evidence
+
+
+def refresh(out: Path) -> dict:
+    """Embed the stage artefacts in ``out/evidence.json`` again after a stage ran alone (no retraining)."""
+    import json
+
+    path = out / "evidence.json"
+    evidence = attach_stage_sections(json.loads(path.read_text()), out)
+    validate(evidence)
+    atomic.write_json(path, evidence)
+    return evidence
+
+
 def validate(evidence: dict) -> None:
     """Raise ValueError when ``evidence`` does not follow the schema above."""
     for key, kind in REQUIRED.items():
@@ -161,6 +192,14 @@ def validate(evidence: dict) -> None:
     for k in ("row", "prompt", "continuations"):
         if k not in evidence["preset"]:
             raise ValueError(f"evidence.preset lacks {k!r}")
+    if "heads" in evidence:
+        heads = evidence["heads"]
+        for k in ("knockout", "atlas", "colours", "preset"):
+            if k not in heads:
+                raise ValueError(f"evidence.heads lacks {k!r}")
+        for name, row in heads["knockout"].items():
+            if not math.isclose(row["test_perplexity"], math.exp(row["test_loss"]), rel_tol=1e-9):
+                raise ValueError(f"evidence.heads.knockout.{name}: test_perplexity is not exp(test_loss)")
 
 
 EDGE_CASES = [
@@ -226,7 +265,7 @@ def plot_traces(evidence: dict, path: Path) -> None:
 
 def write_all(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path, out: Path, log=print,
               timing_note: str = "") -> dict:
-    evidence = build_evidence(corpus, cfg, results, runs, timing_note)
+    evidence = attach_stage_sections(build_evidence(corpus, cfg, results, runs, timing_note), out)
     validate(evidence)
     out.mkdir(parents=True, exist_ok=True)
     atomic.write_json(out / "vocab.json", corpus.vocab.to_json(corpus.T), indent=None)
