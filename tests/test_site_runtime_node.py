@@ -14,13 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from export.generate import Mulberry32, choose_next
-from export.wordlm import tokenize
+from export.generate import Mulberry32, choose_next, generate_ids
+from export.wordlm import BOS_ID, EOS_ID, PAD_ID, UNK_ID, tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "site_src/js/runtime"
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (make setup needs it for npm ci)")
+SPECIAL = {"PAD": PAD_ID, "BOS": BOS_ID, "EOS": EOS_ID, "UNK": UNK_ID}
 
 
 def run_node(script: str, payload) -> object:
@@ -64,13 +65,14 @@ def test_choose_next_matches_python():
         rng = Mulberry32(c["seed"]) if c["temperature"] > 0 else None
         expected.append([choose_next(np.array(c["logits"], dtype=np.float32), c["temperature"], rng) for _ in range(20)])
     got = run_node("""
-      const { chooseNext } = await rt("generate.js");
+      const { chooseNext, excludedIds } = await rt("generate.js");
       const { Mulberry32 } = await rt("rng.js");
-      return payload.map((c) => {
+      const excluded = excludedIds(payload.special);
+      return payload.cases.map((c) => {
         const rng = c.temperature > 0 ? new Mulberry32(c.seed) : null;
         const logits = Float32Array.from(c.logits);
-        return Array.from({length: 20}, () => chooseNext(logits, c.temperature, rng));
-      });""", cases)
+        return Array.from({length: 20}, () => chooseNext(logits, c.temperature, rng, excluded));
+      });""", {"cases": cases, "special": SPECIAL})
     assert got == expected
 
 
@@ -78,11 +80,13 @@ def test_context_window_and_options():
     got = run_node("""
       const g = await rt("generate.js");
       const errors = [];
-      for (const opts of [{maxNewTokens: 0}, {maxNewTokens: 65}, {maxNewTokens: 2.5}, {temperature: -1}, {seed: 1.5}]) {
+      for (const opts of [{maxNewTokens: 0}, {maxNewTokens: 65}, {maxNewTokens: 2.5}, {maxNewTokens: 3, temperature: -1},
+                          {maxNewTokens: 3, seed: 1.5}]) {
         try { g.checkOptions(opts); errors.push(null); } catch (e) { errors.push(e.name); }
       }
-      return { short: g.contextWindow([1, 5, 6], 5), long: g.contextWindow([1,2,3,4,5,6,7], 4), errors,
-               ok: g.checkOptions({maxNewTokens: 64}).maxNewTokens };""", None)
+      return { short: g.contextWindow([1, 5, 6], 5, 0), long: g.contextWindow([1,2,3,4,5,6,7], 4, 0), errors,
+               ok: g.checkOptions({maxNewTokens: 64}).maxNewTokens, padded: g.contextWindow([9], 3, 7) };""", None)
+    assert got["padded"] == [7, 7, 9]  # the pad id is the vocabulary's, not a constant
     assert got["short"] == [0, 0, 1, 5, 6]
     assert got["long"] == [4, 5, 6, 7]
     assert got["errors"] == ["RangeError"] * 5
@@ -107,3 +111,46 @@ def test_tokenizer_matches_python_in_node(assets_dir):
       return payload.map((t) => tokenize(t));""", texts)
     mismatches = [(t, g, tokenize(t)) for t, g in zip(texts, got) if g != tokenize(t)]
     assert not mismatches, mismatches[:5]
+
+
+def _toy_model(C: int, T: int):
+    """A deterministic stand-in for a model: logits from a fixed table, indexed by the window's last ids."""
+    table = np.random.default_rng(7).standard_normal((C, C)).astype(np.float32) * 3
+    table[:, EOS_ID] += 1.5  # EOS comes often enough that some runs end early and some reach the limit
+
+    def predict(window):
+        w = np.asarray(window).reshape(-1)
+        return table[w[-1]] + 0.5 * table[w[-2]]
+    return table, predict
+
+
+@pytest.mark.parametrize("temperature,seed", [(0, 0), (0.8, 5), (1.3, 123456), (2.0, 2**32 + 9)])
+def test_generation_loop_matches_python_step_for_step(temperature, seed):
+    """runtime/generate.js's Generation (the page's and the test hook's loop) against export.generate.generate_ids."""
+    C, T, limit = 50, 6, 40
+    table, predict = _toy_model(C, T)
+    starts = [[BOS_ID], [BOS_ID, 7, 8, 9, 10, 11, 12, 13], [BOS_ID, 20]]
+    want = [generate_ids(predict, h, limit, temperature, seed, T) for h in starts]
+    got = run_node("""
+      const { Generation, generateIds } = await rt("generate.js");
+      const table = payload.table;
+      const run = async (w) => { const a = table[w[w.length - 1]], b = table[w[w.length - 2]];
+        return { logits: Float32Array.from(a, (x, i) => Math.fround(x + Math.fround(0.5 * b[i]))) }; };
+      const out = [];
+      for (const history of payload.starts) {
+        const options = { maxNewTokens: payload.limit, temperature: payload.temperature, seed: payload.seed,
+                          T: payload.T, special: payload.special };
+        const whole = await generateIds(run, history, options);
+        const g = new Generation(history, options);
+        const windows = [];
+        while (!g.done) windows.push((await g.step(run)).window);
+        out.push({ ids: whole.ids, eos: whole.endedWithEos, stepIds: g.ids, windows });
+      }
+      return out;""", {"table": table.tolist(), "starts": starts, "limit": limit, "temperature": temperature,
+                       "seed": seed, "T": T, "special": SPECIAL})
+    from export.windows import context_window
+    for history, (ids, ended), g in zip(starts, want, got):
+        assert g["ids"] == ids and g["eos"] == ended, (history, g["ids"], ids)
+        assert g["stepIds"] == ids
+        full = list(history) + ids
+        assert g["windows"] == [context_window(full[:len(history) + k], T) for k in range(len(g["windows"]))]

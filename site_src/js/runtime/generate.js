@@ -1,28 +1,32 @@
-// The generation loop of export/generate.py, step for step:
+// The generation loop of export/generate.py, step for step, and the only one
+// in the browser (the compare page and its test hook both use Generation):
 // crop the history to its last T ids and left-pad with PAD, run the model,
 // forbid PAD, BOS and UNK, then take the best score (temperature 0) or draw from
 // softmax(logits / temperature) with Mulberry32. EOS ends the story and is not
-// added. At most maxNewTokens (1..64) ids are produced.
+// added. At most maxNewTokens ids are produced.
+//
+// The special ids and T are not typed here: they come from the vocabulary
+// (vocab.json's "special" and "T"), so a change there reaches the browser.
 
 import { Mulberry32 } from "./rng.js";
 
-export const PAD_ID = 0;
-export const BOS_ID = 1;
-export const EOS_ID = 2;
-export const UNK_ID = 3;
-export const EXCLUDED_IDS = [PAD_ID, BOS_ID, UNK_ID];
+// export/generate.py's MAX_NEW_TOKENS; a manifest may state its own limit.
 export const MAX_NEW_TOKENS = 64;
-export const DEFAULT_NEW_TOKENS = 24;
+
+// The ids a model may never produce, from the vocabulary's special ids.
+export function excludedIds(special) {
+  return [special.PAD, special.BOS, special.UNK];
+}
 
 // The last T ids of history, left-padded with PAD (export.windows.context_window).
-export function contextWindow(history, T) {
+export function contextWindow(history, T, pad) {
   const visible = history.slice(Math.max(0, history.length - T));
-  return [...new Array(T - visible.length).fill(PAD_ID), ...visible];
+  return [...new Array(T - visible.length).fill(pad), ...visible];
 }
 
 // BOS plus the prompt's ids (no EOS: the story goes on).
 export function promptHistory(vocab, text) {
-  return [BOS_ID, ...vocab.encode(text)];
+  return [vocab.special.BOS, ...vocab.encode(text)];
 }
 
 export class NonFiniteLogitsError extends Error {
@@ -33,11 +37,11 @@ export class NonFiniteLogitsError extends Error {
 }
 
 // Pick the next id from one row of logits (export.generate.choose_next).
-export function chooseNext(logits, temperature = 0, rng = null) {
+export function chooseNext(logits, temperature, rng, excluded) {
   const n = logits.length;
   for (let i = 0; i < n; i++) if (!Number.isFinite(logits[i])) throw new NonFiniteLogitsError();
   const scores = Float64Array.from(logits);
-  for (const id of EXCLUDED_IDS) if (id < n) scores[id] = -Infinity;
+  for (const id of excluded) if (id < n) scores[id] = -Infinity;
   if (!(temperature > 0)) {
     let best = 0;
     for (let i = 1; i < n; i++) if (scores[i] > scores[best]) best = i; // first maximum, like argmax
@@ -68,9 +72,10 @@ export function chooseNext(logits, temperature = 0, rng = null) {
   return Math.min(lo, n - 1);
 }
 
-export function checkOptions({ maxNewTokens = DEFAULT_NEW_TOKENS, temperature = 0, seed = 0 } = {}) {
-  if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1 || maxNewTokens > MAX_NEW_TOKENS) {
-    throw new RangeError(`the token limit must be a whole number from 1 to ${MAX_NEW_TOKENS}`);
+// The options of one run, checked: {maxNewTokens, temperature, seed}.
+export function checkOptions({ maxNewTokens, temperature = 0, seed = 0 } = {}, limit = MAX_NEW_TOKENS) {
+  if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1 || maxNewTokens > limit) {
+    throw new RangeError(`the token limit must be a whole number from 1 to ${limit}`);
   }
   if (!Number.isFinite(temperature) || temperature < 0) throw new RangeError("the temperature must be 0 or more");
   if (!Number.isSafeInteger(seed)) throw new RangeError("the seed must be a whole number");
@@ -79,14 +84,15 @@ export function checkOptions({ maxNewTokens = DEFAULT_NEW_TOKENS, temperature = 
 
 // Softmax probabilities (float64) of one row, with the excluded ids removed,
 // as the generator sees them at temperature 1.
-export function probabilities(logits) {
+export function probabilities(logits, excluded) {
   const n = logits.length;
+  const skip = new Set(excluded);
   const p = new Float64Array(n);
   let max = -Infinity;
-  for (let i = 0; i < n; i++) if (!EXCLUDED_IDS.includes(i) && logits[i] > max) max = logits[i];
+  for (let i = 0; i < n; i++) if (!skip.has(i) && logits[i] > max) max = logits[i];
   let total = 0;
   for (let i = 0; i < n; i++) {
-    p[i] = EXCLUDED_IDS.includes(i) ? 0 : Math.exp(logits[i] - max);
+    p[i] = skip.has(i) ? 0 : Math.exp(logits[i] - max);
     total += p[i];
   }
   for (let i = 0; i < n; i++) p[i] /= total;
@@ -105,25 +111,66 @@ export function topK(values, k = 5) {
   return idx;
 }
 
-// Generate after `history`. `step(window)` runs one model and resolves to
-// {logits: Float32Array, ...}. Calls onStep({id, index, window, output, ms})
-// after each accepted token. Resolves to {ids, endedWithEos}.
-export async function generateIds(step, history, options = {}, onStep = null) {
-  const { maxNewTokens, temperature, seed } = checkOptions(options);
-  const T = options.T ?? 64;
-  const rng = temperature > 0 ? new Mulberry32(seed) : null;
-  const hist = [...history];
-  const ids = [];
-  for (let index = 0; index < maxNewTokens; index++) {
-    const window = contextWindow(hist, T);
-    const t0 = performance.now();
-    const output = await step(window);
-    const id = chooseNext(output.logits, temperature, rng);
-    const ms = performance.now() - t0;
-    if (onStep) await onStep({ id, index, window, output, ms, eos: id === EOS_ID });
-    if (id === EOS_ID) return { ids, endedWithEos: true };
-    hist.push(id);
-    ids.push(id);
+// One story being continued, one step at a time, so that a page can
+// interleave several models and draw between steps.
+//
+//   const g = new Generation(history, { T, special, maxNewTokens, temperature, seed });
+//   while (!g.done) { const step = await g.step(run); ... }
+//
+// run(window) resolves to {logits, ...} (a ModelRunner's run). step() returns
+// {index, window, output, id, eos, ms}. A step whose run or choice throws
+// leaves the generation as it was (the random generator included), so the
+// caller may retry it, for example on another backend.
+export class Generation {
+  constructor(history, { T, special, limit = MAX_NEW_TOKENS, ...options }) {
+    if (!Number.isInteger(T) || T < 1) throw new RangeError(`the context length T must be a whole number, got ${T}`);
+    for (const key of ["PAD", "BOS", "EOS", "UNK"]) {
+      if (!Number.isInteger(special?.[key])) throw new RangeError(`the vocabulary gives no ${key} id`);
+    }
+    this.options = checkOptions(options, limit);
+    this.T = T;
+    this.special = special;
+    this.excluded = excludedIds(special);
+    this.history = [...history];
+    this.ids = [];
+    this.endedWithEos = false;
+    this.rng = this.options.temperature > 0 ? new Mulberry32(this.options.seed) : null;
   }
-  return { ids, endedWithEos: false };
+
+  get done() {
+    return this.endedWithEos || this.ids.length >= this.options.maxNewTokens;
+  }
+
+  async step(run) {
+    if (this.done) throw new Error("this generation has ended");
+    const window = contextWindow(this.history, this.T, this.special.PAD);
+    const t0 = performance.now();
+    const output = await run(window);
+    // A copy of the generator, committed only once the choice succeeded.
+    const rng = this.rng ? Object.assign(new Mulberry32(0), { state: this.rng.state }) : null;
+    const id = chooseNext(output.logits, this.options.temperature, rng, this.excluded);
+    const ms = performance.now() - t0;
+    this.rng = rng;
+    const index = this.ids.length;
+    const eos = id === this.special.EOS;
+    if (eos) this.endedWithEos = true;
+    else {
+      this.history.push(id);
+      this.ids.push(id);
+    }
+    return { index, window, output, id, eos, ms };
+  }
+}
+
+// A whole continuation with one model: {ids, endedWithEos, steps}.
+// onStep(step) is awaited after every step (for drawing or timing).
+export async function generateIds(run, history, options, onStep = null) {
+  const generation = new Generation(history, options);
+  const steps = [];
+  while (!generation.done) {
+    const step = await generation.step(run);
+    steps.push(step);
+    if (onStep) await onStep(step);
+  }
+  return { ids: [...generation.ids], endedWithEos: generation.endedWithEos, steps };
 }

@@ -1,0 +1,133 @@
+// The compare page's layout: status line, messages, the form and one column
+// per model. Only layout and message display live here; what the buttons do is
+// passed in as callbacks by compare.js.
+
+import { el, panel } from "../runtime/dom.js";
+import { MAX_NEW_TOKENS } from "../runtime/generate.js";
+
+const id = (s) => `mha-compare-${s}`;
+
+export class CompareView {
+  constructor(root, { preference, onGenerate, onStop, onPreset, onBackend, onPromptInput }) {
+    this.root = root;
+    this.notices = [];
+    this.columns = {};
+    this.status = el("div", { class: "mha-compare__status", role: "status", "aria-live": "polite" });
+    this.progress = el("progress", { class: "mha-compare__progress", max: 100, value: 0, "aria-label": "Download progress" });
+    this.statusText = el("span", { text: "Preparing the models…" });
+    this.status.append(this.progress, this.statusText);
+    this.alerts = el("div", { class: "mha-compare__alerts" });
+
+    this.prompt = el("textarea", { id: id("prompt"), rows: 3, spellcheck: "false", autocomplete: "off", oninput: onPromptInput });
+    this.tokens = el("input", { id: id("tokens"), type: "number", min: 1, max: MAX_NEW_TOKENS, step: 1, value: 24, inputmode: "numeric" });
+    this.temperature = el("input", { id: id("temperature"), type: "number", min: 0, max: 5, step: 0.1, value: 0, inputmode: "decimal" });
+    this.seed = el("input", { id: id("seed"), type: "number", step: 1, value: 11, inputmode: "numeric" });
+    this.backendSelect = el("select", { id: id("backend"), onchange: () => onBackend(this.backendSelect.value) },
+      el("option", { value: "auto", text: "Auto" }),
+      el("option", { value: "wasm", text: "WebAssembly (WASM)" }),
+      el("option", { value: "webgpu", text: "WebGPU" }));
+    this.backendSelect.value = preference;
+    this.generateButton = el("button", { type: "submit", class: "md-button md-button--primary", disabled: true, text: "Generate" });
+    this.stopButton = el("button", { type: "button", class: "md-button", disabled: true, text: "Stop", onclick: onStop });
+    this.presetButton = el("button", { type: "button", class: "md-button", text: "Use the held-out preset", onclick: onPreset });
+    this.promptInfo = el("p", { class: "mha-compare__prompt-info", id: id("prompt-info"), "aria-live": "polite" });
+    this.prompt.setAttribute("aria-describedby", id("prompt-info"));
+    const field = (label, input, hint) => el("div", { class: "mha-compare__field" },
+      el("label", { for: input.id, text: label }), input, hint ? el("small", { text: hint }) : null);
+
+    this.form = el("form", {
+      class: "mha-compare__form", novalidate: true,
+      onsubmit: (e) => {
+        e.preventDefault();
+        onGenerate();
+      },
+    },
+    field("Opening", this.prompt),
+    this.promptInfo,
+    el("div", { class: "mha-compare__settings" },
+      field(`New tokens (1–${MAX_NEW_TOKENS})`, this.tokens),
+      field("Temperature", this.temperature, "0 = greedy"),
+      field("Seed", this.seed),
+      field("Backend", this.backendSelect)),
+    el("div", { class: "mha-compare__buttons" }, this.generateButton, this.stopButton, this.presetButton));
+    this.notice = el("div", { class: "mha-compare__notice", "aria-live": "polite" });
+    this.message = el("div", { class: "mha-compare__message", "aria-live": "polite" });
+    this.grid = el("div", { class: "mha-compare__columns" });
+    this.inspector = el("section", { class: "mha-compare__inspector", "aria-live": "polite", hidden: true });
+    root.replaceChildren(this.status, this.alerts, this.form, this.notice, this.message, this.grid, this.inspector);
+  }
+
+  // One column per model of the manifest, in its order.
+  buildColumns(models) {
+    this.columns = {};
+    this.grid.replaceChildren();
+    for (const { name, label } of models) {
+      const col = {
+        name,
+        label,
+        heading: el("h3", { text: label }),
+        facts: el("p", { class: "mha-col__facts" }),
+        backend: el("p", { class: "mha-col__backend", text: "Backend: starting…" }),
+        progress: el("progress", { max: 100, value: 0, "aria-label": `${label} download` }),
+        problem: el("div", { class: "mha-col__problem" }),
+        live: el("div", { class: "mha-col__live", "aria-label": `${label} continuation` }),
+        timing: el("p", { class: "mha-col__timing" }),
+        saved: el("div", { class: "mha-col__saved" }),
+      };
+      col.node = el("section", { class: "mha-col", "data-model": name, "aria-label": label },
+        col.heading, col.facts, col.backend, col.progress, col.problem,
+        el("h4", { class: "mha-col__label", text: "Live, on this device" }), col.live, col.timing, col.saved);
+      this.columns[name] = col;
+      this.grid.append(col.node);
+    }
+    return this.columns;
+  }
+
+  setStatus(text, percent = null) {
+    this.statusText.textContent = text;
+    if (percent === null) this.progress.removeAttribute("value");
+    else this.progress.value = Math.max(0, Math.min(100, percent));
+  }
+
+  addNotice(text) {
+    if (!text || this.notices.includes(text)) return;
+    this.notices.push(text);
+    this.notice.append(el("p", { class: "mha-panel mha-panel--notice", role: "status", text }));
+  }
+
+  clearNotices() {
+    this.notices = [];
+    this.notice.replaceChildren();
+    this.alerts.replaceChildren();
+  }
+
+  showMessage(text, kind = "info") {
+    this.message.replaceChildren(text ? el("p", { class: `mha-panel mha-panel--${kind}`, text }) : "");
+  }
+
+  // Nothing can run: one alert, and every control that needs the models off.
+  fail(title, message) {
+    this.alerts.append(panel("error", title, message));
+    this.setStatus(title, 0);
+    this.progress.hidden = true;
+    this.generateButton.disabled = true;
+    for (const col of Object.values(this.columns)) {
+      col.progress.hidden = true;
+      col.backend.textContent = "Backend: not started";
+    }
+  }
+
+  columnProblem(name, message) {
+    const col = this.columns[name];
+    if (!col) return;
+    col.progress.hidden = true;
+    col.backend.textContent = "Backend: not running";
+    col.problem.replaceChildren(panel("error", "Not available.", message));
+  }
+
+  offerReload(onReload) {
+    const button = el("button", { type: "button", class: "md-button", text: "Reload with WebGPU", onclick: onReload });
+    this.alerts.replaceChildren(panel("notice", "WebGPU needs a reload.",
+      "This page already started the WebAssembly-only runtime; reload to switch to WebGPU. Until then the models keep running on WebAssembly.", button));
+  }
+}
