@@ -289,8 +289,9 @@ def atlas_rows(section: dict) -> list[dict]:
 def atlas_svg(section: dict) -> str:
     """Bars of each head's average attention share per kind of source (the same numbers as the page's table)."""
     rows = atlas_rows(section)
+    even = rows[-1]["share"]
     left, top, col_w, row_h, bar_max = 178, 58, 72, 46, 58
-    width, height = left + col_w * len(ATLAS_COLUMNS) + 10, top + row_h * len(rows) + 34
+    width, height = left + col_w * len(ATLAS_COLUMNS) + 10, top + row_h * len(rows) + 44
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
            f'role="img" aria-labelledby="atlas-title" font-family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif">',
            '<title id="atlas-title">Head atlas: average share of the final position\'s attention per kind of source, '
@@ -316,13 +317,21 @@ def atlas_svg(section: dict) -> str:
             outline = ' stroke="#111" stroke-width="1.6"' if kind == row["signature"] else ""
             out.append(f'<rect x="{x:.1f}" y="{y + 20}" width="{bar_max}" height="12" fill="none" stroke="#bbb" stroke-width="0.6"/>')
             out.append(f'<rect x="{x:.1f}" y="{y + 20}" width="{w:.1f}" height="12" fill="{row["colour"]}"{outline}/>')
+            if row["signature"] is not None or r < len(rows) - 1:  # where spreading evenly would put it
+                tick = x + bar_max * even[kind]
+                out.append(f'<line x1="{tick:.1f}" y1="{y + 17}" x2="{tick:.1f}" y2="{y + 35}" stroke="#111" stroke-width="1.2"/>')
             out.append(f'<text x="{x + bar_max / 2:.1f}" y="{y + 14}" font-size="11.5" text-anchor="middle" '
                        f'fill="#111">{100 * v:.0f}%</text>')
-    out.append(f'<text x="8" y="{height - 10}" font-size="11" fill="#333">Bar length = average share (0–100 %) over '
-               f'{section["windows"]:,} test windows; an outlined bar marks the kind each head favours most above '
-               'spreading evenly. Kinds overlap.</text>')
+    out.append(f'<text x="8" y="{height - 22}" font-size="11" fill="#333">Bar length: average share (0–100 %) over '
+               f'{section["windows"]:,} test windows. Black tick: what spreading attention evenly would give.</text>')
+    out.append(f'<text x="8" y="{height - 8}" font-size="11" fill="#333">Outlined bar: the kind each head favours most '
+               'above that. Kinds overlap (a comma one token back counts as both).</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def write_figure(out: Path, section: dict) -> Path:
+    return atomic.write_text(out / section["figure"], atlas_svg(section))
 
 
 def write(checkpoints: Path, out: Path, data=None, log=print) -> dict:
@@ -338,7 +347,7 @@ def write(checkpoints: Path, out: Path, data=None, log=print) -> dict:
     section = measure(checkpoints, evidence, corpus_of_evidence(evidence, data), log=log)
     section["figure"] = "head_atlas.svg"
     atomic.write_json(out / "heads.json", section)
-    atomic.write_text(out / "head_atlas.svg", atlas_svg(section))
+    write_figure(out, section)
     refresh(out)
     log(f"wrote {out / 'heads.json'}, {out / 'head_atlas.svg'} and the evidence's heads section")
     return section

@@ -19,6 +19,7 @@ import { Vocabulary, detokenize, tokenize } from "../runtime/tokenizer.js";
 import { showPrompt, showSaved, showTiming } from "./columns.js";
 import { formatBytes } from "./format.js";
 import { generateColumns } from "./generation.js";
+import { addHeadToggles, inspectRequest } from "./head_toggles.js";
 import { makeHook } from "./hook.js";
 import { renderInspector } from "./inspector.js";
 import { ModelSet } from "./models.js";
@@ -52,6 +53,18 @@ class CompareWidget {
       onPromptInput: () => this.describePrompt(),
     });
     this.ready = this.start();
+    this.ready.then((state) => this.openRequested(state));
+  }
+
+  // ?prompt=...&inspect=MODEL&head=K (the head atlas's links): run that opening
+  // and open the inspector on MODEL's first step, with head K's switch in focus.
+  async openRequested(state) {
+    const request = inspectRequest();
+    if (!request || !state.ok || this.disposed) return;
+    this.focus = { model: request.model, head: request.head };
+    await this.generate({ prompt: request.prompt });
+    if (this.states[request.model]?.steps.length) await this.inspect(request.model, 0);
+    this.view.inspector.scrollIntoView({ block: "start" });
   }
 
   // ------------------------------------------------------------ loading
@@ -309,6 +322,13 @@ class CompareWidget {
       models: this.modelList, vocab: this.vocab, T: this.T,
       onClose: () => this.closeInspector(),
     });
+    const tokens = Number(this.view.tokens.value);
+    this.headToggles = addHeadToggles(this.view.inspector, {
+      window: step.window, outputs, models: this.modelList, runners: this.models.runners, vocab: this.vocab, T: this.T,
+      colours: this.evidence?.heads?.colours, focus: this.focus ?? null,
+      maxNewTokens: Number.isInteger(tokens) && tokens >= 1 && tokens <= this.limit ? tokens : this.defaultTokens,
+    });
+    this.focus = null;
   }
 
   async dispose() {
