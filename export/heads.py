@@ -16,8 +16,8 @@ very weights the browser runs) and the whole test split:
   what spreading attention evenly over the visible tokens would give, and
   each head with the test window where its most distinctive kind is largest.
 * **Preset.** For the held-out preset opening: the greedy continuation with
-  each head knocked out, and the top five next tokens, which the compare
-  page's inspector reproduces live.
+  each head knocked out, and the top five next tokens (PAD, BOS and UNK left
+  out, as generation does), which the compare page's inspector reproduces live.
 
 The stage writes ``heads.json`` (its own artefact) and the atlas figure
 ``head_atlas.svg``; ``export.evidence.refresh`` then embeds heads.json in
@@ -222,7 +222,9 @@ def preset_knockout(model, itos: list[str], prompt: str, max_new_tokens: int) ->
         if not (name == "all" or name.startswith("without_")):
             continue
         mask_t = torch.tensor(mask)
-        p = torch.softmax(model(x, head_mask=mask_t)[0].double(), dim=0)
+        scores = model(x, head_mask=mask_t)[0].double()
+        scores[list(EXCLUDED_IDS)] = -math.inf  # as the generator and the inspector see them
+        p = torch.softmax(scores, dim=0)
         top = torch.argsort(p, descending=True, stable=True)[:5].tolist()
         ids, ended = generate_ids(lambda w: model(torch.from_numpy(w), head_mask=mask_t)[0].numpy(),
                                   history, max_new_tokens, T=model.T)

@@ -144,7 +144,7 @@ class HeadToggles {
           el("span", { class: "mha-topk__p", text: percent(p[id]) + change }));
       });
       return el("div", { class: `mha-knock__list mha-knock__list--${kind}` },
-        el("h5", { text: title }), el("ol", { class: "mha-topk__list" }, items));
+        el("h5", { text: title }), el("ol", { class: "mha-knock__top" }, items));
     };
     const same = this.mask.every((v) => v === 1);
     this.lists.replaceChildren(list(`${this.model.label}, all heads`, pFull, pFull, "full"),
