@@ -272,7 +272,7 @@ ATLAS_COLUMNS = ("offset_0", "offset_1", "offset_2", "offset_3", "offset_4_7", "
 COLUMN_LABELS = {"offset_0": ("itself", ""), "offset_1": ("1 back", ""), "offset_2": ("2 back", ""),
                  "offset_3": ("3 back", ""), "offset_4_7": ("4–7", "back"), "offset_8_plus": ("8 or more", "back"),
                  "bos": ("story", "start"), "punctuation": ("punctu-", "ation"), "same_word": ("same word", "earlier"),
-                 "after_same_word": ("after the", "same word")}
+                 "after_same_word": ("next after", "same word")}
 
 
 def atlas_rows(section: dict) -> list[dict]:
@@ -280,7 +280,7 @@ def atlas_rows(section: dict) -> list[dict]:
     rows = []
     for name in MODELS:
         for head in section["atlas"][name]["heads"]:
-            label = "One head" if name == "one_head" else f"Four heads: head {head['head']}"
+            label = "One head" if name == "one_head" else f"Head {head['head']} of four"
             rows.append({"label": label, "colour": section["colours"][name][head["head"] - 1],
                          "share": head["share"], "signature": head["signature"]})
     rows.append({"label": "Spread evenly", "colour": "#6b6b6b", "share": section["atlas"]["four_heads"]["uniform"],
@@ -292,7 +292,7 @@ def atlas_svg(section: dict) -> str:
     """Bars of each head's average attention share per kind of source (the same numbers as the page's table)."""
     rows = atlas_rows(section)
     even = rows[-1]["share"]
-    left, top, col_w, row_h, bar_max = 178, 58, 72, 46, 58
+    left, top, col_w, row_h, bar_max = 140, 62, 68, 50, 54
     width, height = left + col_w * len(ATLAS_COLUMNS) + 10, top + row_h * len(rows) + 44
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
            f'role="img" aria-labelledby="atlas-title" font-family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif">',
@@ -302,16 +302,16 @@ def atlas_svg(section: dict) -> str:
     for c, kind in enumerate(ATLAS_COLUMNS):
         x = left + c * col_w + col_w / 2
         a, b = COLUMN_LABELS[kind]
-        out.append(f'<text x="{x:.1f}" y="24" font-size="12" text-anchor="middle" fill="#222">{html.escape(a)}</text>')
+        out.append(f'<text x="{x:.1f}" y="24" font-size="12.5" text-anchor="middle" fill="#222">{html.escape(a)}</text>')
         if b:
-            out.append(f'<text x="{x:.1f}" y="39" font-size="12" text-anchor="middle" fill="#222">{html.escape(b)}</text>')
+            out.append(f'<text x="{x:.1f}" y="41" font-size="12.5" text-anchor="middle" fill="#222">{html.escape(b)}</text>')
     out.append(f'<line x1="{left}" y1="{top - 8}" x2="{width - 10}" y2="{top - 8}" stroke="#999"/>')
     for r, row in enumerate(rows):
         y = top + r * row_h
         if r % 2 == 0:
             out.append(f'<rect x="0" y="{y - 4}" width="{width}" height="{row_h}" fill="#f3f3f3"/>')
         out.append(f'<rect x="8" y="{y + 10}" width="14" height="14" fill="{row["colour"]}" stroke="#222" stroke-width="0.6"/>')
-        out.append(f'<text x="28" y="{y + 22}" font-size="13" fill="#111">{html.escape(row["label"])}</text>')
+        out.append(f'<text x="28" y="{y + 22}" font-size="13.5" fill="#111">{html.escape(row["label"])}</text>')
         for c, kind in enumerate(ATLAS_COLUMNS):
             v = row["share"][kind]
             x = left + c * col_w + (col_w - bar_max) / 2
@@ -322,11 +322,11 @@ def atlas_svg(section: dict) -> str:
             if row["signature"] is not None or r < len(rows) - 1:  # where spreading evenly would put it
                 tick = x + bar_max * even[kind]
                 out.append(f'<line x1="{tick:.1f}" y1="{y + 17}" x2="{tick:.1f}" y2="{y + 35}" stroke="#111" stroke-width="1.2"/>')
-            out.append(f'<text x="{x + bar_max / 2:.1f}" y="{y + 14}" font-size="11.5" text-anchor="middle" '
+            out.append(f'<text x="{x + bar_max / 2:.1f}" y="{y + 14}" font-size="13" text-anchor="middle" '
                        f'fill="#111">{100 * v:.0f}%</text>')
-    out.append(f'<text x="8" y="{height - 22}" font-size="11" fill="#333">Bar length: average share (0–100 %) over '
+    out.append(f'<text x="8" y="{height - 24}" font-size="12" fill="#333">Bar length: average share (0–100 %) over '
                f'{section["windows"]:,} test windows. Black tick: what spreading attention evenly would give.</text>')
-    out.append(f'<text x="8" y="{height - 8}" font-size="11" fill="#333">Outlined bar: the kind each head favours most '
+    out.append(f'<text x="8" y="{height - 8}" font-size="12" fill="#333">Outlined bar: the kind each head favours most '
                'above that. Kinds overlap (a comma one token back counts as both).</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -441,8 +441,15 @@ def _kind(kind: str) -> str:
     return html.escape(val(f"heads.kinds.{kind}"))
 
 
-def _head_label(model: str, h: int) -> str:
-    return "the one head" if model == "one_head" else f"head {h}"
+WEAK_LEAN = 1.5  # a head whose strongest kind gets less than 1.5x the even share is described as spreading evenly
+
+
+def detokenize(tokens: list[str]) -> str:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from export.wordlm import detokenize as join
+
+    return join(tokens)
 
 
 def compare_link(prompt: str, model: str, head: int) -> str:
@@ -470,7 +477,7 @@ def knockout_table() -> Markup:
         change = "—" if not off else _ko(name, "perplexity_change", "+.1%")
         changed = "—" if not off else _ko(name, "top_token_changed", ".1%")
         rows.append([what, _ko(name, "test_perplexity", ".2f"), change, changed])
-    return _table(["heads used", "test perplexity", "change against all heads", "top next token changes in"],
+    return _table(["heads used", "test perplexity", "change", "top token changed"],
                   rows, ["---", "---:", "---:", "---:"])
 
 
@@ -510,9 +517,9 @@ def head_atlas_figure() -> Markup:
            "final token itself, one to eight or more tokens back, the story-start marker, punctuation, an earlier "
            "occurrence of the same word and the token after it; the numbers are in the table below the figure.")
     return Markup(
-        f'\n\n<figure class="mha-figure mha-atlas">'
-        f'<img src="../../wasm_assets/{html.escape(val("heads.figure"))}" alt="{html.escape(alt)}" width="898" '
-        f'style="max-width:100%;height:auto;background:#fff">'
+        f'\n\n<figure class="mha-figure mha-atlas"><div class="mha-atlas__scroll">'
+        f'<img src="../../wasm_assets/{html.escape(val("heads.figure"))}" alt="{html.escape(alt)}" width="830" '
+        f'style="max-width:100%;height:auto;background:#fff"></div>'
         f'<figcaption>Where each head looks, on average over the {ev("heads.windows", ",")} windows of the test '
         f'split: seed-{ev("heads.seed")} models, the same weights the compare page runs. Head colours are the '
         f'ones the compare page uses.</figcaption></figure>\n\n'
@@ -528,8 +535,12 @@ def head_descriptions() -> Markup:
             first, second = head["ranked_kinds"][:2]
             name = "Four heads, head " + str(head["head"]) if model == "four_heads" else "The one-head model's head"
             colour = html.escape(val(f"heads.colours.{model}")[head["head"] - 1])
+            lean = head["share"][first] / val(f"heads.atlas.{model}.uniform.{first}")
+            opening = (f"Above an even spread it favours {_kind(first)}" if lean >= WEAK_LEAN else
+                       f"It spreads its attention close to evenly; its largest lean, a slight one, is toward "
+                       f"{_kind(first)}")
             text = (f'<span class="mha-swatch" style="background:{colour}" aria-hidden="true"></span>'
-                    f'<strong>{name}.</strong> Above an even spread it favours {_kind(first)}: '
+                    f'<strong>{name}.</strong> {opening}: '
                     f'{ev(f"{p}.share.{first}", ".0%")} of its attention on average, against '
                     f'{ev(f"heads.atlas.{model}.uniform.{first}", ".0%")} if spread evenly; next, {_kind(second)} '
                     f'({ev(f"{p}.share.{second}", ".0%")} against {ev(f"heads.atlas.{model}.uniform.{second}", ".0%")}). '
@@ -541,9 +552,9 @@ def head_descriptions() -> Markup:
             c = head["clearest"]
             top = c["top_sources"][0]
             text += (f' Its clearest test window (the largest share on {_kind(head["signature"])}: '
-                     f'{ev(f"{p}.clearest.share", ".0%")}) ends “…{html.escape(" ".join(c["tokens"][-6:]))}”; '
+                     f'{ev(f"{p}.clearest.share", ".0%")}) ends “…&#8202;{html.escape(detokenize(c["tokens"][-8:]))}”; '
                      f'there it puts {ev(f"{p}.clearest.top_sources.0.weight", ".0%")} on '
-                     f'“{html.escape(top["token"])}”, {ev(f"{p}.clearest.top_sources.0.offset")} back. '
+                     f'<code>{html.escape(top["token"])}</code>, {ev(f"{p}.clearest.top_sources.0.offset")} back. '
                      f'<a href="{compare_link(c["prompt"], model, head["head"])}">Open this window in the compare '
                      f'page’s inspector</a>.')
             items.append(f"<li>{text}</li>")

@@ -319,7 +319,7 @@ class CompareWidget {
     if (!this.selected || this.selected.name !== name || this.selected.stepIndex !== stepIndex) return;
     renderInspector(this.view.inspector, {
       name, label: col.label, stepIndex, step, outputs,
-      models: this.modelList, vocab: this.vocab, T: this.T,
+      models: this.modelList, vocab: this.vocab, T: this.T, colours: this.evidence?.heads?.colours,
       onClose: () => this.closeInspector(),
     });
     const tokens = Number(this.view.tokens.value);

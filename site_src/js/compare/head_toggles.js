@@ -147,8 +147,9 @@ class HeadToggles {
         el("h5", { text: title }), el("ol", { class: "mha-knock__top" }, items));
     };
     const same = this.mask.every((v) => v === 1);
-    this.lists.replaceChildren(list(`${this.model.label}, all heads`, pFull, pFull, "full"),
-      same ? null : list(`${this.model.label}, ${label}`, pNow, pFull, "masked"));
+    const lists = [list(`${this.model.label}, all heads`, pFull, pFull, "full")];
+    if (!same) lists.push(list(`${this.model.label}, ${label}`, pNow, pFull, "masked"));
+    this.lists.replaceChildren(...lists);
     const [topFull] = topK(pFull, 1);
     const [topNow] = topK(pNow, 1);
     if (same) {
@@ -191,12 +192,16 @@ class HeadToggles {
   renderStories(full, masked, mask) {
     const { vocab } = this.view;
     const story = (title, result, compareTo, kind) => {
-      const words = result.ids.map((id, i) => {
-        const text = tokenText(vocab, id);
-        return compareTo && compareTo.ids[i] !== id ? el("mark", { text }) : text;
-      });
       const joined = [];
-      words.forEach((w, i) => joined.push(i ? " " : "", w));
+      result.ids.forEach((id, i) => {
+        const text = tokenText(vocab, id);
+        // The same spacing as detokenize: no space before closing punctuation.
+        if (i) {
+          const prev = tokenText(vocab, result.ids[i - 1]);
+          joined.push(detokenize([prev, text]).length === prev.length + text.length ? "" : " ");
+        }
+        joined.push(compareTo && compareTo.ids[i] !== id ? el("mark", { text }) : text);
+      });
       return el("div", { class: `mha-knock__story mha-knock__story--${kind}`, "data-ids": result.ids.join(" ") },
         el("h5", { text: title }),
         el("p", {}, joined, result.endedWithEos ? " [end of story]" : ""));

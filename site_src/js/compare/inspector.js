@@ -13,7 +13,7 @@ import { tokenText } from "./format.js";
 //   step: {window, id} of that step,
 //   outputs: {modelName: {logits, attention} | {error}} for step.window,
 //   models: the manifest's entries ({name, label, heads}), in column order,
-//   vocab, T, onClose }
+//   vocab, T, onClose, colours: {modelName: [css colour per head]} (optional, evidence.heads.colours) }
 export function renderInspector(section, view) {
   const { label, stepIndex, step, outputs, models, vocab, T, onClose } = view;
   const real = [];
@@ -28,7 +28,7 @@ export function renderInspector(section, view) {
       "empty padding slots are left out). Each heatmap column is one head; a cell is how much the final position attended to that token.",
   });
   const maps = el("div", { class: "mha-heatmaps" });
-  const table = attentionTable({ window: step.window, real, outputs, models, vocab, T });
+  const table = attentionTable({ window: step.window, real, outputs, models, vocab, T, colours: view.colours });
   maps.append(table || el("p", { text: "The attention models are not running, so there is no heatmap." }));
   const tops = el("div", { class: "mha-topk" });
   for (const m of models) {
@@ -41,7 +41,7 @@ export function renderInspector(section, view) {
 }
 
 // One column per head of every attention model (heads from the manifest).
-function attentionTable({ window, real, outputs, models, vocab, T }) {
+function attentionTable({ window, real, outputs, models, vocab, T, colours }) {
   const heads = [];
   const groups = [];
   for (const m of models) {
@@ -51,7 +51,7 @@ function attentionTable({ window, real, outputs, models, vocab, T }) {
     groups.push({ label: m.label, count: n });
     for (let h = 0; h < n; h++) {
       const weights = real.map((slot) => out.attention[h * T + slot]);
-      heads.push({ label: n === 1 ? "one head" : `head ${h + 1}`, group: m.name, weights });
+      heads.push({ label: n === 1 ? "one head" : `head ${h + 1}`, group: m.name, weights, colour: colours?.[m.name]?.[h] });
     }
   }
   if (!heads.length) return null;
@@ -59,7 +59,9 @@ function attentionTable({ window, real, outputs, models, vocab, T }) {
     text: "Final-query attention over the window. Colours (viridis) are scaled per column to its largest weight; numbers are percentages.",
   });
   const headRow = el("tr", {}, el("th", { scope: "col", text: "token" }),
-    heads.map((h) => el("th", { scope: "col", class: `mha-heat__h mha-heat__h--${h.group}`, text: h.label })));
+    heads.map((h) => el("th", { scope: "col", class: `mha-heat__h mha-heat__h--${h.group}` },
+      h.colour ? el("span", { class: "mha-knock__swatch", "aria-hidden": "true", style: { background: h.colour } }) : null,
+      h.label)));
   const groupRow = el("tr", {}, el("td", {}),
     groups.map((g) => el("th", { scope: "colgroup", colspan: g.count, text: g.label })));
   const maxes = heads.map((h) => Math.max(1e-9, ...h.weights));
