@@ -36,10 +36,12 @@ BEFORE = "5e90dc1"  # the last commit whose attention models had no head_mask in
 PROMPT = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park"
 
 BROWSER_JS = """async ([names, runs, rounds, T, prompt]) => {
-  const ort_js = await import(new URL("js/runtime/ort.js", document.baseURI).href);
-  const tok = await import(new URL("js/runtime/tokenizer.js", document.baseURI).href);
-  const gen = await import(new URL("js/runtime/generate.js", document.baseURI).href);
-  const vocab = new tok.Vocabulary(await (await fetch("wasm_assets/vocab.json")).json());
+  const root = new URL("../", document.baseURI);  // the page is <site>/compare/
+  const at = (path) => new URL(path, root).href;
+  const ort_js = await import(at("js/runtime/ort.js"));
+  const tok = await import(at("js/runtime/tokenizer.js"));
+  const gen = await import(at("js/runtime/generate.js"));
+  const vocab = new tok.Vocabulary(await (await fetch(at("wasm_assets/vocab.json"))).json());
   const window = gen.contextWindow(gen.promptHistory(vocab, prompt), T, vocab.special.PAD);
   const ort = await ort_js.loadOrt("wasm");
   const out = {};
@@ -47,7 +49,7 @@ BROWSER_JS = """async ([names, runs, rounds, T, prompt]) => {
     const heads = name === "four_heads" ? 4 : 1;
     const runners = {};
     for (const [variant, url] of [["without", `bench_before/${name}.onnx`], ["with", `wasm_assets/models/${name}.onnx`]]) {
-      const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer());
+      const bytes = new Uint8Array(await (await fetch(at(url))).arrayBuffer());
       runners[variant] = await ort_js.ModelRunner.create(ort, bytes, { name, T, heads }, "wasm");
       for (let i = 0; i < 30; i++) await runners[variant].run(window);
     }
@@ -133,6 +135,9 @@ def main() -> int:
     finally:
         server.shutdown()
         server.server_close()
+    for name in MODELS:  # the comparison is only fair if "without" really lacks the input
+        if browser_result["out"][name]["inputs"] != {"without": ["ids"], "with": ["ids", "head_mask"]}:
+            raise SystemExit(f"{name}: unexpected inputs {browser_result['out'][name]['inputs']}; check --before")
     py = python_latency(site, browser_result["window"], args.runs, args.rounds)
     shutil.rmtree(tmp, ignore_errors=True)
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
