@@ -168,7 +168,8 @@ def test_bad_prompts_give_a_result_and_stay_escaped(make_page, base_url):
     assert "last 64" in page.inner_text(".mha-compare__message")
     # an invalid token limit is a message, not an exception
     assert page.evaluate("() => window.mhaCompare.run({prompt: 'hi', maxNewTokens: 0})") is None
-    assert "1 to 64" in page.inner_text(".mha-compare__message")
+    assert "1 to 64" in page.inner_text("#mha-compare-tokens-msg")
+    assert "New tokens" in page.inner_text(".mha-compare__message")
 
 
 def test_missing_and_corrupt_models_show_a_panel(make_page, base_url):

@@ -154,3 +154,39 @@ def test_generation_loop_matches_python_step_for_step(temperature, seed):
         assert g["stepIds"] == ids
         full = list(history) + ids
         assert g["windows"] == [context_window(full[:len(history) + k], T) for k in range(len(g["windows"]))]
+
+
+COMPARE = ROOT / "site_src/js/compare"
+
+
+def test_compare_settings_messages():
+    """The compare page's field checks (compare/options.js): numbers or a capitalised message per field."""
+    cases = {
+        "ok": {"tokens": "24", "temperature": "0.7", "seed": "4294967295"},
+        "huge_seed": {"tokens": "24", "temperature": "0", "seed": "12345678901234567890"},
+        "exp_seed": {"tokens": "24", "temperature": "0", "seed": "1e30"},
+        "neg_seed": {"tokens": "24", "temperature": "0", "seed": "-3"},
+        "frac_seed": {"tokens": "24", "temperature": "0", "seed": "2.5"},
+        "hot": {"tokens": "24", "temperature": "100", "seed": "1"},
+        "unreadable": {"tokens": "24", "temperature": {"value": "", "badInput": True}, "seed": "1"},
+        "empty_temp": {"tokens": "24", "temperature": "", "seed": "1"},
+        "tokens_zero": {"tokens": "0", "temperature": "0", "seed": "1"},
+        "tokens_frac": {"tokens": "2.5", "temperature": "0", "seed": "1"},
+    }
+    got = run_node(f"""
+      const {{ parseOptions }} = await import("{COMPARE.as_uri()}/options.js");
+      const out = {{}};
+      for (const [k, fields] of Object.entries(payload)) {{
+        const f = Object.fromEntries(Object.entries(fields).map(([n, v]) => [n, typeof v === "string" ? {{ value: v }} : v]));
+        out[k] = parseOptions(f, 64);
+      }}
+      return out;""", cases)
+    assert got["ok"] == {"options": {"maxNewTokens": 24, "temperature": 0.7, "seed": 4294967295}}
+    expect = {"huge_seed": ("seed", "too large"), "exp_seed": ("seed", "out of range"), "neg_seed": ("seed", "out of range"),
+              "frac_seed": ("seed", "whole number"), "hot": ("temperature", "from 0 to 5"),
+              "unreadable": ("temperature", "must be a number"), "empty_temp": ("temperature", "must be a number"),
+              "tokens_zero": ("tokens", "from 1 to 64"), "tokens_frac": ("tokens", "whole number")}
+    for case, (field, says) in expect.items():
+        problems = got[case].get("problems", {})
+        assert list(problems) == [field] and says in problems[field], (case, got[case])
+        assert problems[field][0].isupper() and problems[field].endswith("."), problems[field]

@@ -1,6 +1,7 @@
 // What one model's column shows of a run: the opening as read, the generated
 // tokens (buttons that open the inspector), the timing and the saved
-// continuation of the preset.
+// continuation of the preset. Tokens are joined the way the saved text is
+// (runtime/tokenizer.js's detokenize): "radio. he", not "radio . he".
 
 import { el } from "../runtime/dom.js";
 import { detokenize } from "../runtime/tokenizer.js";
@@ -8,21 +9,28 @@ import { formatMs, tokenText } from "./format.js";
 
 const SHOWN_PROMPT_TOKENS = 40;
 
+// "" when tok is written straight after prev (closing punctuation, after "("), else " ".
+export function separator(prev, tok) {
+  if (prev === null || prev === undefined) return "";
+  return detokenize([prev, tok]) === prev + tok ? "" : " ";
+}
+
 // The opening as the learner wrote it (tokenized); words outside the
 // vocabulary are marked, since the models read them as unknown.
 export function showPrompt(col, promptTokens, vocab) {
   const cut = Math.max(0, promptTokens.length - SHOWN_PROMPT_TOKENS);
   const prompt = el("span", { class: "mha-col__prompt" });
   if (cut) prompt.append(el("span", { class: "mha-token--cut", text: `… (${cut} earlier tokens) ` }));
-  promptTokens.slice(cut).forEach((tok, i) => {
-    if (i) prompt.append(" ");
-    prompt.append(vocab.stoi.has(tok)
+  let prev = null;
+  for (const tok of promptTokens.slice(cut)) {
+    prompt.append(separator(prev, tok), vocab.stoi.has(tok)
       ? tok
       : el("span", { class: "mha-token--unk", title: "outside the vocabulary: the models read it as unknown", text: tok }));
-  });
+    prev = tok;
+  }
+  col.lastToken = prev;
   col.live.replaceChildren(prompt);
   col.timing.textContent = "";
-  col.saved.replaceChildren();
 }
 
 // One generated token, as a button that opens the inspector for its step.
@@ -31,12 +39,14 @@ export function showToken(col, step, vocab, onSelect) {
     col.live.append(el("span", { class: "mha-token mha-token--end", text: " [end of story]" }));
     return;
   }
+  const tok = vocab.itos[step.id];
   const text = tokenText(vocab, step.id);
-  col.live.append(" ", el("button", {
+  col.live.append(separator(col.lastToken, tok), el("button", {
     type: "button", class: "mha-token", "data-step": step.index, text,
     "aria-label": `${text}: generated token ${step.index + 1} of ${col.label}; show what the models saw`,
     onclick: () => onSelect(col.name, step.index),
   }));
+  col.lastToken = tok;
 }
 
 export function showTiming(col, { steps, totalMs, endedWithEos }, finished) {
@@ -48,22 +58,27 @@ export function showTiming(col, { steps, totalMs, endedWithEos }, finished) {
     : `${n} tokens · ${formatMs(totalMs / n)} per token`;
 }
 
-// The continuation saved with the preset, and whether this run reproduced it.
-// match: true/false when the run used the preset's settings, null otherwise.
+// The continuation saved with the preset (null: none shown), and whether a run
+// reproduced it. match: true/false after a run with the preset's settings,
+// "other" after the preset opening with other settings, "pending" before a run.
 export function showSaved(col, { saved, vocab, maxNewTokens, seed, match }) {
   col.saved.replaceChildren();
   if (!saved) return;
   const savedTokens = saved.tokens || vocab.decode(saved.ids || []);
   const box = el("div", { class: "mha-saved" },
-    el("h4", { class: "mha-col__label", text: `Saved, seed-${seed} checkpoint (greedy, ${maxNewTokens} tokens)` }),
+    el("h3", { class: "mha-col__label", text: `Saved, seed-${seed} checkpoint (greedy, ${maxNewTokens} tokens)` }),
     el("p", { class: "mha-saved__text", text: detokenize(savedTokens) + (saved.ended_with_eos ? " [end of story]" : "") }));
   if (match === true || match === false) {
     box.append(el("p", {
       class: `mha-match mha-match--${match ? "yes" : "no"}`, "data-match": match ? "yes" : "no",
       text: match ? "✓ live = saved: this device reproduced the saved output exactly." : "✗ live ≠ saved: the live output differs from the saved one.",
     }));
+  } else if (match === "pending") {
+    box.append(el("p", { class: "mha-match mha-match--na", "data-match": "pending",
+      text: `Press Generate with temperature 0 and ${maxNewTokens} new tokens to check whether this device reproduces it.` }));
   } else {
-    box.append(el("p", { class: "mha-match mha-match--na", "data-match": "na", text: `The saved output belongs to the preset opening with greedy decoding and ${maxNewTokens} tokens.` }));
+    box.append(el("p", { class: "mha-match mha-match--na", "data-match": "na",
+      text: `The saved output belongs to greedy decoding (temperature 0) and ${maxNewTokens} tokens, so this run is not compared with it.` }));
   }
   col.saved.append(box);
 }

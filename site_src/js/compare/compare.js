@@ -13,16 +13,18 @@
 //   hook.js        window.mhaCompare
 
 import { loadJSON } from "../runtime/assets.js";
-import { MAX_NEW_TOKENS, checkOptions, promptHistory } from "../runtime/generate.js";
+import { MAX_NEW_TOKENS, excludedIds, promptHistory } from "../runtime/generate.js";
 import { loadOrt, loadedBuild, resolveBackend, supportProblem, threadCount } from "../runtime/ort.js";
 import { Vocabulary, detokenize, tokenize } from "../runtime/tokenizer.js";
 import { showPrompt, showSaved, showTiming } from "./columns.js";
-import { formatBytes } from "./format.js";
+import { el } from "../runtime/dom.js";
+import { formatBytes, tokenText } from "./format.js";
 import { generateColumns } from "./generation.js";
 import { addHeadToggles, inspectRequest } from "./head_toggles.js";
 import { makeHook } from "./hook.js";
-import { renderInspector } from "./inspector.js";
+import { openInspector } from "./inspector.js";
 import { ModelSet } from "./models.js";
+import { parseOptions } from "./options.js";
 import { readPreference, savePreference } from "./preferences.js";
 import { CompareView } from "./view.js";
 
@@ -43,14 +45,19 @@ class CompareWidget {
     this.lastRun = null;
     this.states = {};
     this.limit = MAX_NEW_TOKENS;
-    this.defaultTokens = 24;
+    this.defaultTokens = null; // the preset's token count, once known
     this.view = new CompareView(root, {
       preference: this.preference,
+      limit: this.limit,
+      onFieldChange: (key, clearOnly) => this.checkField(key, clearOnly),
       onGenerate: () => this.generate(),
       onStop: () => this.stop(),
       onPreset: () => this.usePreset(),
       onBackend: (preference) => this.changeBackend(preference),
-      onPromptInput: () => this.describePrompt(),
+      onPromptInput: () => {
+        this.describePrompt();
+        if (!this.lastRun) this.showSavedBoxes();
+      },
     });
     this.ready = this.start();
     this.ready.then((state) => this.openRequested(state));
@@ -64,7 +71,6 @@ class CompareWidget {
     this.focus = { model: request.model, head: request.head };
     await this.generate({ prompt: request.prompt });
     if (this.states[request.model]?.steps.length) await this.inspect(request.model, 0);
-    this.view.inspector.scrollIntoView({ block: "start" });
   }
 
   // ------------------------------------------------------------ loading
@@ -86,14 +92,23 @@ class CompareWidget {
       [manifest, this.vocabJson] = await Promise.all([loadJSON("wasm_assets/models/manifest.json"), loadJSON("wasm_assets/vocab.json")]);
       this.vocab = new Vocabulary(this.vocabJson);
     } catch (err) {
-      view.fail("The models are missing from this site",
+      view.fail("The models' files could not be loaded",
         `${err.message}. If you built this site yourself, run \`make models\` (or restore wasm_assets/) and build again; otherwise reload the page later.`);
       return this.readyState();
     }
     if (this.disposed) return this.readyState();
-    this.T = manifest.T ?? this.vocab.T;
-    if (Number.isInteger(manifest.max_new_tokens)) this.limit = manifest.max_new_tokens;
-    const entries = (manifest.models || []).filter((m) => m && m.name && m.file);
+    const mismatch = this.manifestProblem(manifest);
+    if (mismatch) {
+      view.fail("The site's model files do not belong together", `${mismatch}. If you built this site yourself, run \`make models\` and build again; otherwise reload the page later.`);
+      return this.readyState();
+    }
+    this.T = this.vocab.T;
+    const generation = manifest.generation || {};
+    if (Number.isInteger(generation.max_new_tokens) && generation.max_new_tokens > 0) this.limit = generation.max_new_tokens;
+    this.excluded = Array.isArray(generation.excluded_ids) ? generation.excluded_ids : excludedIds(this.vocab.special);
+    view.setLimit(this.limit);
+    this.manifestPreset = manifest.preset || {};
+    const entries = manifest.models.filter((m) => m && m.name && m.file);
     this.modelList = entries.map((m) => ({ ...m, label: m.label || m.name, heads: m.heads ?? 0 }));
     view.buildColumns(this.modelList);
     this.models = new ModelSet(view, { models: this.modelList, T: this.T, pad: this.vocab.special.PAD, bos: this.vocab.special.BOS });
@@ -109,12 +124,17 @@ class CompareWidget {
       view.addNotice(`The saved continuations are not available (${err.message}).`);
     }
     this.preset = this.evidence && this.evidence.preset ? this.evidence.preset : null;
-    if (this.preset?.max_new_tokens) this.defaultTokens = this.preset.max_new_tokens;
+    this.defaultTokens = this.manifestPreset.max_new_tokens ?? this.preset?.max_new_tokens ?? this.limit;
+    this.presetSeed = this.manifestPreset.seed ?? this.preset?.seed ?? null;
     view.tokens.value = String(this.defaultTokens);
+    // The preset's seed is the training seed of the models running here; as the
+    // sampling seed it is just a memorable default.
+    if (Number.isSafeInteger(this.presetSeed)) view.seed.value = String(this.presetSeed);
     view.prompt.value = this.preset ? this.preset.prompt : FALLBACK_PROMPT;
     view.presetButton.hidden = !this.preset;
     this.describePrompt();
     this.fillFacts();
+    this.showSavedBoxes();
     await opening;
     return this.readyState();
   }
@@ -140,15 +160,77 @@ class CompareWidget {
     };
   }
 
+  // A manifest of the wrong shape, or one that does not match the vocabulary,
+  // is refused in words rather than producing blank columns.
+  manifestProblem(manifest) {
+    if (!manifest || !Array.isArray(manifest.models) || !manifest.models.length) {
+      return "wasm_assets/models/manifest.json lists no models";
+    }
+    const v = this.vocab;
+    if (!Number.isInteger(v.T) || v.T < 1) return "vocab.json gives no context length T";
+    for (const key of ["PAD", "BOS", "EOS", "UNK"]) {
+      if (!Number.isInteger(v.special?.[key])) return `vocab.json gives no ${key} id`;
+      if (manifest.special && manifest.special[key] !== v.special[key]) {
+        return `the manifest and vocab.json disagree about the ${key} id`;
+      }
+    }
+    if (manifest.T !== undefined && manifest.T !== v.T) return `the manifest says T = ${manifest.T}, vocab.json says T = ${v.T}`;
+    if (manifest.C !== undefined && manifest.C !== v.itos.length) {
+      return `the manifest says the vocabulary has ${manifest.C} tokens, vocab.json has ${v.itos.length}`;
+    }
+    return null;
+  }
+
+  // The card under each model's name: its size, the test perplexity of the
+  // very checkpoint running here (the preset's seed) and the mean ± SD over
+  // the seeds, all from the evidence.
   fillFacts() {
     for (const m of this.modelList) {
       const col = this.view.columns[m.name];
-      const parts = [];
-      if (Number.isFinite(m.parameters)) parts.push(`${(m.parameters / 1e6).toFixed(2)} M parameters`);
-      const ppl = this.evidence?.aggregates?.[m.name]?.perplexity_mean;
-      if (Number.isFinite(ppl)) parts.push(`test perplexity ${ppl.toFixed(1)}`);
-      if (Number.isFinite(m.bytes)) parts.push(formatBytes(m.bytes));
-      col.facts.textContent = parts.join(" · ");
+      const size = [];
+      if (Number.isFinite(m.parameters)) size.push(`${(m.parameters / 1e6).toFixed(2)} M parameters`);
+      if (Number.isFinite(m.bytes)) size.push(formatBytes(m.bytes));
+      const quality = [];
+      const run = (this.evidence?.runs || []).find((r) => r.model === m.name && r.seed === this.presetSeed);
+      if (run && Number.isFinite(run.test_perplexity)) {
+        quality.push(`Test perplexity ${run.test_perplexity.toFixed(2)} (this seed-${run.seed} model)`);
+      }
+      const agg = this.evidence?.aggregates?.[m.name];
+      if (agg && Number.isFinite(agg.perplexity_mean)) {
+        const n = agg.runs ?? agg.seeds?.length;
+        const sd = Number.isFinite(agg.perplexity_sd) ? ` ± ${agg.perplexity_sd.toFixed(1)}` : "";
+        quality.push(`${agg.perplexity_mean.toFixed(1)}${sd} over ${n ?? "all"} seeds (mean${sd ? " ± SD" : ""})`);
+      }
+      col.facts.replaceChildren(...[size, quality].filter((p) => p.length)
+        .map((p) => el("span", { class: "mha-col__fact", text: p.join("; ") })));
+    }
+  }
+
+  // The preset's saved continuations, shown while they belong to what the
+  // columns show: before any run, when the box holds the preset opening;
+  // after a run, when that run continued the preset opening.
+  showSavedBoxes() {
+    if (!this.modelList) return;
+    const run = this.lastRun;
+    const presetText = this.preset?.prompt;
+    let match = null;
+    let shown;
+    if (!run) {
+      shown = this.view.prompt.value === presetText;
+      match = "pending";
+    } else {
+      shown = run.prompt === presetText;
+      match = run.preset && !run.stopped ? null : "other";
+    }
+    for (const m of this.modelList) {
+      const col = this.view.columns[m.name];
+      const saved = shown ? this.preset?.continuations?.[m.name] : null;
+      let state = match;
+      if (saved && state === null) {
+        const r = run.results[m.name];
+        state = Boolean(r) && JSON.stringify(r.ids) === JSON.stringify(saved.ids) && r.ended_with_eos === Boolean(saved.ended_with_eos);
+      }
+      showSaved(col, { saved, vocab: this.vocab, maxNewTokens: this.defaultTokens, seed: this.presetSeed, match: state });
     }
   }
 
@@ -193,12 +275,16 @@ class CompareWidget {
     view.prompt.focus();
   }
 
-  readOptions() {
+  fieldTexts() {
+    const read = (input) => ({ value: input.value, badInput: Boolean(input.validity && input.validity.badInput) });
     const view = this.view;
-    const maxNewTokens = Number(view.tokens.value);
-    const temperature = Number(view.temperature.value === "" ? 0 : view.temperature.value);
-    const seed = Number(view.seed.value === "" ? 0 : view.seed.value);
-    return checkOptions({ maxNewTokens, temperature, seed }, this.limit);
+    return { tokens: read(view.tokens), temperature: read(view.temperature), seed: read(view.seed) };
+  }
+
+  // One field, when the learner leaves it: its message appears or goes.
+  checkField(key, clearOnly = false) {
+    const { problems = {} } = parseOptions(this.fieldTexts(), this.limit);
+    this.view.showFieldProblems(problems, key, clearOnly);
   }
 
   isPresetRun(text, options) {
@@ -222,15 +308,18 @@ class CompareWidget {
     if (overrides.maxNewTokens !== undefined) view.tokens.value = String(overrides.maxNewTokens);
     if (overrides.temperature !== undefined) view.temperature.value = String(overrides.temperature);
     if (overrides.seed !== undefined) view.seed.value = String(overrides.seed);
-    let options;
-    try {
-      options = this.readOptions();
-    } catch (err) {
-      view.showMessage(`${err.message}.`, "error");
+    this.describePrompt();
+    const { options, problems } = parseOptions(this.fieldTexts(), this.limit);
+    const firstBad = view.showFieldProblems(problems || {});
+    if (!options) {
+      const names = Object.keys(problems).map((k) => view.fieldLabel(k));
+      view.showMessage(`Generate needs other settings: see the message under ${names.join(" and ")}.`, "error");
+      if (firstBad) firstBad.focus();
       return null;
     }
     this.stop();
     const runId = ++this.runId;
+    this.activeRun = runId;
     this.busy = true;
     view.generateButton.disabled = true;
     view.stopButton.disabled = false;
@@ -246,21 +335,33 @@ class CompareWidget {
     if (promptTokens.length + 1 > this.T) notes.push(`The opening has ${promptTokens.length} tokens; each model reads only the last ${this.T} ids.`);
     view.showMessage(notes.join(" "));
     const preset = this.isPresetRun(text, options);
-    for (const col of Object.values(view.columns)) showPrompt(col, promptTokens, this.vocab);
+    // How each slot of the history reads: BOS, then the words as typed (an
+    // unknown word keeps its spelling for the inspector), then the new tokens.
+    this.runWords = [
+      { text: tokenText(this.vocab, this.vocab.special.BOS), unknown: false },
+      ...promptTokens.map((tok) => ({ text: tok, unknown: !this.vocab.stoi.has(tok) })),
+    ];
+    for (const col of Object.values(view.columns)) {
+      showPrompt(col, promptTokens, this.vocab);
+      col.saved.replaceChildren();
+    }
     const started = performance.now();
-    this.states = await generateColumns({
+    const states = await generateColumns({
       models: this.models,
       view,
       vocab: this.vocab,
       history: promptHistory(this.vocab, text),
-      options: { ...options, limit: this.limit },
+      options: { ...options, limit: this.limit, excluded: this.excluded },
       isCurrent: () => runId === this.runId && !this.disposed,
       onSelect: (name, stepIndex) => this.inspect(name, stepIndex),
+      onStart: (states) => {
+        this.states = states;
+      },
     });
     const stopped = runId !== this.runId;
     const wallMs = performance.now() - started;
     const results = {};
-    for (const [name, state] of Object.entries(this.states)) {
+    for (const [name, state] of Object.entries(states)) {
       const g = state.generation;
       const tokens = this.vocab.decode(g.ids);
       const n = state.steps.length;
@@ -269,22 +370,18 @@ class CompareWidget {
         backend: this.models.runners[name]?.backend ?? null, ms_per_token: n ? state.totalMs / n : null,
         total_ms: state.totalMs, error: this.models.errors[name] ?? null,
       };
-      const col = view.columns[name];
-      showTiming(col, { steps: n, totalMs: state.totalMs, endedWithEos: g.endedWithEos }, true);
-      const saved = this.preset?.continuations?.[name];
-      const match = preset && !stopped
-        ? JSON.stringify(g.ids) === JSON.stringify(saved?.ids) && g.endedWithEos === Boolean(saved?.ended_with_eos)
-        : null;
-      showSaved(col, { saved, vocab: this.vocab, maxNewTokens: this.defaultTokens, seed: this.preset?.seed, match });
+      showTiming(view.columns[name], { steps: n, totalMs: state.totalMs, endedWithEos: g.endedWithEos }, true);
     }
-    if (!this.disposed) {
-      this.busy = false;
-      view.generateButton.disabled = !Object.keys(this.models.runners).length;
-      view.stopButton.disabled = true;
-      if (stopped) view.showMessage("Stopped.");
-    }
-    this.lastRun = { prompt: text, options, preset, results, wall_ms: wallMs, stopped };
-    return this.lastRun;
+    const run = { prompt: text, options, preset, results, wall_ms: wallMs, stopped };
+    // A run replaced by a newer one leaves the page to that one.
+    if (this.disposed || this.activeRun !== runId) return run;
+    this.busy = false;
+    view.generateButton.disabled = !Object.keys(this.models.runners).length;
+    view.stopButton.disabled = true;
+    if (stopped) view.showMessage("Stopped.");
+    this.lastRun = run;
+    this.showSavedBoxes();
+    return run;
   }
 
   // ------------------------------------------------------------ inspector
@@ -317,18 +414,32 @@ class CompareWidget {
       }
     }));
     if (!this.selected || this.selected.name !== name || this.selected.stepIndex !== stepIndex) return;
-    renderInspector(this.view.inspector, {
-      name, label: col.label, stepIndex, step, outputs,
-      models: this.modelList, vocab: this.vocab, T: this.T, colours: this.evidence?.heads?.colours,
-      onClose: () => this.closeInspector(),
-    });
     const tokens = Number(this.view.tokens.value);
-    this.headToggles = addHeadToggles(this.view.inspector, {
-      window: step.window, outputs, models: this.modelList, runners: this.models.runners, vocab: this.vocab, T: this.T,
-      colours: this.evidence?.heads?.colours, focus: this.focus ?? null,
-      maxNewTokens: Number.isInteger(tokens) && tokens >= 1 && tokens <= this.limit ? tokens : this.defaultTokens,
-    });
+    const focus = this.focus ?? null;
     this.focus = null;
+    openInspector(this.view.inspector, {
+      name, label: col.label, stepIndex, step, outputs, words: this.windowWords(name, stepIndex),
+      models: this.modelList, vocab: this.vocab, T: this.T, excluded: this.excluded,
+      colours: this.evidence?.heads?.colours,
+      onClose: () => this.closeInspector(),
+      // The head switches (head_toggles.js): re-run this step without some heads.
+      extend: (section) => {
+        this.headToggles = addHeadToggles(section, {
+          window: step.window, outputs, models: this.modelList, runners: this.models.runners, vocab: this.vocab,
+          T: this.T, excluded: this.excluded, colours: this.evidence?.heads?.colours, focus,
+          maxNewTokens: Number.isInteger(tokens) && tokens >= 1 && tokens <= this.limit ? tokens : this.defaultTokens,
+        });
+        return this.headToggles;
+      },
+    }, button);
+  }
+
+  // The words in the window of one step, slot by slot (null for padding).
+  windowWords(name, stepIndex) {
+    const ids = this.states[name].generation.ids.slice(0, stepIndex);
+    const full = [...this.runWords, ...ids.map((id) => ({ text: tokenText(this.vocab, id), unknown: false }))];
+    const visible = full.slice(Math.max(0, full.length - this.T));
+    return [...new Array(this.T - visible.length).fill(null), ...visible];
   }
 
   async dispose() {

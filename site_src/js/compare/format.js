@@ -19,3 +19,16 @@ export function tokenText(vocab, id) {
   if (id === s.PAD) return "⟨padding⟩";
   return vocab.itos[id];
 }
+
+// The words to show for an error. The runtime's loaders (runtime/assets.js,
+// runtime/ort.js) give a failure that is not the model's fault a message that
+// names the file and, as err.advice, what the learner can do; then that is
+// said once, as it is. Otherwise the page's own sentence (which quotes
+// err.message) is used.
+export function learnerMessage(err, fallback) {
+  if (err && typeof err.advice === "string" && err.advice) {
+    const text = String(err.message || "").replace(/\.$/, "");
+    return `${text.charAt(0).toUpperCase()}${text.slice(1)}. ${err.advice}`;
+  }
+  return fallback;
+}

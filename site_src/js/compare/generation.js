@@ -14,9 +14,11 @@ const yieldToBrowser = () => new Promise((resolve) => {
   channel.port2.postMessage(null);
 });
 
-// Resolves to {name: {generation, steps, totalMs, error}} for the models that ran.
-// isCurrent() turns false when the run is stopped or the page goes away.
-export async function generateColumns({ models, view, vocab, history, options, isCurrent, onSelect }) {
+// Resolves to {name: {generation, steps, totalMs, error}} for the models that ran;
+// onStart(states) receives the same object before the first step, so tokens
+// can be inspected while the run goes on. isCurrent() turns false when the run
+// is stopped or the page goes away.
+export async function generateColumns({ models, view, vocab, history, options, isCurrent, onSelect, onStart }) {
   const states = {};
   for (const name of Object.keys(models.runners)) {
     states[name] = {
@@ -26,6 +28,7 @@ export async function generateColumns({ models, view, vocab, history, options, i
       error: null,
     };
   }
+  if (onStart) onStart(states);
   const active = () => Object.entries(states).filter(([, s]) => !s.error && !s.generation.done);
   while (isCurrent()) {
     const pending = active();

@@ -40,7 +40,8 @@ export function inspectRequest(search = location.search) {
 
 // Adds one block of switches per running attention model to the inspector.
 // view: { window, outputs: {name: {logits}}, models, runners: {name: ModelRunner},
-//   vocab, T, colours: {name: [css colour per head]}, maxNewTokens, focus: {model, head} | null }
+//   vocab, T, excluded (ids never picked), colours: {name: [css colour per head]}, maxNewTokens,
+//   focus: {model, head} | null }
 export function addHeadToggles(section, view) {
   const blocks = [];
   for (const model of view.models) {
@@ -50,7 +51,7 @@ export function addHeadToggles(section, view) {
     blocks.push(new HeadToggles(model, runner, full, view));
   }
   if (!blocks.length) return [];
-  section.append(el("h4", { text: "Switch heads off" }),
+  section.append(el("h3", { text: "Switch heads off" }),
     el("p", {
       class: "mha-knock__intro",
       text: "Untick a head to leave its message out of this step (its weights above stay as they were). " +
@@ -129,7 +130,7 @@ class HeadToggles {
   // they are, and one sentence on what changed at the top.
   show(output) {
     const { vocab } = this.view;
-    const excluded = excludedIds(vocab.special);
+    const excluded = this.view.excluded || excludedIds(vocab.special);
     const pFull = probabilities(this.full.logits, excluded);
     const pNow = output === this.full ? pFull : probabilities(output.logits, excluded);
     const label = maskLabel(this.model, this.mask);
@@ -144,7 +145,7 @@ class HeadToggles {
           el("span", { class: "mha-topk__p", text: percent(p[id]) + change }));
       });
       return el("div", { class: `mha-knock__list mha-knock__list--${kind}` },
-        el("h5", { text: title }), el("ol", { class: "mha-knock__top" }, items));
+        el("h4", { text: title }), el("ol", { class: "mha-knock__top" }, items));
     };
     const same = this.mask.every((v) => v === 1);
     const lists = [list(`${this.model.label}, all heads`, pFull, pFull, "full")];
@@ -203,7 +204,7 @@ class HeadToggles {
         joined.push(compareTo && compareTo.ids[i] !== id ? el("mark", { text }) : text);
       });
       return el("div", { class: `mha-knock__story mha-knock__story--${kind}`, "data-ids": result.ids.join(" ") },
-        el("h5", { text: title }),
+        el("h4", { text: title }),
         el("p", {}, joined, result.endedWithEos ? " [end of story]" : ""));
     };
     const differ = full.ids.findIndex((id, i) => masked.ids[i] !== id);

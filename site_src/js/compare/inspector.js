@@ -4,23 +4,29 @@
 // manifest's model list, so other views of a step can be added here.
 
 import { el } from "../runtime/dom.js";
-import { cellColours } from "../runtime/colormap.js";
+import { heatmapTable } from "../runtime/heatmap.js";
 import { excludedIds, probabilities, topK } from "../runtime/generate.js";
 import { tokenText } from "./format.js";
 
 // section: the inspector element. view: {
 //   name, label, stepIndex: the chosen token's model and step,
 //   step: {window, id} of that step,
+//   words: for each slot of step.window, {text, unknown} as the learner wrote
+//     it (an unknown word keeps its spelling), or null for padding,
 //   outputs: {modelName: {logits, attention} | {error}} for step.window,
 //   models: the manifest's entries ({name, label, heads}), in column order,
-//   vocab, T, onClose, colours: {modelName: [css colour per head]} (optional, evidence.heads.colours) }
+//   vocab, T, excluded: the ids generation never picks, onClose,
+//   colours: {modelName: [css colour per head]} (optional; the site's head colours, evidence.heads.colours) }
+// Returns {heading, close}.
 export function renderInspector(section, view) {
   const { label, stepIndex, step, outputs, models, vocab, T, onClose } = view;
+  const excluded = view.excluded || excludedIds(vocab.special);
+  const words = view.words || step.window.map((id) => ({ text: tokenText(vocab, id), unknown: id === vocab.special.UNK }));
   const real = [];
   step.window.forEach((id, slot) => {
     if (id !== vocab.special.PAD) real.push(slot);
   });
-  const heading = el("h3", { tabindex: "-1" },
+  const heading = el("h2", { tabindex: "-1", id: "mha-compare-inspector-title" },
     `Step ${stepIndex + 1} of ${label}: before it chose “`, el("span", { class: "mha-chosen", text: tokenText(vocab, step.id) }), "”");
   const close = el("button", { type: "button", class: "md-button", text: "Close", onclick: onClose });
   const intro = el("p", {
@@ -28,20 +34,20 @@ export function renderInspector(section, view) {
       "empty padding slots are left out). Each heatmap column is one head; a cell is how much the final position attended to that token.",
   });
   const maps = el("div", { class: "mha-heatmaps" });
-  const table = attentionTable({ window: step.window, real, outputs, models, vocab, T, colours: view.colours });
+  const table = attentionTable({ real, words, outputs, models, T, colours: view.colours });
   maps.append(table || el("p", { text: "The attention models are not running, so there is no heatmap." }));
   const tops = el("div", { class: "mha-topk" });
   for (const m of models) {
-    if (outputs[m.name]) tops.append(topList(m, outputs[m.name], vocab));
+    if (outputs[m.name]) tops.append(topList(m, outputs[m.name], vocab, excluded));
   }
   section.replaceChildren(el("div", { class: "mha-inspector__head" }, heading, close), intro, maps,
-    el("h4", { text: "Most likely next tokens" }), tops);
+    el("h3", { text: "Most likely next tokens" }), tops);
   section.hidden = false;
   return { heading, close };
 }
 
 // One column per head of every attention model (heads from the manifest).
-function attentionTable({ window, real, outputs, models, vocab, T, colours }) {
+function attentionTable({ real, words, outputs, models, T, colours }) {
   const heads = [];
   const groups = [];
   for (const m of models) {
@@ -55,36 +61,46 @@ function attentionTable({ window, real, outputs, models, vocab, T, colours }) {
     }
   }
   if (!heads.length) return null;
-  const caption = el("caption", {
-    text: "Final-query attention over the window. Colours (viridis) are scaled per column to its largest weight; numbers are percentages.",
-  });
-  const headRow = el("tr", {}, el("th", { scope: "col", text: "token" }),
-    heads.map((h) => el("th", { scope: "col", class: `mha-heat__h mha-heat__h--${h.group}` },
-      h.colour ? el("span", { class: "mha-knock__swatch", "aria-hidden": "true", style: { background: h.colour } }) : null,
-      h.label)));
   const groupRow = el("tr", {}, el("td", {}),
     groups.map((g) => el("th", { scope: "colgroup", colspan: g.count, text: g.label })));
   const maxes = heads.map((h) => Math.max(1e-9, ...h.weights));
-  const body = el("tbody");
-  real.forEach((slot, r) => {
-    body.append(el("tr", {}, el("th", { scope: "row", class: "mha-heat__tok", text: tokenText(vocab, window[slot]) }),
-      heads.map((h, c) => {
-        const w = h.weights[r];
-        const { background, color } = cellColours(w / maxes[c]);
-        return el("td", { class: "mha-heat__cell", style: `background:${background};color:${color}`, text: `${Math.round(w * 100)}` });
-      })));
+  const rows = real.map((slot, r) => {
+    const word = words[slot] || { text: "", unknown: false };
+    const head = word.unknown
+      ? { attrs: { class: "mha-heat__tok mha-heat__tok--unk", title: "outside the vocabulary: the models read it as unknown" },
+        children: [el("span", { class: "mha-token--unk", text: word.text }), el("span", { class: "mha-sr", text: " (unknown to the models)" })] }
+      : { attrs: { class: "mha-heat__tok" }, text: word.text };
+    return {
+      head,
+      cells: heads.map((h, c) => ({ attrs: { class: "mha-heat__cell" }, text: `${Math.round(h.weights[r] * 100)}`, shade: h.weights[r] / maxes[c] })),
+    };
   });
-  return el("div", { class: "mha-heat__scroll" },
-    el("table", { class: "mha-heat" }, caption, el("thead", {}, groupRow, headRow), body));
+  const note = "Final-query attention over the window. Colours (viridis) are scaled per column to its largest weight; numbers are percentages.";
+  // The visible note sits outside the scrolling box, so a wide table never cuts it
+  // on a phone; the table keeps it as its caption for screen readers.
+  const table = heatmapTable({
+    caption: { text: note, class: "mha-sr" },
+    tableClass: "mha-heat",
+    corner: { text: "token" },
+    columns: heads.map((h) => ({
+      children: [h.colour ? el("span", { class: "mha-knock__swatch", "aria-hidden": "true", style: { background: h.colour } }) : null, h.label],
+      attrs: { class: `mha-heat__h mha-heat__h--${h.group}` },
+    })),
+    headRows: [groupRow],
+    rows,
+  });
+  // Focusable, so the table can be scrolled sideways from the keyboard on a phone.
+  return el("div", {}, el("p", { class: "mha-heat__note", "aria-hidden": "true", text: note }),
+    el("div", { class: "mha-heat__scroll", tabindex: 0, role: "region", "aria-label": "Attention heatmap" }, table));
 }
 
-function topList(model, out, vocab) {
-  const box = el("div", { class: "mha-topk__model" }, el("h5", { text: model.label }));
+function topList(model, out, vocab, excluded) {
+  const box = el("div", { class: "mha-topk__model" }, el("h4", { text: model.label }));
   if (out.error) {
     box.append(el("p", { text: out.error }));
     return box;
   }
-  const p = probabilities(out.logits, excludedIds(vocab.special));
+  const p = probabilities(out.logits, excluded);
   const list = el("ol", { class: "mha-topk__list" });
   for (const id of topK(p, 5)) {
     const pct = p[id] * 100;
@@ -95,4 +111,29 @@ function topList(model, out, vocab) {
   }
   box.append(list);
   return box;
+}
+
+// Shows the inspector where the learner is: scrolled into view, focus on its
+// title; Escape or Close hides it and puts focus back on `opener` (the token
+// button that opened it).
+//
+// view.extend(section), when given, adds more to the inspector after it is
+// drawn (for example switches that re-run the step); if it puts the focus
+// inside the inspector, the focus stays there.
+export function openInspector(section, view, opener) {
+  const close = () => {
+    view.onClose();
+    if (opener && opener.isConnected) opener.focus();
+  };
+  const parts = renderInspector(section, { ...view, onClose: close });
+  if (view.extend) parts.extra = view.extend(section);
+  section.onkeydown = (event) => {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      close();
+    }
+  };
+  section.scrollIntoView({ block: "start" });
+  if (!section.contains(document.activeElement)) parts.heading.focus({ preventScroll: true });
+  return parts;
 }

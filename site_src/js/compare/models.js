@@ -4,7 +4,7 @@
 
 import { AssetError, loadBytes } from "../runtime/assets.js";
 import { BuildMismatchError, ModelRunner, loadOrt, loadedBuild, resolveBackend, threadCount } from "../runtime/ort.js";
-import { formatBytes } from "./format.js";
+import { formatBytes, learnerMessage } from "./format.js";
 
 const BACKEND_LABELS = { wasm: "WebAssembly", webgpu: "WebGPU" };
 
@@ -70,6 +70,7 @@ export class ModelSet {
     const loadedBytes = Object.fromEntries(names.map((n) => [n, 0]));
     const totalBytes = Object.fromEntries(names.map((n) => [n, this.byName[n].bytes || 0]));
     const updateProgress = () => {
+      if (!this.isCurrent(openId) || view.failed) return; // a failure message stays up
       const loaded = Object.values(loadedBytes).reduce((a, b) => a + b, 0);
       const total = Object.values(totalBytes).reduce((a, b) => a + b, 0);
       const pct = total ? (100 * loaded) / total : 0;
@@ -98,6 +99,7 @@ export class ModelSet {
     const opened = await this.loadRuntime(preference);
     if (!opened || !this.isCurrent(openId)) return false;
     const { ort, backend } = opened;
+    const startErrors = {};
     await Promise.all(names.map(async (name) => {
       const col = view.columns[name];
       const label = this.label(name);
@@ -106,7 +108,7 @@ export class ModelSet {
         bytes = await downloads[name];
       } catch (err) {
         const what = err instanceof AssetError && err.kind === "corrupt" ? "is damaged" : "could not be downloaded";
-        this.problem(name, `The ${label} model ${what}: ${err.message}. Reload the page; if you built the site, run \`make models\` and rebuild.`);
+        this.problem(name, learnerMessage(err, `The ${label} model ${what}: ${err.message}. Reload the page; if you built the site, run \`make models\` and rebuild.`));
         return;
       }
       if (!this.isCurrent(openId)) return;
@@ -119,7 +121,8 @@ export class ModelSet {
         this.runners[name] = runner;
         col.backend.textContent = `Backend: ${backendText(runner.backend)}`;
       } catch (err) {
-        this.problem(name, `The ${label} model could not start: ${err.message}. It may be damaged; reload the page or rebuild the site.`);
+        startErrors[name] = err;
+        this.problem(name, learnerMessage(err, `The ${label} model could not start: ${err.message}. It may be damaged; reload the page or rebuild the site.`));
       } finally {
         col.progress.hidden = true;
       }
@@ -140,7 +143,19 @@ export class ModelSet {
         }, () => {});
       }
     } else {
-      view.setStatus("No model could start; see the messages in the columns below.", 0);
+      const messages = new Set(Object.values(startErrors).map((e) => e.message));
+      if (Object.keys(startErrors).length === names.length && messages.size === 1) {
+        // One cause (the runtime itself, not a model): say it once, not in every column.
+        const err = Object.values(startErrors)[0];
+        for (const name of names) {
+          this.errors[name] = err.message;
+          view.columnProblem(name, "Not running: see the message above.");
+        }
+        view.fail("The models could not start", learnerMessage(err,
+          `onnxruntime could not start a model here (${err.message}). Reload the page; if it keeps failing, try a current Chrome, Edge, Firefox or Safari.`));
+      } else {
+        view.setStatus("No model could start; each model's column says why.", 0);
+      }
     }
     view.progress.hidden = Boolean(started);
     return started > 0;
@@ -166,7 +181,8 @@ export class ModelSet {
         ort = await loadOrt("wasm").catch((e) => e);
       }
       if (ort instanceof Error) {
-        view.fail("The runtime did not load", `${ort.message}. Reload the page; if it keeps failing, your browser may block WebAssembly.`);
+        view.fail("The runtime did not load", learnerMessage(ort,
+          `${ort.message}. Reload the page; if it keeps failing, your browser may block WebAssembly.`));
         return null;
       }
       return { ort, backend };

@@ -3,12 +3,12 @@
 // passed in as callbacks by compare.js.
 
 import { el, panel } from "../runtime/dom.js";
-import { MAX_NEW_TOKENS } from "../runtime/generate.js";
+import { MAX_SEED, MAX_TEMPERATURE } from "./options.js";
 
 const id = (s) => `mha-compare-${s}`;
 
 export class CompareView {
-  constructor(root, { preference, onGenerate, onStop, onPreset, onBackend, onPromptInput }) {
+  constructor(root, { preference, limit, onGenerate, onStop, onPreset, onBackend, onPromptInput, onFieldChange }) {
     this.root = root;
     this.notices = [];
     this.columns = {};
@@ -19,12 +19,12 @@ export class CompareView {
     this.alerts = el("div", { class: "mha-compare__alerts" });
 
     this.prompt = el("textarea", { id: id("prompt"), rows: 3, spellcheck: "false", autocomplete: "off", oninput: onPromptInput });
-    this.tokens = el("input", { id: id("tokens"), type: "number", min: 1, max: MAX_NEW_TOKENS, step: 1, value: 24, inputmode: "numeric" });
-    this.temperature = el("input", { id: id("temperature"), type: "number", min: 0, max: 5, step: 0.1, value: 0, inputmode: "decimal" });
-    this.seed = el("input", { id: id("seed"), type: "number", step: 1, value: 11, inputmode: "numeric" });
+    this.tokens = el("input", { id: id("tokens"), type: "number", min: 1, max: limit, step: 1, inputmode: "numeric" });
+    this.temperature = el("input", { id: id("temperature"), type: "number", min: 0, max: MAX_TEMPERATURE, step: 0.1, value: 0, inputmode: "decimal" });
+    this.seed = el("input", { id: id("seed"), type: "number", min: 0, max: MAX_SEED, step: 1, value: 0, inputmode: "numeric" });
     this.backendSelect = el("select", { id: id("backend"), onchange: () => onBackend(this.backendSelect.value) },
       el("option", { value: "auto", text: "Auto" }),
-      el("option", { value: "wasm", text: "WebAssembly (WASM)" }),
+      el("option", { value: "wasm", text: "WebAssembly" }),
       el("option", { value: "webgpu", text: "WebGPU" }));
     this.backendSelect.value = preference;
     this.generateButton = el("button", { type: "submit", class: "md-button md-button--primary", disabled: true, text: "Generate" });
@@ -32,8 +32,25 @@ export class CompareView {
     this.presetButton = el("button", { type: "button", class: "md-button", text: "Use the held-out preset", onclick: onPreset });
     this.promptInfo = el("p", { class: "mha-compare__prompt-info", id: id("prompt-info"), "aria-live": "polite" });
     this.prompt.setAttribute("aria-describedby", id("prompt-info"));
-    const field = (label, input, hint) => el("div", { class: "mha-compare__field" },
-      el("label", { for: input.id, text: label }), input, hint ? el("small", { text: hint }) : null);
+    // Each number field: a hint, and a message that appears under it when
+    // what was typed cannot be used (both read out with the field).
+    this.fieldMessages = {};
+    const field = (key, label, input, hint) => {
+      const hintNode = hint ? el("small", { id: id(`${key}-hint`), text: hint }) : null;
+      const message = el("p", { class: "mha-compare__field-msg", id: id(`${key}-msg`), hidden: true });
+      if (key !== "prompt" && key !== "backend") {
+        this.fieldMessages[key] = { input, message, label };
+        input.setAttribute("aria-describedby", [hintNode ? id(`${key}-hint`) : null, id(`${key}-msg`)].filter(Boolean).join(" "));
+        input.addEventListener("change", () => onFieldChange(key, false));
+        // While typing, a message only goes away (it never appears mid-word).
+        input.addEventListener("input", () => {
+          if (input.getAttribute("aria-invalid") === "true") onFieldChange(key, true);
+        });
+      }
+      return el("div", { class: "mha-compare__field" },
+        el("label", { for: input.id, text: label }), input, hintNode, key in this.fieldMessages ? message : null);
+    };
+    this.tokensField = field("tokens", "New tokens", this.tokens, `1 to ${limit}`);
 
     this.form = el("form", {
       class: "mha-compare__form", novalidate: true,
@@ -42,18 +59,18 @@ export class CompareView {
         onGenerate();
       },
     },
-    field("Opening", this.prompt),
+    field("prompt", "Opening", this.prompt),
     this.promptInfo,
     el("div", { class: "mha-compare__settings" },
-      field(`New tokens (1–${MAX_NEW_TOKENS})`, this.tokens),
-      field("Temperature", this.temperature, "0 = greedy"),
-      field("Seed", this.seed),
-      field("Backend", this.backendSelect)),
+      this.tokensField,
+      field("temperature", "Temperature", this.temperature, `0 = greedy, at most ${MAX_TEMPERATURE}`),
+      field("seed", "Seed", this.seed, "for temperature above 0"),
+      field("backend", "Backend", this.backendSelect)),
     el("div", { class: "mha-compare__buttons" }, this.generateButton, this.stopButton, this.presetButton));
     this.notice = el("div", { class: "mha-compare__notice", "aria-live": "polite" });
     this.message = el("div", { class: "mha-compare__message", "aria-live": "polite" });
     this.grid = el("div", { class: "mha-compare__columns" });
-    this.inspector = el("section", { class: "mha-compare__inspector", "aria-live": "polite", hidden: true });
+    this.inspector = el("section", { class: "mha-compare__inspector", "aria-labelledby": id("inspector-title"), hidden: true });
     root.replaceChildren(this.status, this.alerts, this.form, this.notice, this.message, this.grid, this.inspector);
   }
 
@@ -65,22 +82,50 @@ export class CompareView {
       const col = {
         name,
         label,
-        heading: el("h3", { text: label }),
+        heading: el("h2", { class: "mha-col__name", text: label }),
         facts: el("p", { class: "mha-col__facts" }),
         backend: el("p", { class: "mha-col__backend", text: "Backend: starting…" }),
         progress: el("progress", { max: 100, value: 0, "aria-label": `${label} download` }),
         problem: el("div", { class: "mha-col__problem" }),
-        live: el("div", { class: "mha-col__live", "aria-label": `${label} continuation` }),
+        live: el("div", { class: "mha-col__live", role: "group", "aria-label": `${label} continuation` },
+          el("p", { class: "mha-col__placeholder", text: "Press Generate to run this model here." })),
         timing: el("p", { class: "mha-col__timing" }),
         saved: el("div", { class: "mha-col__saved" }),
       };
       col.node = el("section", { class: "mha-col", "data-model": name, "aria-label": label },
         col.heading, col.facts, col.backend, col.progress, col.problem,
-        el("h4", { class: "mha-col__label", text: "Live, on this device" }), col.live, col.timing, col.saved);
+        el("h3", { class: "mha-col__label", text: "Live, on this device" }), col.live, col.timing, col.saved);
       this.columns[name] = col;
       this.grid.append(col.node);
     }
     return this.columns;
+  }
+
+  fieldLabel(key) {
+    return this.fieldMessages[key]?.label ?? key;
+  }
+
+  // The most new tokens a run may ask for (the manifest's limit).
+  setLimit(limit) {
+    this.tokens.max = String(limit);
+    const hint = this.tokensField.querySelector("small");
+    if (hint) hint.textContent = `1 to ${limit}`;
+  }
+
+  // Shows each field's problem under it (or clears it); returns the first bad field.
+  showFieldProblems(problems, only = null, clearOnly = false) {
+    let first = null;
+    for (const [key, { input, message }] of Object.entries(this.fieldMessages)) {
+      if (only && key !== only) continue;
+      const text = problems[key] || "";
+      if (clearOnly && text) continue;
+      message.textContent = text;
+      message.hidden = !text;
+      if (text) input.setAttribute("aria-invalid", "true");
+      else input.removeAttribute("aria-invalid");
+      if (text && !first) first = input;
+    }
+    return first;
   }
 
   setStatus(text, percent = null) {
@@ -96,6 +141,7 @@ export class CompareView {
   }
 
   clearNotices() {
+    this.failed = false;
     this.notices = [];
     this.notice.replaceChildren();
     this.alerts.replaceChildren();
@@ -107,6 +153,7 @@ export class CompareView {
 
   // Nothing can run: one alert, and every control that needs the models off.
   fail(title, message) {
+    this.failed = true;
     this.alerts.append(panel("error", title, message));
     this.setStatus(title, 0);
     this.progress.hidden = true;

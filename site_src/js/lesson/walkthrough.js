@@ -7,48 +7,32 @@
 // marked "blocked". The numbers stay in the cells, so nothing depends on colour.
 
 import { loadJSON } from "../runtime/assets.js";
-import { cellColours, viridis } from "../runtime/colormap.js";
+import { viridis } from "../runtime/colormap.js";
+import { el } from "../runtime/dom.js";
+import { heatmapTable } from "../runtime/heatmap.js";
 
 const roots = new WeakSet();
-
-function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (k === "class") node.className = v;
-    else if (k === "text") node.textContent = v;
-    else node.setAttribute(k, v);
-  }
-  node.append(...children);
-  return node;
-}
 
 function heatmap(data, b, h) {
   const row = data.rows[b];
   const labels = row.slot_tokens;
   const slotNames = data.shown_slots.map((s, i) => `slot ${s} (${row.slot_tokens[i]})`);
-  const table = el("table", { class: "mha-heatmap" });
-  table.append(el("caption", { text: `Head ${h + 1}` }));
-  const head = el("tr", {}, el("th", { scope: "col", text: "receiver", title: "rows: receivers; columns: sources" }));
-  labels.forEach((l, j) => head.append(el("th", { scope: "col", text: l, title: slotNames[j] })));
-  table.append(el("thead", {}, head));
-  const body = el("tbody");
-  row.A[h].forEach((weights, i) => {
-    const tr = el("tr", {}, el("th", { scope: "row", text: labels[i], title: slotNames[i] }));
-    weights.forEach((w, j) => {
-      if (row.mask[i][j]) {
-        tr.append(el("td", { class: "is-masked", title: "blocked", text: "·" }));
-        return;
-      }
-      const { background, color } = cellColours(w);
-      const td = el("td", { text: w.toFixed(2), title: `receiver ${slotNames[i]}, source ${slotNames[j]}: ${w.toFixed(4)}` });
-      td.style.background = background;
-      td.style.color = color;
-      tr.append(td);
-    });
-    body.append(tr);
+  const table = heatmapTable({
+    caption: `Head ${h + 1}`,
+    tableClass: "mha-heatmap",
+    corner: { text: "receiver", attrs: { title: "rows: receivers; columns: sources" } },
+    columns: labels.map((l, j) => ({ text: l, attrs: { title: slotNames[j] } })),
+    rows: row.A[h].map((weights, i) => ({
+      head: { text: labels[i], attrs: { title: slotNames[i] } },
+      cells: weights.map((w, j) => (row.mask[i][j]
+        ? { text: "·", attrs: { class: "is-masked", title: "blocked" } }
+        : { text: w.toFixed(2), shade: w, attrs: { title: `receiver ${slotNames[i]}, source ${slotNames[j]}: ${w.toFixed(4)}` } })),
+    })),
   });
-  table.append(body);
-  return el("figure", {}, el("div", { class: "mha-scroll" }, table));
+  // Focusable and named: on a phone the heatmap scrolls sideways, also by keyboard.
+  const scroll = el("div", { class: "mha-scroll", tabindex: "0", role: "region",
+    "aria-label": `Attention weights of head ${h + 1}` }, table);
+  return el("figure", {}, scroll);
 }
 
 function legend() {

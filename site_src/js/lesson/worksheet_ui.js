@@ -3,28 +3,15 @@
 
 import { loadJSON } from "../runtime/assets.js";
 import { cellColours } from "../runtime/colormap.js";
+import { el } from "../runtime/dom.js";
+import { heatmapTable } from "../runtime/heatmap.js";
+
+export { el };
 
 export const WORKSHEET_PATH = "wasm_assets/worksheet.json";
 
 export function loadWorksheet() {
   return loadJSON(WORKSHEET_PATH);
-}
-
-// el("p", { class: "x", text: "hi", "aria-live": "polite" }, child, ...)
-export function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key === "text") node.textContent = value;
-    else if (key === "class") node.className = value;
-    else if (key === "style") Object.assign(node.style, value);
-    else node.setAttribute(key, value === true ? "" : String(value));
-  }
-  for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue;
-    node.append(child instanceof Node ? child : String(child));
-  }
-  return node;
 }
 
 let counter = 0;
@@ -61,22 +48,21 @@ export function heatStyle(weight) {
 // An accessible table for a small matrix. rows: number[][]; masked(i, j) -> true
 // shows a dash for a masked entry; heat: colour cells by value in [0, 1].
 export function matrixTable({ caption, rowLabels, colLabels, rows, digits = 2, heat = false, masked = null, name = "" }) {
-  const head = el("tr", {}, el("th", { scope: "col" }, el("span", { class: "mha-ws__sr", text: "row" })),
-    ...colLabels.map((label) => el("th", { scope: "col", text: label })));
-  const body = rows.map((row, i) => el("tr", {},
-    el("th", { scope: "row", text: rowLabels[i] }),
-    ...row.map((value, j) => {
-      if (masked && masked(i, j)) {
-        return el("td", { class: "mha-ws__masked", title: "masked: a later token", "aria-label": "masked" }, "\u2013");
-      }
-      const props = { "data-value": String(value) };
-      if (heat) props.style = heatStyle(value);
-      return el("td", props, fixed(value, digits));
-    })));
   // The visible title sits outside the scrolling box (so it never scrolls away on a phone);
   // the table keeps a caption for screen readers.
-  const table = el("table", { class: `mha-ws__matrix${heat ? " mha-ws__matrix--heat" : ""}`, "data-matrix": name },
-    el("caption", { class: "mha-ws__sr", text: caption }), el("thead", {}, head), el("tbody", {}, ...body));
+  const table = heatmapTable({
+    caption: { text: caption, class: "mha-ws__sr" },
+    tableClass: `mha-ws__matrix${heat ? " mha-ws__matrix--heat" : ""}`,
+    corner: { children: [el("span", { class: "mha-ws__sr", text: "row" })] },
+    columns: colLabels.map((label) => ({ text: label })),
+    rows: rows.map((row, i) => ({
+      head: { text: rowLabels[i] },
+      cells: row.map((value, j) => (masked && masked(i, j)
+        ? { text: "\u2013", attrs: { class: "mha-ws__masked", title: "masked: a later token", "aria-label": "masked" } }
+        : { text: fixed(value, digits), shade: heat ? value : undefined, attrs: { "data-value": String(value) } })),
+    })),
+  });
+  table.dataset.matrix = name;
   return el("figure", { class: "mha-ws__figure" },
     el("p", { class: "mha-ws__caption", "aria-hidden": "true", text: caption }),
     el("div", { class: "mha-ws__scroll", tabindex: "0", role: "region", "aria-label": caption }, table));

@@ -1,8 +1,11 @@
 // Small helpers shared by the microgpt page's widgets.
 
 import { loadJSON } from "../runtime/assets.js";
-import { cellColours } from "../runtime/colormap.js";
+import { el } from "../runtime/dom.js";
+import { heatmapTable as buildHeatmap } from "../runtime/heatmap.js";
 import { nameProblem } from "./model.js";
+
+export { el }; // the site's one DOM helper (runtime/dom.js)
 
 export const MODEL_PATH = "wasm_assets/microgpt-trained.json";
 
@@ -11,19 +14,6 @@ export function loadModel() {
     if (model.format !== "microgpt-trained/1") throw new Error(`${MODEL_PATH} has format ${model.format}, expected microgpt-trained/1`);
     return model;
   });
-}
-
-export function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (value === undefined || value === null) continue;
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else if (key.startsWith("aria-") || key.startsWith("data-") || key === "role" || key === "for" || key === "scope") node.setAttribute(key, value);
-    else node[key] = value;
-  }
-  for (const child of children) if (child !== null && child !== undefined && child !== false) node.append(child);
-  return node;
 }
 
 let counter = 0;
@@ -68,29 +58,20 @@ export function nameField({ label, value = "emma", uchars, onValid, hint = "lowe
 // (queries), columns the positions they look at (keys); the upper triangle is
 // empty because a letter cannot look ahead.
 export function heatmapTable({ caption, labels, rows, compact }) {
-  const table = el("table", { class: `mgpt-heat${compact ? " mgpt-heat--compact" : ""}` });
-  table.append(el("caption", { text: caption }));
-  const head = el("tr", {}, el("th", { scope: "col", class: "mgpt-heat__corner" }, el("span", { class: "mgpt-sr", text: "looks at →" })));
-  labels.forEach((label) => head.append(el("th", { scope: "col", text: tokenLabel(label) })));
-  table.append(el("thead", {}, head));
-  const body = el("tbody");
-  rows.forEach((weights, i) => {
-    const tr = el("tr", {}, el("th", { scope: "row", text: tokenLabel(labels[i]) }));
-    labels.forEach((label, t) => {
-      if (t > i) {
-        tr.append(el("td", { class: "mgpt-heat__future" }, el("span", { class: "mgpt-sr", text: "not visible" })));
-        return;
-      }
-      const w = weights[t];
-      const { background, color } = cellColours(w);
-      const td = el("td", { class: "mgpt-heat__cell", title: `${tokenLabel(labels[i])} → ${tokenLabel(label)}: ${w.toFixed(3)}` },
-        el("span", { class: "mgpt-heat__value", text: w.toFixed(2).replace(/^0/, "") }));
-      td.style.background = background;
-      td.style.color = color;
-      tr.append(td);
-    });
-    body.append(tr);
+  return buildHeatmap({
+    caption,
+    tableClass: `mgpt-heat${compact ? " mgpt-heat--compact" : ""}`,
+    corner: { attrs: { class: "mgpt-heat__corner" }, children: [el("span", { class: "mgpt-sr", text: "looks at →" })] },
+    columns: labels.map((label) => ({ text: tokenLabel(label) })),
+    rows: rows.map((weights, i) => ({
+      head: { text: tokenLabel(labels[i]) },
+      cells: labels.map((label, t) => (t > i
+        ? { attrs: { class: "mgpt-heat__future" }, children: [el("span", { class: "mgpt-sr", text: "not visible" })] }
+        : {
+          attrs: { class: "mgpt-heat__cell", title: `${tokenLabel(labels[i])} → ${tokenLabel(label)}: ${weights[t].toFixed(3)}` },
+          children: [el("span", { class: "mgpt-heat__value", text: weights[t].toFixed(2).replace(/^0/, "") })],
+          shade: weights[t],
+        })),
+    })),
   });
-  table.append(body);
-  return table;
 }

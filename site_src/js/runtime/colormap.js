@@ -14,8 +14,21 @@ export function viridis(x) {
   return a.map((c, k) => Math.round(c + (b[k] - c) * f));
 }
 
+// WCAG relative luminance. Black or white text, whichever contrasts more: on
+// every colour one of them reaches at least 4.58:1 (the two tie at L = 0.179),
+// while near-black #111 misses 4.5:1 in viridis' middle teal.
+function relativeLuminance(rgb) {
+  const [r, g, b] = rgb.map((c) => {
+    const s = c / 255;
+    return s <= 0.04045 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
 export function cellColours(x) {
   const [r, g, b] = viridis(x);
-  const luminance = (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
-  return { background: `rgb(${r}, ${g}, ${b})`, color: luminance > 0.45 ? "#111" : "#fff" };
+  const L = relativeLuminance([r, g, b]);
+  const onBlack = (L + 0.05) / 0.05;
+  const onWhite = 1.05 / (L + 0.05);
+  return { background: `rgb(${r}, ${g}, ${b})`, color: onBlack >= onWhite ? "#000" : "#fff" };
 }

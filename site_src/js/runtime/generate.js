@@ -115,6 +115,8 @@ export function topK(values, k = 5) {
 // interleave several models and draw between steps.
 //
 //   const g = new Generation(history, { T, special, maxNewTokens, temperature, seed });
+//   (optional: limit, the most new tokens allowed; excluded, the ids never
+//   chosen, by default PAD, BOS and UNK)
 //   while (!g.done) { const step = await g.step(run); ... }
 //
 // run(window) resolves to {logits, ...} (a ModelRunner's run). step() returns
@@ -122,7 +124,7 @@ export function topK(values, k = 5) {
 // leaves the generation as it was (the random generator included), so the
 // caller may retry it, for example on another backend.
 export class Generation {
-  constructor(history, { T, special, limit = MAX_NEW_TOKENS, ...options }) {
+  constructor(history, { T, special, limit = MAX_NEW_TOKENS, excluded = null, ...options }) {
     if (!Number.isInteger(T) || T < 1) throw new RangeError(`the context length T must be a whole number, got ${T}`);
     for (const key of ["PAD", "BOS", "EOS", "UNK"]) {
       if (!Number.isInteger(special?.[key])) throw new RangeError(`the vocabulary gives no ${key} id`);
@@ -130,7 +132,7 @@ export class Generation {
     this.options = checkOptions(options, limit);
     this.T = T;
     this.special = special;
-    this.excluded = excludedIds(special);
+    this.excluded = excluded ? [...excluded] : excludedIds(special);
     this.history = [...history];
     this.ids = [];
     this.endedWithEos = false;

@@ -1,0 +1,43 @@
+// The settings form, checked: each field's text becomes a number or a
+// message that says what is wrong and what to type instead. Pure functions
+// (no DOM), so Node tests can run them.
+
+export const MAX_TEMPERATURE = 5;
+// Mulberry32 keeps 32 bits of the seed, so these are all the distinct draws.
+export const MAX_SEED = 4294967295;
+
+// fields: {tokens, temperature, seed}, each {value: the field's text, badInput:
+// the browser could not read what was typed}. limit: the most new tokens.
+// Returns {options: {maxNewTokens, temperature, seed}} or {problems: {field: message}}.
+export function parseOptions(fields, limit) {
+  const problems = {};
+  const text = (f) => String(fields[f]?.value ?? "").trim();
+  const unreadable = (f) => Boolean(fields[f]?.badInput);
+
+  const tokens = Number(text("tokens"));
+  if (unreadable("tokens") || text("tokens") === "" || !Number.isInteger(tokens) || tokens < 1 || tokens > limit) {
+    problems.tokens = `New tokens must be a whole number from 1 to ${limit}.`;
+  }
+
+  const temperature = Number(text("temperature"));
+  if (unreadable("temperature") || text("temperature") === "" || !Number.isFinite(temperature)) {
+    problems.temperature = `Temperature must be a number from 0 to ${MAX_TEMPERATURE} (0 means greedy).`;
+  } else if (temperature < 0 || temperature > MAX_TEMPERATURE) {
+    problems.temperature = `Temperature ${temperature} is out of range: use a number from 0 to ${MAX_TEMPERATURE} (0 means greedy).`;
+  }
+
+  const seedText = text("seed");
+  const seed = Number(seedText);
+  if (unreadable("seed") || seedText === "" || !Number.isFinite(seed)) {
+    problems.seed = `Seed must be a whole number from 0 to ${MAX_SEED}.`;
+  } else if (/^\+?\d+$/.test(seedText) && BigInt(seedText.replace("+", "")) > BigInt(MAX_SEED)) {
+    problems.seed = `This seed is too large: use a whole number from 0 to ${MAX_SEED}.`;
+  } else if (!Number.isInteger(seed)) {
+    problems.seed = `Seed must be a whole number (no decimals) from 0 to ${MAX_SEED}.`;
+  } else if (seed < 0 || seed > MAX_SEED) {
+    problems.seed = `Seed ${seedText} is out of range: use a whole number from 0 to ${MAX_SEED}.`;
+  }
+
+  if (Object.keys(problems).length) return { problems };
+  return { options: { maxNewTokens: tokens, temperature, seed } };
+}
