@@ -411,6 +411,7 @@ def reexport(checkpoints: Path, out: Path, data=None, log=print) -> dict:
     if not evidence_path.is_file():
         raise FileNotFoundError(f"{evidence_path} not found: run `python -m export evidence` first")
     evidence = json.loads(evidence_path.read_text())
+    torch.set_num_threads(1)  # as the sessions; the checks do not depend on it
     corpus = corpus_of_evidence(evidence, data)
     itos, T, test = corpus.vocab.itos, corpus.T, corpus.windows["test"]
     parity_x, _ = test.batch(torch.randperm(len(test), generator=torch.Generator().manual_seed(PRESET_SEED))[:64])
