@@ -37,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from export.onnx_export import feeds  # noqa: E402
 from export.serve import serve_in_thread  # noqa: E402
 from export.train import cpu_name  # noqa: E402
 from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS  # noqa: E402
@@ -66,12 +67,13 @@ def python_latency(site: Path, window: list[int], runs: int) -> dict[str, float]
         options.add_session_config_entry("session.disable_quant_qdq", "1")  # as the browser runtime does
         session = ort.InferenceSession(str(site / f"wasm_assets/models/{name}.onnx"), options,
                                        providers=["CPUExecutionProvider"])
+        inputs = feeds(session, x)  # the attention models' head mask: ones
         for _ in range(20):
-            session.run(None, {"ids": x})
+            session.run(None, inputs)
         times = []
         for _ in range(runs):
             t0 = time.perf_counter()
-            session.run(None, {"ids": x})
+            session.run(None, inputs)
             times.append((time.perf_counter() - t0) * 1000)
         out[name] = statistics.median(times)
     return out

@@ -4,7 +4,9 @@
     vocab     write vocab.json and the tokenizer test vectors
     train     run the protocol (models x seeds), resumable, results in --runs
     onnx      export the seed-11 checkpoints to ONNX, check parity, write the manifest
+              (--from-checkpoints DIR: rebuild them from the shipped compact checkpoints)
     evidence  write evidence.json (and the trace plot) from finished runs and the ONNX report
+    heads     measure each head: knock-out perplexities and the head atlas (heads.json)
     manifest  write models/manifest.json again from the shipped models and checkpoints
     walkthrough  write walkthrough.json: the lesson's B = 2 batch through the shipped four-head model
     generate  continue a prompt with a checkpoint (full or compact)
@@ -175,6 +177,11 @@ def cmd_evidence(args, corpus=None, cfg=None, results=None, onnx_report=None) ->
 
 
 def cmd_onnx(args, corpus=None) -> dict:
+    if getattr(args, "from_checkpoints", None):
+        from .onnx_export import reexport
+
+        _check_out(args)
+        return reexport(Path(args.from_checkpoints), Path(args.out), data=args.data)
     from .onnx_export import export_all
 
     _check_out(args)
@@ -185,6 +192,13 @@ def cmd_manifest(args) -> None:
     from .onnx_export import write_manifest
 
     print(f"wrote {write_manifest(Path(args.out))}")
+
+
+def cmd_heads(args) -> None:
+    from .heads import write
+
+    out = Path(args.out)
+    write(Path(getattr(args, "checkpoints", None) or out / "checkpoints"), out, data=args.data)
 
 
 def cmd_walkthrough(args, prompt=None) -> None:
@@ -207,6 +221,7 @@ def cmd_all(args) -> None:
     cmd_vocab(args, corpus)
     report = cmd_onnx(args, corpus)
     evidence = cmd_evidence(args, corpus, cfg, results, onnx_report=report)
+    cmd_heads(args)  # reads evidence.json, writes heads.json; the evidence writer embeds it
     cmd_walkthrough(args, prompt=evidence["preset"]["prompt"])
     from .lesson import subwords, worksheet
 
@@ -254,10 +269,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_args(p)
     p.add_argument("--runs", default="runs")
     p.add_argument("--out", default="wasm_assets")
+    p.add_argument("--from-checkpoints", metavar="DIR", default=None,
+                   help="rebuild the ONNX files from the compact checkpoints in DIR (e.g. wasm_assets/checkpoints) "
+                        "instead of the training runs")
     p.set_defaults(func=cmd_onnx)
     p = sub.add_parser("manifest", help="write models/manifest.json from the shipped models and checkpoints")
     p.add_argument("--out", default="wasm_assets", help="folder with models/, checkpoints/ and vocab.json")
     p.set_defaults(func=cmd_manifest)
+    p = sub.add_parser("heads", help="knock-out perplexities and the head atlas of the shipped attention models")
+    _add_data_args(p)
+    p.add_argument("--out", default="wasm_assets", help="folder with evidence.json; heads.json and the atlas go here")
+    p.add_argument("--checkpoints", default=None, help="folder with the compact seed-11 checkpoints "
+                                                        "(default OUT/checkpoints)")
+    p.set_defaults(func=cmd_heads)
     p = sub.add_parser("walkthrough", help="write walkthrough.json from the shipped four-head checkpoint")
     p.add_argument("--out", default="wasm_assets", help="folder with vocab.json and evidence.json; output goes here")
     p.add_argument("--checkpoints", default=None, help="folder with four_heads-seed11.pt (default OUT/checkpoints)")

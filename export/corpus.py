@@ -48,3 +48,21 @@ def prepare_corpus(source: StorySource, C: int = VOCAB_SIZE, T: int = CONTEXT, s
 
 def split_description(split_seed: int = SPLIT_SEED) -> dict:
     return {"seed": split_seed, "fractions": dict(SPLIT_FRACTIONS), "unit": "whole stories"}
+
+
+def corpus_of_evidence(evidence: dict, data=None) -> Corpus:
+    """The protocol's corpus again (same stories, split and vocabulary), for stages run after training.
+
+    Refuses a data file or split that differs from the one ``evidence.json`` records.
+    """
+    from .data import load_stories
+
+    source = load_stories(data, evidence["source"]["stories_requested"], log=lambda m: None)
+    if source.sha256 != evidence["source"]["sha256"]:
+        raise ValueError(f"the data file {source.file} differs from the one evidence.json was made from "
+                         f"(sha256 {evidence['source']['sha256'][:12]}…); pass that file with --data")
+    corpus = prepare_corpus(source, C=evidence["vocabulary"]["C"], T=evidence["vocabulary"]["T"],
+                            split_seed=evidence["split"]["seed"])
+    if corpus.split_rows != evidence["split"]["rows"]:
+        raise ValueError("the split rebuilt from the data differs from evidence.json's; rerun `python -m export evidence`")
+    return corpus

@@ -31,6 +31,10 @@ Schema ``mha-evidence/1`` (checked by ``validate``):
 measurement is one more function there. ``write_all`` is the only writer of
 evidence.json; the vocabulary and its tokenizer vectors are the vocab stage's
 (``write_vocabulary``).
+``heads``       (optional) embedded from the heads stage's own ``heads.json``
+                (``export/heads.py``): knock-out perplexities of the four-head
+                model, the head atlas of both attention models, the preset
+                without each head
 """
 from __future__ import annotations
 
@@ -205,6 +209,39 @@ def build_evidence(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], r
     return evidence
 
 
+# Stages after training write their own artefact; the evidence embeds each under its key
+# (the file stays the stage's output, evidence.json stays written in one place: here).
+STAGE_SECTIONS = {"heads": "heads.json"}
+
+
+def attach_stage_sections(evidence: dict, out: Path) -> dict:
+    for key, name in STAGE_SECTIONS.items():
+        path = out / name
+        if path.is_file():
+            evidence[key] = json.loads(path.read_text())
+            evidence["artefacts"][key] = name
+    return evidence
+
+
+def refresh(out: Path, onnx_sizes: dict | None = None) -> dict:
+    """Embed the stage artefacts in ``out/evidence.json`` again after a stage ran alone (no retraining).
+
+    ``onnx_sizes`` (from ``onnx_export.reexport``): per model the new ``bytes``,
+    ``float32_bytes`` and ``tried_bytes`` of ONNX files rebuilt from the
+    shipped checkpoints; every measured figure stays as it was.
+    """
+    path = out / "evidence.json"
+    evidence = attach_stage_sections(json.loads(path.read_text()), out)
+    for name, sizes in (onnx_sizes or {}).items():
+        entry = evidence["onnx"][name]
+        entry["bytes"], entry["float32_bytes"] = sizes["bytes"], sizes["float32_bytes"]
+        for label, size in sizes["tried_bytes"].items():
+            entry["tried"][label]["bytes"] = size
+    validate(evidence)
+    atomic.write_json(path, evidence)
+    return evidence
+
+
 def validate(evidence: dict) -> None:
     """Raise ValueError when ``evidence`` does not follow the schema above."""
     for key, kind in REQUIRED.items():
@@ -225,6 +262,14 @@ def validate(evidence: dict) -> None:
     for k in ("row", "prompt", "continuations"):
         if k not in evidence["preset"]:
             raise ValueError(f"evidence.preset lacks {k!r}")
+    if "heads" in evidence:
+        heads = evidence["heads"]
+        for k in ("knockout", "atlas", "colours", "preset"):
+            if k not in heads:
+                raise ValueError(f"evidence.heads lacks {k!r}")
+        for name, row in heads["knockout"].items():
+            if not math.isclose(row["test_perplexity"], math.exp(row["test_loss"]), rel_tol=1e-9):
+                raise ValueError(f"evidence.heads.knockout.{name}: test_perplexity is not exp(test_loss)")
 
 
 EDGE_CASES = [
@@ -314,8 +359,9 @@ def read_onnx_report(runs: Path) -> dict | None:
 
 def write_all(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path, out: Path, log=print,
               timing_note: str = "", onnx_report: dict | None = None) -> dict:
-    evidence = build_evidence(corpus, cfg, results, runs, timing_note, onnx_report)
+    evidence = attach_stage_sections(build_evidence(corpus, cfg, results, runs, timing_note, onnx_report), out)
     validate(evidence)
+    out.mkdir(parents=True, exist_ok=True)
     plot_traces(evidence, out / "validation_traces.svg")
     atomic.write_json(out / "evidence.json", evidence)
     if onnx_report is None:

@@ -10,6 +10,13 @@ Masking: a receiver sees itself and earlier slots (causal), and a real
 (non-PAD) receiver never reads a PAD source. A PAD receiver may read earlier
 PADs, which keeps its softmax defined; it never reaches the loss.
 
+Head mask: both forward paths take an optional ``head_mask`` (one number
+per head, default all ones). Each head's message is multiplied by its number
+before the heads are joined, so a head with 0 contributes nothing to what
+``W_O`` mixes; its attention weights are still computed and returned. With
+the default the multiplication is by exactly 1.0 and every output is
+unchanged, bit for bit.
+
 Two forward paths give the same final logits:
 
 * ``forward_full`` computes every receiver (the teaching view, T x T weights);
@@ -60,13 +67,23 @@ class MultiHeadAttentionLM(nn.Module):
         B, L, _ = rows.shape  # [B, L, d] -> [B, heads, L, head_dim]
         return rows.reshape(B, L, self.heads, self.head_dim).transpose(1, 2)
 
+    # lesson: head-mask
+    def _masked(self, messages: torch.Tensor, head_mask: torch.Tensor | None) -> torch.Tensor:
+        """Scale each head's messages [B, heads, L, head_dim] by its entry of ``head_mask`` [heads]."""
+        if head_mask is None:
+            return messages
+        head_mask = torch.as_tensor(head_mask, dtype=messages.dtype, device=messages.device)
+        if head_mask.shape != (self.heads,):
+            raise ValueError(f"head_mask must hold one number per head ({self.heads}), got shape {tuple(head_mask.shape)}")
+        return messages * head_mask[None, :, None, None]
+
     # lesson: predict
     def _predict(self, final_row: torch.Tensor) -> torch.Tensor:
         return self.vocab_head(torch.relu(self.hidden_layer(final_row)))
 
     # lesson: forward
-    def forward(self, x: torch.Tensor, return_attention: bool = False):
-        """Final-query path: logits [B, C] (and weights [B, heads, T])."""
+    def forward(self, x: torch.Tensor, return_attention: bool = False, head_mask: torch.Tensor | None = None):
+        """Final-query path: logits [B, C] (and weights [B, heads, T]); ``head_mask`` [heads] (default ones)."""
         E = self.embed(x)
         q = self._split_heads(self.W_Q(E[:, -1:]))  # [B, h, 1, dh]
         K = self._split_heads(self.W_K(E))
@@ -75,13 +92,13 @@ class MultiHeadAttentionLM(nn.Module):
         real = x.ne(PAD_ID)
         hidden_src = (~real) & real[:, -1:]  # the final slot is the only receiver
         A = torch.softmax(scores.masked_fill(hidden_src[:, None, None, :], float("-inf")), dim=-1)
-        joined = (A @ V).transpose(1, 2).reshape(x.shape[0], self.d_model)
+        joined = self._masked(A @ V, head_mask).transpose(1, 2).reshape(x.shape[0], self.d_model)
         updated = E[:, -1] + self.W_O(joined)
         logits = self._predict(updated)
         return (logits, A[:, :, 0]) if return_attention else logits
 
     # lesson: forward-full
-    def forward_full(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+    def forward_full(self, x: torch.Tensor, head_mask: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
         """Every receiver: the teaching view, with each intermediate tensor."""
         B, T = x.shape
         E = self.embed(x)  # [B, T, d]
@@ -97,7 +114,7 @@ class MultiHeadAttentionLM(nn.Module):
         # lesson: full-softmax
         A = scores.masked_fill(mask.unsqueeze(1), -torch.inf).softmax(dim=-1)
         # lesson: full-messages
-        messages = A @ V  # [B, h, T, dh]
+        messages = self._masked(A @ V, head_mask)  # [B, h, T, dh]; a knocked-out head sends zeros
         # lesson: full-concat
         joined = messages.transpose(1, 2).reshape(B, T, self.d_model)  # [B, T, d]
         # lesson: full-wo

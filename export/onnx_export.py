@@ -3,6 +3,14 @@
 Each model becomes one self-contained file (no external ``.onnx.data``):
 
 * input ``ids``: int64 [batch, T], dynamic batch;
+* input ``head_mask`` (attention models only): float32 [heads], one number
+  per head multiplying that head's message before ``W_O`` (1 keeps the head,
+  0 knocks it out), the same for every row of the batch. It is a required
+  input that callers feed with ones by default (``feeds`` below; the
+  browser's ``ModelRunner`` does the same). An initializer-backed input would
+  be optional in onnxruntime for Python, but onnxruntime-web only accepts the
+  graph's required inputs ("invalid input 'head_mask'"), and such an input
+  also blocks constant folding with a warning on every session start;
 * output ``logits``: float32 [batch, C];
 * output ``attention`` (attention models only): float32 [batch, heads, T],
   the final query's weights per head. The final-query path is exported, so
@@ -65,9 +73,9 @@ class _Exportable(torch.nn.Module):
         self.model = model
         self.attention = getattr(model, "heads", 0) > 0
 
-    def forward(self, ids):
+    def forward(self, ids, head_mask=None):
         if self.attention:
-            return self.model(ids, return_attention=True)
+            return self.model(ids, return_attention=True, head_mask=head_mask)
         return self.model(ids)
 
 
@@ -76,8 +84,11 @@ def to_onnx(model) -> onnx.ModelProto:
     outputs = ["logits", "attention"] if wrapper.attention else ["logits"]
     example = torch.zeros(2, model.T, dtype=torch.long)
     example[:, -3:] = torch.tensor([1, 5, 6])
+    args, inputs = (example,), ["ids"]
+    if wrapper.attention:
+        args, inputs = (example, torch.ones(model.heads)), ["ids", "head_mask"]
     buf = io.BytesIO()
-    torch.onnx.export(wrapper, (example,), buf, input_names=["ids"], output_names=outputs,
+    torch.onnx.export(wrapper, args, buf, input_names=inputs, output_names=outputs,
                       dynamic_axes={"ids": {0: "batch"}, **{o: {0: "batch"} for o in outputs}},
                       opset_version=OPSET, dynamo=False)
     proto = onnx.load_from_string(buf.getvalue())
@@ -140,8 +151,21 @@ def session(proto_bytes: bytes):
     return ort.InferenceSession(proto_bytes, opts, providers=["CPUExecutionProvider"])
 
 
-def ort_logits(sess, x: np.ndarray, batch: int = 1024) -> np.ndarray:
-    return np.concatenate([sess.run(["logits"], {"ids": x[i:i + batch]})[0] for i in range(0, len(x), batch)])
+def feeds(sess, ids: np.ndarray, head_mask=None) -> dict:
+    """The inputs of one run: ``ids``, plus ``head_mask`` (ones unless given) when the model has one."""
+    out = {"ids": np.asarray(ids, dtype=np.int64)}
+    shapes = {i.name: i.shape for i in sess.get_inputs()}
+    if "head_mask" in shapes:
+        mask = np.ones(shapes["head_mask"][0], dtype=np.float32) if head_mask is None else head_mask
+        out["head_mask"] = np.asarray(mask, dtype=np.float32)
+    elif head_mask is not None:
+        raise ValueError("this model has no head_mask input (the MLP has no heads)")
+    return out
+
+
+def ort_logits(sess, x: np.ndarray, batch: int = 1024, head_mask=None) -> np.ndarray:
+    return np.concatenate([sess.run(["logits"], feeds(sess, x[i:i + batch], head_mask))[0]
+                           for i in range(0, len(x), batch)])
 
 
 def ort_perplexity(sess, windows) -> float:
@@ -163,8 +187,8 @@ def torch_perplexity(model, windows) -> float:
     return math.exp(mean_loss(model, windows))
 
 
-def ort_predictor(sess):
-    return lambda window: sess.run(["logits"], {"ids": window})[0][0]
+def ort_predictor(sess, head_mask=None):
+    return lambda window: sess.run(["logits"], feeds(sess, window, head_mask))[0][0]
 
 
 def sha256(data: bytes) -> str:
@@ -246,6 +270,9 @@ def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] = 
         if chosen is None:
             chosen = ("float32", model, float_bytes, f_sess, ppl_float)
         label, shipped_model, shipped, sess, ppl_shipped = chosen
+        mask_diff = mask_parity(shipped_model, sess, parity_x)
+        if mask_diff > PARITY_TOL:
+            raise AssertionError(f"{name}: with some head mask onnxruntime differs from PyTorch by {mask_diff:.2e}")
         atomic.write_bytes(out / "models" / f"{name}.onnx", shipped)
         save_compact(out / "checkpoints" / f"{name}-seed{PRESET_SEED}.pt", model.spec, shipped_model, label,
                      corpus.vocab.fingerprint())
@@ -278,7 +305,8 @@ def manifest_entry(out: Path, name: str, C: int, T: int) -> dict:
     proto = onnx.load_from_string(data)
     return {"name": name, "label": spec.label, "file": f"models/{name}.onnx", "bytes": len(data),
             "sha256": sha256(data), "heads": spec.heads, "parameters": count_parameters(model),
-            "outputs": [o.name for o in proto.graph.output], "encoding": DESCRIPTIONS[model.encoding],
+            "inputs": [i.name for i in proto.graph.input], "outputs": [o.name for o in proto.graph.output],
+            "encoding": DESCRIPTIONS[model.encoding],
             "kind": spec.kind, "d_model": spec.d_model, "hidden": spec.hidden, "head_dim": spec.head_dim,
             "colour": spec.colour}
 
@@ -294,3 +322,94 @@ def write_manifest(out: Path, models: tuple[str, ...] = MODEL_NAMES) -> Path:
         "preset": {"seed": PRESET_SEED, "max_new_tokens": PRESET_MAX_NEW, "decoding": "greedy"},
         "generation": {"max_new_tokens": MAX_NEW_TOKENS, "excluded_ids": sorted(EXCLUDED_IDS)},
     }, indent=1)
+
+
+def all_head_masks(heads: int) -> list[list[float]]:
+    """Every 0/1 mask of ``heads`` heads (16 for four heads), all ones first."""
+    return [[float((k >> (heads - 1 - h)) & 1) for h in range(heads)] for k in range(2 ** heads - 1, -1, -1)]
+
+
+def compact_encoding(path: Path) -> dict:
+    """The encoding a compact checkpoint was stored with: parameter name -> "int8" | "fp16"."""
+    saved = torch.load(path, map_location="cpu", weights_only=True)
+    return {**{k: "int8" for k in saved["int8"]}, **{k: "fp16" for k in saved.get("float16", {})}}
+
+
+def mask_parity(model, sess, x: np.ndarray) -> float:
+    """Largest |logit difference| between PyTorch and onnxruntime over every head mask (0 for the MLP)."""
+    heads = getattr(model, "heads", 0)
+    worst = 0.0
+    for mask in all_head_masks(heads) if heads else [None]:
+        with torch.no_grad():
+            ref = model(torch.from_numpy(x)) if mask is None else model(torch.from_numpy(x), head_mask=torch.tensor(mask))
+        worst = max(worst, float(np.abs(ort_logits(sess, x, head_mask=mask) - ref.numpy()).max()))
+    return worst
+
+
+def reexport(checkpoints: Path, out: Path, data=None, log=print) -> dict:
+    """Rebuild the ONNX files from the shipped compact checkpoints, without the training runs.
+
+    The compact checkpoints hold exactly the values the ONNX files store, so
+    the weights come out unchanged; what changes is the graph (for example the
+    ``head_mask`` input). Before anything is written: PyTorch and onnxruntime
+    agree within PARITY_TOL for every head mask, the greedy preset
+    continuation equals the saved one, and the test perplexity equals the
+    recorded shipped one. Then the models, parity vectors and manifest are
+    written; the new byte sizes reach evidence.json through its writer
+    (``evidence.refresh``).
+    """
+    from .corpus import corpus_of_evidence
+    from .evidence import refresh
+
+    evidence_path = out / "evidence.json"
+    if not evidence_path.is_file():
+        raise FileNotFoundError(f"{evidence_path} not found: run `python -m export evidence` first")
+    evidence = json.loads(evidence_path.read_text())
+    torch.set_num_threads(1)  # as the sessions; the checks do not depend on it
+    corpus = corpus_of_evidence(evidence, data)
+    itos, T, test = corpus.vocab.itos, corpus.T, corpus.windows["test"]
+    parity_x, _ = test.batch(torch.randperm(len(test), generator=torch.Generator().manual_seed(PRESET_SEED))[:64])
+    parity_x = parity_x.numpy()
+    preset = evidence["preset"]
+    preset_history = prompt_history(itos, preset["prompt"])
+    parity = {"prompts": [{"text": p, "window": context_window(prompt_history(itos, p), T), "logits": {}}
+                          for p in parity_prompts(corpus)]}
+    files, sizes = {}, {}
+    for name in MODEL_NAMES:
+        path = checkpoints / f"{name}-seed{PRESET_SEED}.pt"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} not found: restore wasm_assets/checkpoints/ or run `python -m export onnx`")
+        model = load_compact(path)
+        proto = to_onnx(model) if model.encoding == "float32" else quantize_initializers(to_onnx(model), model,
+                                                                                          model.encoding)
+        data_bytes = proto.SerializeToString()
+        sess = session(data_bytes)
+        diff = mask_parity(model, sess, parity_x)
+        if diff > PARITY_TOL:
+            raise AssertionError(f"{name}: onnxruntime differs from PyTorch by {diff:.2e} (tolerance {PARITY_TOL})")
+        ids, ended = generate_ids(ort_predictor(sess), preset_history, preset["max_new_tokens"], T=T)
+        saved = preset["continuations"][name]
+        if ids != saved["ids"] or ended != saved["ended_with_eos"]:
+            raise AssertionError(f"{name}: the greedy preset continuation changed; nothing was written")
+        report = evidence["onnx"][name]
+        ppl = ort_perplexity(sess, test)
+        if not math.isclose(ppl, report["test_perplexity_shipped"], rel_tol=1e-5):
+            raise AssertionError(f"{name}: test perplexity {ppl:.6f} differs from the recorded "
+                                 f"{report['test_perplexity_shipped']:.6f}; nothing was written")
+        for p in parity["prompts"]:
+            p["logits"][name] = [float(v) for v in ort_predictor(sess)(np.asarray([p["window"]], dtype=np.int64))]
+        tried = {}
+        for label in report.get("tried", {}):
+            small = rounded_model(model, label)
+            tried[label] = len(quantize_initializers(to_onnx(small), small, label).SerializeToString())
+        sizes[name] = {"bytes": len(data_bytes), "float32_bytes": len(to_onnx(model).SerializeToString()),
+                       "tried_bytes": tried}
+        files[name] = data_bytes
+        heads = getattr(model, "heads", 0)
+        log(f"{name}: {len(data_bytes) / 1e6:.2f} MB, largest PyTorch/onnxruntime difference over "
+            f"{2 ** heads if heads else 1} head mask(s) {diff:.1e}, preset continuation unchanged")
+    for name, data_bytes in files.items():
+        atomic.write_bytes(out / "models" / f"{name}.onnx", data_bytes)
+    atomic.write_json(out / "parity.json", parity, indent=None)
+    write_manifest(out)
+    return refresh(out, onnx_sizes=sizes)["onnx"]

@@ -13,7 +13,8 @@ from export.data import DEFAULT_DATA, load_stories
 from export.evidence import validate
 from export.generate import generate_ids, prompt_history
 from export.checkpoints import load_compact
-from export.onnx_export import PARITY_TOL, ort_logits, ort_perplexity, ort_predictor, session
+from export.onnx_export import (PARITY_TOL, all_head_masks, feeds, mask_parity, ort_logits, ort_perplexity,
+                                ort_predictor, session)
 from export.train import aggregate, RunResult
 from export.wordlm import tokenize
 
@@ -84,7 +85,7 @@ def test_vocabulary_models_and_evidence_agree(evidence, manifest, sessions):
         assert entry["heads"] == heads[name] == evidence["protocol"]["heads"][name]
         x = np.zeros((2, T), dtype=np.int64)
         x[:, -1] = 1
-        outs = sessions[name].run(None, {"ids": x})
+        outs = sessions[name].run(None, feeds(sessions[name], x))
         assert outs[0].shape == (2, C)
         if heads[name]:
             assert outs[1].shape == (2, heads[name], T)
@@ -98,9 +99,36 @@ def test_onnx_files_are_single_self_contained_and_valid(manifest):
         onnx.checker.check_model(model)
         assert not any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer)
         assert not list(path.parent.glob("*.onnx.data"))
-        (inp,) = model.graph.input
+        inp, *rest = model.graph.input
+        assert [i.name for i in model.graph.input] == entry["inputs"]
         assert inp.type.tensor_type.elem_type == onnx.TensorProto.INT64
         assert inp.type.tensor_type.shape.dim[1].dim_value == 64
+        if entry["heads"]:  # the head mask: float32 [heads], fed with ones by default
+            (mask,) = rest
+            assert mask.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+            assert [d.dim_value for d in mask.type.tensor_type.shape.dim] == [entry["heads"]]
+        else:
+            assert not rest
+
+
+def test_default_head_mask_leaves_the_committed_outputs_unchanged(sessions):
+    """Ones for the mask reproduce parity.json's logits; leaving the mask out is refused, not guessed."""
+    parity = load("parity.json")
+    for name in ("one_head", "four_heads"):
+        heads = {"one_head": 1, "four_heads": 4}[name]
+        for prompt in parity["prompts"]:
+            x = np.asarray([prompt["window"]], dtype=np.int64)
+            ones = sessions[name].run(["logits"], {"ids": x, "head_mask": np.ones(heads, np.float32)})[0][0]
+            assert np.array_equal(ones, ort_logits(sessions[name], x)[0])
+            assert np.abs(ones - np.asarray(prompt["logits"][name], dtype=np.float32)).max() <= PARITY_TOL
+        with pytest.raises(Exception, match="head_mask"):
+            sessions[name].run(["logits"], {"ids": x})
+
+
+def test_all_head_masks_are_listed_once():
+    masks = all_head_masks(4)
+    assert len(masks) == 16 == len({tuple(m) for m in masks})
+    assert masks[0] == [1.0] * 4 and masks[-1] == [0.0] * 4
 
 
 def test_preset_continuations_replay_through_onnxruntime(evidence, sessions):
@@ -131,6 +159,18 @@ def test_parity_pytorch_and_onnxruntime(corpus, sessions, evidence):
         torch_ids, _ = generate_ids(model, history, 24)
         ort_ids, _ = generate_ids(ort_predictor(sessions[name]), history, 24, T=64)
         assert torch_ids == ort_ids, name
+
+
+@pytest.mark.slow
+def test_every_head_mask_agrees_between_pytorch_and_onnxruntime(corpus, sessions):
+    """All 16 masks of the four-head model (and both of the one-head model) on 64 test windows."""
+    test = corpus.windows["test"]
+    x, _ = test.batch(torch.randperm(len(test), generator=torch.Generator().manual_seed(11))[:64])
+    for name in ("one_head", "four_heads"):
+        model = load_compact(ASSETS / "checkpoints" / f"{name}-seed11.pt")
+        assert mask_parity(model, sessions[name], x.numpy()) <= PARITY_TOL, name
+        knocked = ort_logits(sessions[name], x.numpy(), head_mask=[0.0] * model.heads)
+        assert np.abs(knocked - ort_logits(sessions[name], x.numpy())).max() > 0.1  # the mask is not ignored
 
 
 @pytest.mark.slow

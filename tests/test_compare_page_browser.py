@@ -29,6 +29,7 @@ def test_greedy_generation_matches_python_step_for_step(make_page, base_url, ass
     import onnxruntime as ort
 
     from export.generate import generate_ids, prompt_history
+    from export.onnx_export import feeds  # the attention models' head_mask: ones
 
     vocab = load_asset("vocab.json")
     prompt, limit = "Lily and Ben went to the park. They saw a", 16
@@ -36,7 +37,7 @@ def test_greedy_generation_matches_python_step_for_step(make_page, base_url, ass
     open_compare(page, base_url, "?backend=wasm")
     for name in MODELS:
         session = ort.InferenceSession(str(assets_dir / f"models/{name}.onnx"), providers=["CPUExecutionProvider"])
-        want, ended = generate_ids(lambda w: session.run(["logits"], {"ids": w})[0][0],
+        want, ended = generate_ids(lambda w: session.run(["logits"], feeds(session, w))[0][0],
                                    prompt_history(vocab["itos"], prompt), limit, 0.0, 0, vocab["T"])
         got = page.evaluate("([n, p, k]) => window.mhaCompare.generate(n, p, {maxNewTokens: k, temperature: 0})",
                             [name, prompt, limit])

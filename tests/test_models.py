@@ -92,3 +92,43 @@ def test_mlp_reads_the_concatenated_window():
     out = model(padded_batch())
     assert out.shape == (6, C)
     assert count_parameters(model) == C * 64 + 4096 * 256 + 256 + 256 * C + C
+
+
+@pytest.mark.parametrize("heads", [1, 4])
+def test_default_head_mask_changes_nothing(heads):
+    torch.manual_seed(heads)
+    model = MultiHeadAttentionLM(C, T, heads=heads).eval()
+    x = padded_batch()
+    with torch.no_grad():
+        plain, weights = model(x, return_attention=True)
+        ones, weights_ones = model(x, return_attention=True, head_mask=torch.ones(heads))
+        full = model.forward_full(x, head_mask=torch.ones(heads))
+    assert torch.equal(plain, ones) and torch.equal(weights, weights_ones)  # bit for bit
+    assert torch.equal(model.forward_full(x)["logits"], full["logits"])
+
+
+def test_a_knocked_out_head_contributes_nothing_before_W_O():
+    """Mask 0 for head h equals zeroing the W_O columns that read head h's slice; weights stay as they were."""
+    torch.manual_seed(7)
+    model = MultiHeadAttentionLM(C, T, heads=4).eval()
+    x = padded_batch()
+    for h in range(4):
+        mask = torch.ones(4)
+        mask[h] = 0
+        cut = MultiHeadAttentionLM(C, T, heads=4).eval()
+        cut.load_state_dict(model.state_dict())
+        with torch.no_grad():
+            cut.W_O.weight[:, h * 16:(h + 1) * 16] = 0
+            masked, weights = model(x, return_attention=True, head_mask=mask)
+            expected, expected_weights = cut(x, return_attention=True)
+            full = model.forward_full(x, head_mask=mask)
+        assert (masked - expected).abs().max().item() <= 1e-5
+        assert torch.equal(weights, expected_weights)
+        assert (full["logits"] - masked).abs().max().item() <= 1e-5
+        assert full["joined"][:, :, h * 16:(h + 1) * 16].abs().sum().item() == 0
+
+
+def test_a_head_mask_of_the_wrong_length_is_refused():
+    model = MultiHeadAttentionLM(C, T, heads=4).eval()
+    with pytest.raises(ValueError, match="one number per head"):
+        model(padded_batch(), head_mask=torch.ones(3))

@@ -76,6 +76,7 @@ def test_sampling_matches_python_step_for_step(make_page, base_url, assets_dir, 
     import onnxruntime as ort
 
     from export.generate import Mulberry32, choose_next, prompt_history
+    from export.onnx_export import feeds
     from export.windows import context_window
     from export.wordlm import EOS_ID
 
@@ -87,7 +88,7 @@ def test_sampling_matches_python_step_for_step(make_page, base_url, assets_dir, 
         session = ort.InferenceSession(str(assets_dir / f"models/{name}.onnx"), providers=["CPUExecutionProvider"])
         history, rng, want = prompt_history(vocab["itos"], prompt), Mulberry32(seed), []
         for _ in range(limit):
-            logits = session.run(["logits"], {"ids": np.array([context_window(history, 64)], dtype=np.int64)})[0][0]
+            logits = session.run(["logits"], feeds(session, np.array([context_window(history, 64)], dtype=np.int64)))[0][0]
             nxt = choose_next(logits, temperature, rng)
             if nxt == EOS_ID:
                 break

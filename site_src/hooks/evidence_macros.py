@@ -546,6 +546,161 @@ def attention_cost_table() -> Markup:
                  "the two (bold: the lesson's window)", header, body)
 
 
+# ---------------------------------------------------------------------------
+# Page 5, "What each head does" (issue 15): evidence.heads, written by export/heads.py.
+
+def _ko(name: str, key: str, fmt: str, fn: str | None = None) -> Markup:
+    return ev(f"heads.knockout.{name}.{key}", fmt, fn)
+
+
+def _kind(kind: str) -> str:
+    return html.escape(val(f"heads.kinds.{kind}"))
+
+
+WEAK_LEAN = 1.5  # a head whose strongest kind gets less than 1.5x the even share is described as spreading evenly
+
+
+def detokenize(tokens: list[str]) -> str:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from export.wordlm import detokenize as join
+
+    return join(tokens)
+
+
+def compare_link(prompt: str, model: str, head: int) -> str:
+    """The compare page, opened on ``prompt`` with ``model``'s inspector and head ``head``'s switch in focus."""
+    from urllib.parse import urlencode
+
+    query = urlencode({"prompt": prompt, "inspect": model, "head": head})
+    return html.escape(f"../../compare/?{query}")
+
+
+def knockout_table() -> Markup:
+    """The four-head model's test perplexity with heads switched off (rows: all, without k, only k, none)."""
+    rows = []
+    for name, row in val("heads.knockout").items():
+        off = [i + 1 for i, v in enumerate(row["mask"]) if not v]
+        on = [i + 1 for i, v in enumerate(row["mask"]) if v]
+        if not off:
+            what = "all four heads"
+        elif not on:
+            what = "no head (attention left out)"
+        elif len(off) == 1:
+            what = f"without head {off[0]}"
+        else:
+            what = f"only head {on[0]}"
+        change = "—" if not off else _ko(name, "perplexity_change", "+.1%")
+        changed = "—" if not off else _ko(name, "top_token_changed", ".1%")
+        rows.append([what, _ko(name, "test_perplexity", ".2f"), change, changed])
+    return _table(["heads used", "test perplexity", "change", "top token changed"],
+                  rows, ["---", "---:", "---:", "---:"])
+
+
+def knockout_summary() -> Markup:
+    """Which head the model leans on most and least, in words, from the knock-out numbers."""
+    ko = val("heads.knockout")
+    heads = len(ko["all"]["mask"])
+    without = sorted(range(1, heads + 1), key=lambda h: ko[f"without_{h}"]["test_perplexity"])
+    least, most = without[0], without[-1]
+    best_alone = min(range(1, heads + 1), key=lambda h: ko[f"only_{h}"]["test_perplexity"])
+    return Markup(
+        f"With all four heads the shipped model's test perplexity is {_ko('all', 'test_perplexity', '.2f')}. "
+        f"The model leans most on **head {most}**: without it perplexity rises to "
+        f"{_ko(f'without_{most}', 'test_perplexity', '.2f')} ({_ko(f'without_{most}', 'perplexity_change', '+.0%')}), "
+        f"and its top next token changes in {_ko(f'without_{most}', 'top_token_changed', '.0%')} of the test windows. "
+        f"Removing **head {least}** costs least ({_ko(f'without_{least}', 'perplexity_change', '+.0%')}), though "
+        f"even that is not nothing. No single head carries the model: the best one kept alone, head {best_alone}, "
+        f"still leaves perplexity at {_ko(f'only_{best_alone}', 'test_perplexity', '.2f')}, and with every head "
+        f"switched off it is {_ko('none', 'test_perplexity', '.2f')}.")
+
+
+def head_atlas_figure() -> Markup:
+    """The generated atlas figure with its caption and, as its text alternative, the same numbers as a table."""
+    kinds = list(val("heads.kinds"))
+    header = ["head", *[_kind(k) for k in kinds]]
+    body = []
+    for model in ("one_head", "four_heads"):
+        for i, head in enumerate(val(f"heads.atlas.{model}.heads")):
+            label = "One head" if model == "one_head" else f"Four heads, head {head['head']}"
+            cells = "".join(f"<td>{ev(f'heads.atlas.{model}.heads.{i}.share.{k}', '.1%')}</td>" for k in kinds)
+            body.append(f'<tr><th scope="row">{label}</th>{cells}</tr>')
+    cells = "".join(f"<td>{ev(f'heads.atlas.four_heads.uniform.{k}', '.1%')}</td>" for k in kinds)
+    body.append(f'<tr><th scope="row">Spread evenly</th>{cells}</tr>')
+    table = _grid("Average share of the final position's attention per kind of source (the figure's numbers)",
+                  header, body)
+    alt = ("Bar chart: for each head of the one-head and four-head models, the average share of attention on the "
+           "final token itself, one to eight or more tokens back, the story-start marker, punctuation, an earlier "
+           "occurrence of the same word and the token after it; the numbers are in the table below the figure.")
+    return Markup(
+        f'\n\n<figure class="mha-figure mha-atlas"><div class="mha-atlas__scroll">'
+        f'<img src="../../wasm_assets/{html.escape(val("heads.figure"))}" alt="{html.escape(alt)}" width="830" '
+        f'style="max-width:100%;height:auto;background:#fff"></div>'
+        f'<figcaption>Where each head looks, on average over the {ev("heads.windows", ",")} windows of the test '
+        f'split: seed-{ev("heads.seed")} models, the same weights the compare page runs. Head colours are the '
+        f'ones the compare page uses.</figcaption></figure>\n\n'
+        f'<details class="mha-atlas__data"><summary>The atlas as a table</summary>{table}</details>\n\n')
+
+
+def head_descriptions() -> Markup:
+    """One evidence-backed paragraph per head: what it favours, what removing it costs, its clearest window."""
+    items = []
+    for model in ("four_heads", "one_head"):
+        for i, head in enumerate(val(f"heads.atlas.{model}.heads")):
+            p = f"heads.atlas.{model}.heads.{i}"
+            first, second = head["ranked_kinds"][:2]
+            name = "Four heads, head " + str(head["head"]) if model == "four_heads" else "The one-head model's head"
+            colour = html.escape(val(f"heads.colours.{model}")[head["head"] - 1])
+            lean = head["share"][first] / val(f"heads.atlas.{model}.uniform.{first}")
+            opening = (f"Above an even spread it favours {_kind(first)}" if lean >= WEAK_LEAN else
+                       f"It spreads its attention close to evenly; its largest lean, a slight one, is toward "
+                       f"{_kind(first)}")
+            text = (f'<span class="mha-swatch" style="background:{colour}" aria-hidden="true"></span>'
+                    f'<strong>{name}.</strong> {opening}: '
+                    f'{ev(f"{p}.share.{first}", ".0%")} of its attention on average, against '
+                    f'{ev(f"heads.atlas.{model}.uniform.{first}", ".0%")} if spread evenly; next, {_kind(second)} '
+                    f'({ev(f"{p}.share.{second}", ".0%")} against {ev(f"heads.atlas.{model}.uniform.{second}", ".0%")}). '
+                    f'On average it looks {ev(f"{p}.mean_distance", ".1f")} tokens back.')
+            if model == "four_heads":
+                ko = f"without_{head['head']}"
+                text += (f' Switched off, test perplexity goes to {_ko(ko, "test_perplexity", ".2f")} '
+                         f'({_ko(ko, "perplexity_change", "+.0%")}).')
+            c = head["clearest"]
+            top = c["top_sources"][0]
+            text += (f' Its clearest test window (the largest share on {_kind(head["signature"])}: '
+                     f'{ev(f"{p}.clearest.share", ".0%")}) ends “…&#8202;{html.escape(detokenize(c["tokens"][-8:]))}”; '
+                     f'there it puts {ev(f"{p}.clearest.top_sources.0.weight", ".0%")} on '
+                     f'<code>{html.escape(top["token"])}</code>, {ev(f"{p}.clearest.top_sources.0.offset")} back. '
+                     f'<a href="{compare_link(c["prompt"], model, head["head"])}">Open this window in the compare '
+                     f'page’s inspector</a>.')
+            items.append(f"<li>{text}</li>")
+    return Markup('\n\n<ul class="mha-head-list">' + "".join(items) + "</ul>\n\n")
+
+
+def head_knockout_quiz() -> Markup:
+    """Predict which head's removal changes the top next token most often; every option explained from the evidence."""
+    ko = val("heads.knockout")
+    heads = len(ko["all"]["mask"])
+    share = {h: ko[f"without_{h}"]["top_token_changed"] for h in range(1, heads + 1)}
+    correct = max(share, key=share.get) - 1
+    options = []
+    for h in range(1, heads + 1):
+        k = f"without_{h}"
+        verdict = "Right" if h - 1 == correct else "Not this one"
+        options.append([f"Head {h}", f"{verdict}: without it the top next token changes in "
+                                     f"{_ko(k, 'top_token_changed', '.1%')} of the test windows and perplexity "
+                                     f"goes to {_ko(k, 'test_perplexity', '.2f')}."])
+    lines = []
+    lines.append("A head that most windows lean on for a sharp, nearby clue changes the top choice most often. "
+                 f'Now try it: <a href="{compare_link(val("preset.prompt"), "four_heads", correct + 1)}">open the '
+                 "preset opening in the inspector</a>, switch that head off and watch the five most likely next "
+                 "tokens move; then press Continue to see the story without it.")
+    return Markup("\n\n" + quiz_html(
+        "Before you look at the table: which head of the four-head model, switched off alone, changes the "
+        "model's most likely next token in the largest share of test windows?",
+        options, correct, "\n".join(lines)) + "\n\n")
+
+
 MACROS = {
     "ev": ev, "wt": wt, "toy": toy, "val": val, "wt_val": wt_val, "toy_val": toy_val, "has": has,
     "vocab_id": vocab_id, "authored": authored, "runs_table": runs_table, "aggregates_table": aggregates_table,
@@ -554,6 +709,8 @@ MACROS = {
     "wt_mask": wt_mask, "wt_final_weights": wt_final_weights, "top_table": top_table,
     "res": res, "res_val": res_val, "parameter_table": parameter_table,
     "attention_cost_table": attention_cost_table,
+    "knockout_table": knockout_table, "knockout_summary": knockout_summary, "head_atlas_figure": head_atlas_figure,
+    "head_descriptions": head_descriptions, "head_knockout_quiz": head_knockout_quiz,
 }
 
 

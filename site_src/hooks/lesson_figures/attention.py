@@ -99,7 +99,9 @@ def _coat_attention(model: str):
     opts.intra_op_num_threads = 1
     session = ort.InferenceSession(str(onnx), opts, providers=["CPUExecutionProvider"])
     window = np.asarray([context_window(history, T)], dtype=np.int64)
-    _, attention = session.run(None, {"ids": window})  # [1, heads, T]
+    from export.onnx_export import feeds
+
+    _, attention = session.run(["logits", "attention"], feeds(session, window))  # [1, heads, T], every head on
     n = len(history)
     weights = [[float(w) for w in head[-n:]] for head in attention[0]]
     unknown = [j for j, i in enumerate(history) if i == UNK_ID]

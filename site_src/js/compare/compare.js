@@ -20,6 +20,7 @@ import { showPrompt, showSaved, showTiming } from "./columns.js";
 import { el } from "../runtime/dom.js";
 import { formatBytes, tokenText } from "./format.js";
 import { generateColumns } from "./generation.js";
+import { addHeadToggles, inspectRequest } from "./head_toggles.js";
 import { makeHook } from "./hook.js";
 import { openInspector } from "./inspector.js";
 import { ModelSet } from "./models.js";
@@ -59,6 +60,17 @@ class CompareWidget {
       },
     });
     this.ready = this.start();
+    this.ready.then((state) => this.openRequested(state));
+  }
+
+  // ?prompt=...&inspect=MODEL&head=K (the head atlas's links): run that opening
+  // and open the inspector on MODEL's first step, with head K's switch in focus.
+  async openRequested(state) {
+    const request = inspectRequest();
+    if (!request || !state.ok || this.disposed) return;
+    this.focus = { model: request.model, head: request.head };
+    await this.generate({ prompt: request.prompt });
+    if (this.states[request.model]?.steps.length) await this.inspect(request.model, 0);
   }
 
   // ------------------------------------------------------------ loading
@@ -402,10 +414,22 @@ class CompareWidget {
       }
     }));
     if (!this.selected || this.selected.name !== name || this.selected.stepIndex !== stepIndex) return;
+    const tokens = Number(this.view.tokens.value);
+    const focus = this.focus ?? null;
+    this.focus = null;
     openInspector(this.view.inspector, {
       name, label: col.label, stepIndex, step, outputs, words: this.windowWords(name, stepIndex),
       models: this.modelList, vocab: this.vocab, T: this.T, excluded: this.excluded, colours: this.evidence?.heads?.colours,
       onClose: () => this.closeInspector(),
+      // The head switches (head_toggles.js): re-run this step without some heads.
+      extend: (section) => {
+        this.headToggles = addHeadToggles(section, {
+          window: step.window, outputs, models: this.modelList, runners: this.models.runners, vocab: this.vocab,
+          T: this.T, excluded: this.excluded, colours: this.evidence?.heads?.colours, focus,
+          maxNewTokens: Number.isInteger(tokens) && tokens >= 1 && tokens <= this.limit ? tokens : this.defaultTokens,
+        });
+        return this.headToggles;
+      },
     }, button);
   }
 

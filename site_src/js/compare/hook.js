@@ -21,8 +21,9 @@ export function makeHook(widget) {
     async logits(name, text, options = {}) {
       return (await (await runner(name, options)).run(windowOf(text))).logits;
     },
+    // options.headMask: one number per head (1 on, 0 off) for the attention models.
     async logitsForWindow(name, window, options = {}) {
-      return (await (await runner(name, options)).run(Array.from(window))).logits;
+      return (await (await runner(name, options)).run(Array.from(window), options.headMask ?? null)).logits;
     },
     async attentionForWindow(name, window, options = {}) {
       return (await (await runner(name, options)).run(Array.from(window))).attention;

@@ -115,7 +115,9 @@ export function threadCount() {
   return cores >= 4 ? 2 : 1;
 }
 
-// One model on one backend. run(window) -> {logits: Float32Array, attention: Float32Array|null}.
+// One model on one backend. run(window, headMask?) -> {logits: Float32Array, attention: Float32Array|null}.
+// The attention models take a head_mask input (float32 [heads]: 1 keeps a head,
+// 0 knocks it out); it is required by the graph, so every run feeds it, ones by default.
 export class ModelRunner {
   constructor(ort, session, { name, backend, T = 64, heads = 0 }) {
     this.ort = ort;
@@ -126,6 +128,7 @@ export class ModelRunner {
     this.heads = heads;
     this.inputName = session.inputNames.includes("ids") ? "ids" : session.inputNames[0];
     this.hasAttention = session.outputNames.includes("attention");
+    this.hasHeadMask = session.inputNames.includes("head_mask");
   }
 
   static async create(ort, bytes, meta, backend) {
@@ -154,15 +157,21 @@ export class ModelRunner {
   }
 
   // Runs are queued (see serial), so no two calls into onnxruntime overlap.
-  run(window) {
-    return serial(() => this._run([window]));
+  run(window, headMask = null) {
+    return serial(() => this._run([window], headMask));
   }
 
-  runBatch(windows) {
-    return serial(() => this._run(windows));
+  runBatch(windows, headMask = null) {
+    return serial(() => this._run(windows, headMask));
   }
 
-  async _run(windows) {
+  headMaskTensor(headMask) {
+    const mask = headMask ? Float32Array.from(headMask) : new Float32Array(this.heads).fill(1);
+    if (mask.length !== this.heads) throw new RangeError(`a head mask must have ${this.heads} numbers, got ${mask.length}`);
+    return new this.ort.Tensor("float32", mask, [this.heads]);
+  }
+
+  async _run(windows, headMask = null) {
     if (!this.session) throw new Error(`${this.name} was closed`);
     const B = windows.length;
     const ids = new BigInt64Array(B * this.T);
@@ -171,7 +180,10 @@ export class ModelRunner {
       for (let i = 0; i < this.T; i++) ids[b * this.T + i] = BigInt(w[i]);
     });
     const input = new this.ort.Tensor("int64", ids, [B, this.T]);
-    const out = await this.session.run({ [this.inputName]: input });
+    const feeds = { [this.inputName]: input };
+    if (this.hasHeadMask) feeds.head_mask = this.headMaskTensor(headMask);
+    else if (headMask) throw new Error(`${this.name} has no heads to switch off`);
+    const out = await this.session.run(feeds);
     const logits = await tensorData(out.logits ?? out[this.session.outputNames[0]]);
     for (let i = 0; i < logits.length; i++) {
       if (!Number.isFinite(logits[i])) throw new NonFiniteLogitsError(`${this.name} on ${this.backend}`);
