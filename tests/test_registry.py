@@ -16,7 +16,7 @@ from export.corpus import prepare_corpus
 from export.data import load_stories
 from export.evidence import read_onnx_report, write_all, write_vocabulary
 from export.models import MODELS, ModelSpec, count_parameters
-from export.onnx_export import export_all, ort_logits, session
+from export.onnx_export import export_all, feeds, ort_logits, session
 from export.train import TrainConfig, run_protocol
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,13 +70,14 @@ def test_a_two_head_model_is_one_registry_line(tmp_path, monkeypatch):
     assert {k: entry[k] for k in ("name", "label", "kind", "heads", "head_dim", "outputs")} == {
         "name": "two_heads", "label": "Two heads", "kind": "attention", "heads": 2, "head_dim": 32,
         "outputs": ["logits", "attention"]}
+    assert entry["inputs"] == ["ids", "head_mask"]
     assert (manifest["C"], manifest["T"]) == (24, 8)
 
     shipped = load_compact(out / "checkpoints" / "two_heads-seed11.pt")
     assert shipped.spec == TWO_HEADS
     sess = session((out / "models" / "two_heads.onnx").read_bytes())
     x = corpus.windows["test"].all()[0][:16]
-    logits, attention = sess.run(["logits", "attention"], {"ids": x.numpy()})
+    logits, attention = sess.run(["logits", "attention"], feeds(sess, x.numpy()))  # head_mask: all ones
     with torch.no_grad():
         ref_logits, ref_attention = shipped(x, return_attention=True)
     assert attention.shape == (16, 2, 8)

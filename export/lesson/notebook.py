@@ -142,7 +142,7 @@ print("eight greedy steps:", [itos[i] for i in new], "ended with EOS:", ended)
 RESULTS = r'''
 # Page 5: the three shipped models, checked against the evidence file the site's figures come from.
 from export.generate import generate_text
-from export.multihead import count_parameters
+from export.models import count_parameters
 for name in evidence["protocol"]["models"]:
     m = load_compact(ASSETS / "checkpoints" / f"{name}-seed11.pt")
     saved = evidence["preset"]["continuations"][name]["text"]
