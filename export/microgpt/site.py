@@ -2,7 +2,7 @@
 
 * ``exercise_cases(model)``: the inputs of ``multi_head`` at every position of
   a few names of the trained model, with microgpt's own answers (before and
-  after ``attn_wo``). The build writes them to
+  after ``attn_wo``, whose matrix comes along). The build writes them to
   ``site/wasm_assets/microgpt-cases.json``; the page gives the inputs to the
   learner's code in Pyodide and compares what comes back with the answers
   itself, so code running in Python cannot change the verdict.
@@ -38,7 +38,8 @@ def exercise_cases(model, names=CASE_NAMES):
                 "expected": run["heads_out"][pos], "after_wo": run["attn_out"][pos],
             })
     return {"format": CASES_FORMAT, "n_head": config["n_head"], "head_dim": config["head_dim"],
-            "tolerance": TOLERANCE, "names": list(names), "cases": cases}
+            "tolerance": TOLERANCE, "names": list(names), "attn_wo": model["weights"]["layer0.attn_wo"],
+            "cases": cases}
 
 
 def multi_head_line_range(path=SOURCE):
