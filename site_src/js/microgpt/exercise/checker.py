@@ -90,6 +90,8 @@ def _make_guard():
     recursion = sys.getrecursionlimit()
     max_digits = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else None
     builtins_dict, builtins_saved = module_dicts["builtins"]
+    sys_dict, sys_saved = module_dicts["sys"]
+    real_modules = sys.modules       # the interpreter's own table, even if sys.modules is rebound
     setattr_, delattr_, chdir, collect = setattr, delattr, os.chdir, gc.collect
 
     def library_files():
@@ -106,17 +108,18 @@ def _make_guard():
                                   [[float(i) for i in range(16)], [-1.0] * 16], 4)
 
     def restore():
-        # Builtins first, with nothing but syntax and dict methods.
-        for key in [k for k in builtins_dict if k not in builtins_saved]:
-            del builtins_dict[key]
-        for key, value in builtins_saved.items():
-            if builtins_dict.get(key, missing) is not value:
-                builtins_dict[key] = value
-        for name in [n for n in sys.modules if n not in modules]:
-            del sys.modules[name]
+        # Builtins and sys first, with nothing but syntax and dict methods.
+        for namespace, saved in ((builtins_dict, builtins_saved), (sys_dict, sys_saved)):
+            for key in [k for k in namespace if k not in saved]:
+                del namespace[key]
+            for key, value in saved.items():
+                if namespace.get(key, missing) is not value:
+                    namespace[key] = value
+        for name in [n for n in real_modules if n not in modules]:
+            del real_modules[name]
         for name, module in modules.items():
-            if sys.modules.get(name, missing) is not module:
-                sys.modules[name] = module
+            if real_modules.get(name, missing) is not module:
+                real_modules[name] = module
         for namespace, saved in module_dicts.values():
             for key in [k for k in namespace if k not in saved]:
                 del namespace[key]
@@ -302,23 +305,22 @@ def check(source, inputs_json):
 
     ``inputs_json``: {"n_head", "head_dim", "attn_wo", "cases": [{"name", "pos", "q", "keys", "values"}]}.
     """
-    doc = json.loads(inputs_json)
-    cases = doc["cases"]
-    for case in cases:
-        case["n_head"] = doc["n_head"]
     try:
         restore()
+        doc = json.loads(inputs_json)
+        cases = doc["cases"]
+        for case in cases:
+            case["n_head"] = doc["n_head"]
         outputs, problem, stop, fn = _collect(source, cases)
-        wrong_somewhere = not problem and stop == "" and not _all_right(cases, outputs)
-        trace = _probe(fn, cases) if wrong_somewhere else None
-        restore()   # explain with the interpreter as shipped, whatever the learner's code changed
-        if wrong_somewhere:
+        restore()   # compare and explain with the interpreter as shipped, whatever the learner's code changed
+        if fn is not None and not problem and stop == "" and not _all_right(cases, outputs):
+            trace = _probe(fn, cases)
+            restore()
             problem = explain(cases, outputs, trace, source, doc.get("attn_wo"))
         return _json(outputs=outputs, message=problem, stop=stop)
     except BaseException as exc:  # noqa: B036 -- e.g. the page's interrupt inside the checker
-        return _json(outputs=[], message=f"{type(exc).__name__} while checking your code.", stop=_stop_of(exc))
-    finally:
         restore()
+        return _json(outputs=[], message=f"{type(exc).__name__} while checking your code.", stop=_stop_of(exc))
 
 
 def _collect(source, cases):
