@@ -16,7 +16,9 @@
 import { siteUrl } from "../runtime/assets.js";
 
 export const TIME_LIMIT_MS = 5000;
-export const OUTPUT_LIMIT = 20000; // characters shown per job, whatever the worker sends
+// Characters shown per job, whatever the worker sends (Python cuts at 20,000
+// and adds a line saying so; this leaves room for that line).
+export const OUTPUT_LIMIT = 21000;
 const GRACE_MS = 1000;
 const STANDBY_AFTER_MS = 1000;
 const SLOW_START_MS = 60000;

@@ -2,6 +2,17 @@
 
 import { loadJSON } from "../runtime/assets.js";
 import { cellColours } from "../runtime/colormap.js";
+
+// Black or white, whichever contrasts more with an "rgb(r, g, b)" background
+// (WCAG relative luminance; on viridis the better one is always above 4.5:1).
+function textOn(background) {
+  const [r, g, b] = (background.match(/\d+/g) || [0, 0, 0]).slice(0, 3).map((v) => {
+    const c = Number(v) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  const lum = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  return (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) ? "#000" : "#fff";
+}
 import { nameProblem } from "./model.js";
 
 export const MODEL_PATH = "wasm_assets/microgpt-trained.json";
@@ -82,7 +93,8 @@ export function heatmapTable({ caption, labels, rows, compact }) {
         return;
       }
       const w = weights[t];
-      const { background, color } = cellColours(w);
+      const { background } = cellColours(w);
+      const color = textOn(background);
       const td = el("td", { class: "mgpt-heat__cell", title: `${tokenLabel(labels[i])} → ${tokenLabel(label)}: ${w.toFixed(3)}` },
         el("span", { class: "mgpt-heat__value", text: w.toFixed(2).replace(/^0/, "") }));
       td.style.background = background;

@@ -48,6 +48,7 @@ except ImportError:  # under CPython the tests take it from the repository
 FILENAME = "exercise.py"
 HOME = os.getcwd()          # where the page writes microgpt-trained.json
 LINE_LIMIT = 400            # characters of one traceback line kept in a message
+OUTPUT_LIMIT = 20000        # characters a Run passes on; the rest is dropped here, cheaply
 
 
 # ---------------------------------------------------------------------------
@@ -267,6 +268,8 @@ def run(source):
             code = _compile(source)
         except SyntaxError as exc:
             return _json(ok=False, error=learner_traceback(exc), stop="")
+        budget = [OUTPUT_LIMIT]
+        sys.stdout, sys.stderr = _Capped(sys.__stdout__, budget), _Capped(sys.__stderr__, budget)
         try:
             exec(code, _namespace())
         except BaseException as exc:  # noqa: B036 -- the learner may raise anything
@@ -288,6 +291,28 @@ def _flush():
             stream.flush()
         except BaseException:  # noqa: B036 -- the learner may have replaced the stream
             pass
+
+
+class _Capped:
+    """Passes on the first OUTPUT_LIMIT characters of a job's prints (shared by stdout and stderr),
+    then one line saying the rest was cut; later prints cost next to nothing."""
+
+    def __init__(self, stream, budget):
+        self.stream, self.budget = stream, budget
+
+    def write(self, text):
+        left = self.budget[0]
+        if left > 0:
+            part = text[:left]
+            self.budget[0] = left - len(part)
+            self.stream.write(part)
+            if self.budget[0] <= 0:
+                self.stream.write(f"\n[output cut here: only the first {OUTPUT_LIMIT:,} characters are shown]\n")
+                self.stream.flush()
+        return len(text)
+
+    def flush(self):
+        self.stream.flush()
 
 
 class _Quiet:

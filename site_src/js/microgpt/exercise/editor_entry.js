@@ -14,7 +14,8 @@ import { python } from "@codemirror/lang-python";
 // the code; Enter indents new lines, and Ctrl/Cmd+] and Ctrl/Cmd+[ (in
 // basicSetup's default keymap) indent a line more or less.
 export function createEditor({ parent, doc = "", label = "Code", describedBy = "", onChange = null }) {
-  const attributes = { "aria-label": label };
+  // tabindex: axe counts the scrolling box as reachable only with focusable content inside.
+  const attributes = { "aria-label": label, tabindex: "0" };
   if (describedBy) attributes["aria-describedby"] = describedBy;
   const view = new EditorView({
     parent,
