@@ -100,7 +100,7 @@ export function mount(root) {
     verdict.replaceChildren(
       el("p", { class: "mgpt-verdict__title", text: passed ? "✓ Passed" : (result.timedOut ? "⏱ Stopped" : "✗ Not yet") }),
       el("pre", { class: "mgpt-verdict__text", text: result.message }),
-      result.notice ? el("p", { class: "mgpt-ex__notice", text: result.notice }) : null,
+      ...(result.notice ? [el("p", { class: "mgpt-ex__notice", text: result.notice })] : []),
     );
     verdict.dataset.passed = String(passed);
     verdict.className = `mgpt-ex__verdict mha-panel ${passed ? "mgpt-ex__verdict--pass" : "mha-panel--error"}`;
