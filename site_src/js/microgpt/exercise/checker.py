@@ -93,7 +93,7 @@ def _make_guard():
     builtins_dict, builtins_saved = module_dicts["builtins"]
     sys_dict, sys_saved = module_dicts["sys"]
     real_modules = sys.modules       # the interpreter's own table, even if sys.modules is rebound
-    setattr_, delattr_, chdir, collect = setattr, delattr, os.chdir, gc.collect
+    setattr_, delattr_, chdir = setattr, delattr, os.chdir
 
     def library_files():
         found = []
@@ -161,7 +161,6 @@ def _make_guard():
         except OSError:
             pass
         linecache.cache.pop(FILENAME, None)
-        collect()
 
     def healthy():
         """'' when this interpreter computes as it did at the start; else the reason it cannot be trusted."""
