@@ -9,13 +9,17 @@ and not), and reports:
   being ready to run code (Pyodide loaded, model written, checker imported),
   in a fresh browser context (empty HTTP cache: a cold start), then once more
   in the same context (warm: files cached);
-* check: how long window.mhaExercise.check(solution) takes (median);
+* check: how long window.mhaExercise.check(solution) takes (median): the
+  interpreter restored to its snapshot, the learner's code run, multi_head
+  called on all 27 cases, the numbers judged by the page;
+* explain: the same for a wrong answer (scores divided by HEAD_DIM), which
+  the checker also diagnoses by trying the known mistakes;
 * recovery: after a `while True: pass` answer hits the 5 s limit, the time
   until Python can run code again. Isolated pages interrupt Python through a
   SharedArrayBuffer (KeyboardInterrupt); other pages terminate the worker and
   start a new one.
 
-Goals: ready <= 4 s, check <= 1 s, recovery <= 1 s when isolated.
+Goals: ready <= 4 s, check < 100 ms, recovery <= 1 s when isolated.
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ from tests.browser_util import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 SOLUTION = (ROOT / "site_src/js/microgpt/exercise/solution.py").read_text()
 LOOP = SOLUTION.replace("out.extend(blended)", "while True:\n            pass")
+WRONG = SOLUTION.replace("/ math.sqrt(HEAD_DIM)", "/ HEAD_DIM")
 
 READY_JS = """async () => {
   for (let i = 0; i < 2400 && !window.mhaExercise; i++) await new Promise((r) => setTimeout(r, 25));
@@ -101,19 +106,25 @@ def main(argv=None) -> int:
                 assert cold["isolated"] is (mode == "isolated"), cold
                 checks = [page.evaluate(CHECK_JS, SOLUTION) for _ in range(args.repeat)]
                 assert all(c["passed"] for c in checks), checks
+                explains = [page.evaluate(CHECK_JS, WRONG) for _ in range(args.repeat)]
+                assert not any(c["passed"] for c in explains), explains
                 recovery = page.evaluate(RECOVER_JS, LOOP)
                 assert recovery["timedOut"] and recovery["runOk"], recovery
                 page.reload()
                 warm = page.evaluate(READY_JS)
                 context.close()
-                results[mode] = (cold, warm, checks, recovery)
+                results[mode] = (cold, warm, checks, recovery, explains)
                 print(f"\n[{mode}] Python {cold['python']}, Pyodide {cold['pyodide']}")
                 print(f"  ready, cold:  {cold['readyAt'] / 1000:.2f} s after navigation "
                       f"(worker started at {cold['startedAt'] / 1000:.2f} s; loadPyodide done "
                       f"{cold['stages']['loaded'] / 1000:.2f} s after that)")
                 print(f"  ready, warm:  {warm['readyAt'] / 1000:.2f} s after navigation (reload, files cached)")
                 ms = [c["ms"] for c in checks]
-                print(f"  check:        median {statistics.median(ms):.0f} ms (first {ms[0]:.0f} ms, {len(ms)} runs)")
+                print(f"  check:        median {statistics.median(ms):.0f} ms, fastest {min(ms):.0f} ms "
+                      f"(first {ms[0]:.0f} ms, {len(ms)} runs)")
+                ms = [c["ms"] for c in explains]
+                print(f"  explain:      median {statistics.median(ms):.0f} ms, fastest {min(ms):.0f} ms for a wrong "
+                      f"answer ({len(ms)} runs)")
                 print(f"  runaway code: {recovery['how']}; Python ready {recovery['limitToReady']:.0f} ms after the "
                       f"5 s limit, first run done {recovery['limitToFirstRun']:.0f} ms after it")
             browser.close()
@@ -122,9 +133,9 @@ def main(argv=None) -> int:
             server.shutdown()
             server.server_close()
     iso = results["isolated"]
-    print("\ngoals: ready <= 4 s: {}; check <= 1 s: {}; isolated recovery <= 1 s: {}".format(
+    print("\ngoals: ready <= 4 s: {}; check < 100 ms: {}; isolated recovery <= 1 s: {}".format(
         "met" if iso[0]["readyAt"] <= 4000 else "NOT met",
-        "met" if statistics.median(c["ms"] for c in iso[2]) <= 1000 else "NOT met",
+        "met" if statistics.median(c["ms"] for c in iso[2]) < 100 else "NOT met",
         "met" if iso[3]["limitToFirstRun"] <= 1000 else "NOT met"))
     return 0
 

@@ -27,8 +27,19 @@ def test_exercise_files_and_source_copy(built_site: Path):
     for name in ("worker.js", "checker.py", "starter.py", "solution.py"):
         assert (built_site / "js/microgpt/exercise" / name).is_file(), name
     copied = (built_site / "wasm_assets/microgpt.py").read_text()
-    assert copied == (ROOT / "export/microgpt.py").read_text()
+    assert copied == (ROOT / "export/microgpt/microgpt.py").read_text()
     assert "# --- multi-head attention begins ---" in copied and "# --- multi-head attention ends ---" in copied
+    floats = (built_site / "wasm_assets/microgpt_floats.py").read_text()
+    assert floats == (ROOT / "export/microgpt/floats.py").read_text()
+
+
+def test_shipped_cases_are_computed_by_export_microgpt(built_site: Path):
+    """The answers the page judges with are exercise_cases() of the committed model, exactly."""
+    from export.microgpt import exercise_cases, load_trained
+
+    shipped = json.loads((built_site / "wasm_assets/microgpt-cases.json").read_text())
+    assert shipped == exercise_cases(load_trained(ROOT / "wasm_assets/microgpt-trained.json"))
+    assert shipped["format"] == "microgpt-exercise-cases/1" and len(shipped["cases"]) == 27
 
 
 def test_page_has_every_section_and_widget(built_site: Path):

@@ -1,4 +1,4 @@
-"""Tests for export/microgpt.py, the pure-Python microgpt.
+"""Tests for export/microgpt/, the pure-Python microgpt (one-page model, float twin, CLI).
 
 The pinned numbers (loss at step 1,000 and the 20 samples) were produced by
 running the original microgpt program, as printed in the course text, on
@@ -11,6 +11,7 @@ import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -118,7 +119,7 @@ def test_loss_falls_over_50_steps_on_tiny_list():
     first, last = sum(losses[:10]) / 10, sum(losses[-10:]) / 10
     assert last < first - 0.3, (first, last)
     # Every shape in the state dict.
-    w = result["weights"]
+    w = result["state"]
     v = len(result["uchars"]) + 1
     shapes = {k: (len(m), len(m[0])) for k, m in w.items()}
     assert shapes == {
@@ -253,17 +254,43 @@ def test_forward_attention_rejects_bad_names(trained):
 
 def test_multi_head_line_range():
     first, last = mg.multi_head_line_range()
-    lines = Path(mg.__file__).read_text(encoding="utf-8").splitlines()
+    lines = mg.SOURCE.read_text(encoding="utf-8").splitlines()
     assert lines[first - 2].strip() == mg.MHA_BEGIN
     assert lines[last].strip() == mg.MHA_END
     block = "\n".join(lines[first - 1:last])
-    assert "for head in range(N_HEAD)" in block
+    assert "for h in range(N_HEAD)" in block
     assert "attn_wo" in block and ".extend(" in block
     assert 8 <= last - first + 1 <= 20
     # It sits inside gpt_step.
     start = next(i for i, l in enumerate(lines) if l.startswith("def gpt_step("))
     end = next(i for i, l in enumerate(lines) if l.startswith("def sequence_loss("))
     assert start < first - 1 < last - 1 < end
+
+
+def test_one_page_file_reads_whole_and_speaks_the_exercise():
+    """The file the page shows: at most 250 lines, standard library only, the exercise's names."""
+    text = mg.SOURCE.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    assert len(lines) <= 250, len(lines)
+    imports = {m for l in lines for m in re.findall(r"^(?:import|from) (\w+)", l)}
+    assert imports <= {"math", "random", "sys"}, imports
+    first, last = mg.multi_head_line_range()
+    block = "\n".join(lines[first - 1:last])
+    for name in ("start = h * HEAD_DIM", "q_h = q[start:start + HEAD_DIM]",
+                 "k_h = [k[start:start + HEAD_DIM] for k in keys]",
+                 "v_h = [v[start:start + HEAD_DIM] for v in values]", "out.extend(blended)"):
+        assert name in block, name
+    for old in ("lo =", "k_parts", "heads_out", "q_part"):
+        assert old not in text, old
+
+
+def test_value_sampling_equals_float_sampling(trained):
+    """microgpt.sample (autograd Values) and floats.sample_names draw the same names."""
+    state = {k: [[mg.Value(x) for x in row] for row in m] for k, m in trained["weights"].items()}
+    for seed, temperature in ((42, 0.5), (3, 1.2)):
+        by_value = mg.sample(state, trained["uchars"], random.Random(seed), n=4, temperature=temperature)
+        by_float = mg.sample_names(trained["weights"], trained["uchars"], 4, temperature, seed)
+        assert by_value == by_float
 
 
 # ---------------------------------------------------------------------------

@@ -10,8 +10,15 @@ After the pages are built (and after ``site_assets.py`` has copied
   file and the esbuild version, so rebuilds while serving are instant);
 * removes the copied entry file from ``site/js/microgpt/exercise/`` (it imports npm
   package names, which a browser cannot resolve);
-* copies ``export/microgpt.py`` to ``site/wasm_assets/microgpt.py``, which the
-  page shows, with its multi-head lines highlighted, in "Unlocked".
+* copies ``export/microgpt/microgpt.py`` (the one-page model) to
+  ``site/wasm_assets/microgpt.py``, which the page shows, with its multi-head
+  lines highlighted, in "Unlocked";
+* copies ``export/microgpt/floats.py`` to ``site/wasm_assets/microgpt_floats.py``:
+  the exercise's checker explains mistakes with microgpt's own float arithmetic;
+* writes ``site/wasm_assets/microgpt-cases.json``: the exercise's cases and
+  microgpt's answers, computed now with ``export.microgpt.exercise_cases`` from
+  ``wasm_assets/microgpt-trained.json``. The page decides the verdict with
+  them (the learner's Python never sees the answers).
 
 Nothing is downloaded; without ``node_modules`` the build stops with a message
 to run ``npm ci``.
@@ -19,9 +26,11 @@ to run ``npm ci``.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -33,7 +42,9 @@ ROOT = Path(__file__).resolve().parents[2]
 ENTRY = ROOT / "site_src" / "js" / "microgpt" / "exercise" / "editor_entry.js"
 NODE_MODULES = ROOT / "node_modules"
 ESBUILD = NODE_MODULES / ".bin" / "esbuild"
-MICROGPT = ROOT / "export" / "microgpt.py"
+MICROGPT = ROOT / "export" / "microgpt" / "microgpt.py"
+FLOATS = ROOT / "export" / "microgpt" / "floats.py"
+TRAINED = ROOT / "wasm_assets" / "microgpt-trained.json"
 BUNDLE_REL = Path("vendor") / "codemirror" / "editor.js"
 BANNER = "/* CodeMirror 6 (MIT, Marijn Haverbeke and others) and @codemirror/lang-python, bundled with esbuild. */"
 
@@ -91,7 +102,23 @@ def on_post_build(config) -> None:
     copied_entry = site / "js" / "microgpt" / "exercise" / ENTRY.name
     if copied_entry.exists():
         copied_entry.unlink()
-    if not MICROGPT.is_file():
-        raise Abort(f"{MICROGPT.relative_to(ROOT)} is missing: the microgpt page shows it.")
+    for needed in (MICROGPT, FLOATS):
+        if not needed.is_file():
+            raise Abort(f"{needed.relative_to(ROOT)} is missing: the microgpt page needs it.")
     (site / "wasm_assets").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(MICROGPT, site / "wasm_assets" / "microgpt.py")
+    shutil.copyfile(FLOATS, site / "wasm_assets" / "microgpt_floats.py")
+    (site / "wasm_assets" / "microgpt-cases.json").write_text(_cases_json(), encoding="utf-8")
+
+
+def _cases_json() -> str:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from export.microgpt import exercise_cases, load_trained
+
+    try:
+        model = load_trained(TRAINED)
+        doc = exercise_cases(model)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise Abort(f"{TRAINED.relative_to(ROOT)} cannot be used for the exercise ({exc}); run `make microgpt`.")
+    return json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n"

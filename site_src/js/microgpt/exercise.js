@@ -2,17 +2,22 @@
 //
 // A CodeMirror editor (bundled at build time into vendor/codemirror/editor.js)
 // holds the starter code; Run and Check execute it in Pyodide in a module Web
-// Worker (see microgpt/runner.js and exercise/worker.js). The code, the
-// result and the number of failed checks are saved with microgpt/progress.js;
-// after three failed checks a "Show solution" button appears.
+// Worker (see microgpt/runner.js and exercise/worker.js). Check sends the
+// inputs of every case to Python and gets back the numbers the learner's
+// multi_head returned; the verdict is decided here by microgpt/verdict.js
+// against the answers the build shipped. The code, the result and the number
+// of failed checks are saved with microgpt/progress.js; after three failed
+// checks a "Show solution" button appears.
 //
 // Test hook: window.mhaExercise = {ready, check(source), run(source),
-// lastStop(), isolated, setCode(text), getCode()}. check() resolves with
-// {passed, message} -- the verdict the Check button shows.
+// restart(), lastStop(), isolated, setCode(text), getCode()}. check() resolves
+// with {passed, message, timedOut, notice}: the verdict the Check button shows,
+// reached the same way. The hook goes away with the page (dispose).
 
-import { siteUrl } from "../runtime/assets.js";
+import { loadJSON, siteUrl } from "../runtime/assets.js";
 import { PythonRunner, TIME_LIMIT_MS } from "./runner.js";
 import { getProgress, onProgress, updateProgress } from "./progress.js";
+import { CASES_PATH, failMessage, inputsOf, judge, passMessage } from "./verdict.js";
 
 const SHOW_SOLUTION_AFTER = 3;
 const mounted = new Map(); // root -> {runner, editor, off}
@@ -64,7 +69,8 @@ export function mount(root) {
   const status = el("div", { class: "mgpt-ex__status", role: "status", "aria-live": "polite", "data-phase": "loading" }, spinner, statusText);
   const help = el("p", {
     class: "mgpt-ex__help", id: `${uid}-help`,
-    text: "Python editor. Tab indents; press Esc and then Tab to move on to the buttons. " +
+    text: "Python editor. New lines are indented for you; Ctrl+] indents a line more and Ctrl+[ less " +
+      "(⌘ on a Mac), and Tab moves on to the buttons. " +
       `Run and Check stop code that runs longer than ${TIME_LIMIT_MS / 1000} seconds.`,
   });
   const editorBox = el("div", { class: "mgpt-ex__editor" });
@@ -72,7 +78,8 @@ export function mount(root) {
   const checkButton = el("button", { type: "button", class: "md-button md-button--primary", text: "Check", disabled: true });
   const resetButton = el("button", { type: "button", class: "md-button", text: "Reset" });
   const solutionButton = el("button", { type: "button", class: "md-button", text: "Show solution", hidden: true });
-  const buttons = el("div", { class: "mgpt-ex__buttons" }, runButton, checkButton, resetButton, solutionButton);
+  const restartButton = el("button", { type: "button", class: "md-button", text: "Restart Python" });
+  const buttons = el("div", { class: "mgpt-ex__buttons" }, runButton, checkButton, resetButton, solutionButton, restartButton);
   const verdict = el("div", { class: "mgpt-ex__verdict", role: "status", "aria-live": "polite" });
   const outputLabel = el("p", { class: "mgpt-ex__label", id: `${uid}-out`, text: "Output" });
   const output = el("pre", { class: "mgpt-ex__output", tabIndex: 0, "aria-labelledby": `${uid}-out`, "aria-live": "polite" });
@@ -93,6 +100,7 @@ export function mount(root) {
     verdict.replaceChildren(
       el("p", { class: "mgpt-verdict__title", text: passed ? "✓ Passed" : (result.timedOut ? "⏱ Stopped" : "✗ Not yet") }),
       el("pre", { class: "mgpt-verdict__text", text: result.message }),
+      ...(result.notice ? [el("p", { class: "mgpt-ex__notice", text: result.notice })] : []),
     );
     verdict.dataset.passed = String(passed);
     verdict.className = `mgpt-ex__verdict mha-panel ${passed ? "mgpt-ex__verdict--pass" : "mha-panel--error"}`;
@@ -111,6 +119,8 @@ export function mount(root) {
       else output.append(text);
     },
   });
+  const cases = loadJSON(CASES_PATH);
+  cases.catch(() => {});
   state.runner = runner;
 
   const code = () => (state.editor ? state.editor.getValue() : getProgress().code ?? starter);
@@ -121,8 +131,10 @@ export function mount(root) {
     output.textContent = "";
     try {
       const result = await runner.run(source);
+      if (state.disposed) return result;
       if (result.error) output.append(el("span", { class: "mgpt-ex__stderr", text: (output.textContent ? "\n" : "") + result.error + "\n" }));
       if (!output.textContent) output.textContent = "(Your code printed nothing.)";
+      if (result.notice) output.append(el("span", { class: "mgpt-ex__notice", text: `\n${result.notice}\n` }));
       return result;
     } finally {
       busy = false;
@@ -135,9 +147,17 @@ export function mount(root) {
     setButtons();
     verdict.className = "mgpt-ex__verdict";
     verdict.textContent = "Checking…";
+    // Check runs the code quietly: clear what an earlier Run printed.
+    output.textContent = "Check runs your code without showing its prints; press Run to see them.";
     try {
-      const result = await runner.check(source);
-      const verdictResult = { passed: Boolean(result.passed), message: String(result.message || "") };
+      const doc = await cases;
+      const result = await runner.check(source, inputsOf(doc));
+      const decided = result.timedOut ? { passed: false } : judge(doc, result);
+      const verdictResult = {
+        passed: decided.passed,
+        message: result.timedOut ? String(result.message) : decided.passed ? passMessage(doc) : failMessage(doc, result, decided),
+        notice: String(result.notice || ""),
+      };
       if (!state.disposed) {
         showVerdict({ ...verdictResult, timedOut: result.timedOut });
         const progress = getProgress();
@@ -146,12 +166,20 @@ export function mount(root) {
         else updateProgress({ ...patch, failedChecks: progress.failedChecks + 1 }, "failed");
       }
       return { ...verdictResult, timedOut: Boolean(result.timedOut) };
+    } catch (err) {
+      const message = `The check could not run: ${err.message}`;
+      if (!state.disposed) showVerdict({ passed: false, message });
+      return { passed: false, message, timedOut: false, notice: "" };
     } finally {
       busy = false;
       setButtons();
     }
   }
 
+  restartButton.addEventListener("click", () => {
+    runner.restart();
+    output.textContent = "Python is restarting: a fresh interpreter, with nothing left from earlier runs.";
+  });
   runButton.addEventListener("click", () => doRun(code()));
   checkButton.addEventListener("click", () => doCheck(code()));
   resetButton.addEventListener("click", () => {
@@ -210,17 +238,22 @@ export function mount(root) {
     verdict.textContent = `The exercise could not load: ${err.message}`;
   });
 
-  window.mhaExercise = {
+  const hook = {
     isolated: runner.isolated,
-    ready: Promise.all([runner.ready, loaded]).then(() => ({ ...runner.info, isolated: runner.isolated })),
+    get ready() {
+      return Promise.all([runner.ready, loaded, cases]).then(() => ({ ...runner.info, isolated: runner.isolated }));
+    },
     check: (source) => doCheck(String(source), { fromEditor: false }),
     run: (source) => doRun(String(source)),
+    restart: () => restartButton.click(),
     lastStop: () => runner.lastStop,
     getCode: () => code(),
     setCode: (text) => state.editor && state.editor.setValue(String(text)),
     starter: () => starter,
     solution: () => solution,
   };
+  state.hook = hook;
+  window.mhaExercise = hook;
 }
 
 export function dispose(root) {
@@ -231,4 +264,5 @@ export function dispose(root) {
   if (state.off) state.off();
   if (state.runner) state.runner.dispose();
   if (state.editor) state.editor.destroy();
+  if (window.mhaExercise === state.hook) delete window.mhaExercise;
 }

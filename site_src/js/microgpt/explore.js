@@ -78,16 +78,21 @@ function build(root, model, state) {
   const tempOut = el("output", { for: tempId, text: "0.5" });
   const seed = el("input", { type: "number", id: seedId, min: "0", max: "4294967295", step: "1", value: "42", inputMode: "numeric" });
   const sampleButton = el("button", { type: "button", class: "md-button md-button--primary", text: `Sample ${SAMPLE_COUNT} names` });
-  const sampleMessage = el("p", { class: "mgpt-field__message", "aria-live": "polite" });
+  const sampleMessage = el("p", { class: "mgpt-explore__note", "aria-live": "polite" });
   const list = el("ol", { class: "mgpt-samples", "aria-live": "polite" });
   temp.addEventListener("input", () => { tempOut.textContent = Number(temp.value).toFixed(1); });
   const sample = () => {
-    const s = Number(seed.value);
-    if (!Number.isInteger(s) || s < 0 || s > 4294967295) {
-      sampleMessage.textContent = "The seed must be a whole number from 0 to 4294967295.";
+    const text = seed.value.trim();
+    const s = Number(text);
+    if (text === "" || !Number.isInteger(s) || s < 0 || s > 4294967295) {
+      sampleMessage.textContent = text === ""
+        ? "Type a seed first: a whole number from 0 to 4294967295."
+        : "The seed must be a whole number from 0 to 4294967295.";
+      sampleMessage.dataset.kind = "error";
       seed.setAttribute("aria-invalid", "true");
       return;
     }
+    sampleMessage.dataset.kind = "info";
     seed.setAttribute("aria-invalid", "false");
     const t = Number(temp.value);
     const names = sampleNames(model, { n: SAMPLE_COUNT, temperature: t, seed: s });

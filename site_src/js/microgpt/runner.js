@@ -1,7 +1,6 @@
 // Main-thread side of the exercise's Python: one Pyodide worker, one job at a time.
 //
-// The worker starts as soon as a PythonRunner is made. Every job (Run or
-// Check) gets TIME_LIMIT_MS. If it takes longer:
+// Every job (Run or Check) gets TIME_LIMIT_MS. If it takes longer:
 // - cross-origin isolated pages write SIGINT into a SharedArrayBuffer that
 //   Pyodide watches, so Python raises KeyboardInterrupt and the interpreter
 //   survives; if it still has not answered GRACE_MS later (code that swallows
@@ -9,20 +8,25 @@
 // - other pages cannot share memory with the worker, so it is terminated and
 //   replaced by a standby worker that started loading once the job had run
 //   for STANDBY_AFTER_MS (dropped again when the job ends in time).
+// Each worker gets its own interrupt buffer, so a new one never starts with
+// the old one's signal. When the worker says after a job that its Python can
+// no longer be trusted (health), it is replaced at once, and the job's result
+// carries a line that says why. Every result says how the job ended.
 
 import { siteUrl } from "../runtime/assets.js";
 
 export const TIME_LIMIT_MS = 5000;
+// Characters shown per job, whatever the worker sends (Python cuts at 20,000
+// and adds a line saying so; this leaves room for that line).
+export const OUTPUT_LIMIT = 21000;
 const GRACE_MS = 1000;
 const STANDBY_AFTER_MS = 1000;
+const SLOW_START_MS = 60000;
 
-function stoppedMessage(how) {
-  const seconds = TIME_LIMIT_MS / 1000;
-  return how === "interrupt"
-    ? `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). ` +
-        "Python is still running, so you can fix the code and try again."
-    : `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). ` +
-        "Python had to be restarted, which can take a few seconds.";
+function token() {
+  const bytes = new Uint32Array(4);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(36)).join("");
 }
 
 export class PythonRunner {
@@ -30,15 +34,13 @@ export class PythonRunner {
     this.onState = onState;
     this.onOutput = onOutput;
     this.isolated = Boolean(globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function");
-    this.interrupt = this.isolated ? new Uint8Array(new SharedArrayBuffer(1)) : null;
     this.queue = Promise.resolve();
-    this.nextId = 1;
     this.pending = null;
     this.standby = null;
     this.lastStop = null;
     this.info = null;
     this.disposed = false;
-    this.startWorker();
+    this.promote();
   }
 
   setState(state) {
@@ -58,6 +60,7 @@ export class PythonRunner {
   // state and results; a standby slot loads quietly until it is promoted.
   spawn() {
     const slot = { started: performance.now(), info: null, failed: null };
+    slot.interrupt = this.isolated ? new Uint8Array(new SharedArrayBuffer(1)) : null;
     slot.ready = new Promise((resolve, reject) => {
       slot.resolve = resolve;
       slot.reject = reject;
@@ -67,15 +70,23 @@ export class PythonRunner {
     slot.worker = worker;
     const current = () => slot === this.slot;
     const fail = (text) => {
+      if (slot.failed || slot.info) return;
       slot.failed = text;
-      if (current()) this.setState({ phase: "error", text: `Python could not start: ${text}` });
+      clearTimeout(slot.slowTimer);
+      if (current()) this.setState({ phase: "error", text: `Python could not start: ${text}.` });
       slot.reject(new Error(text));
     };
+    slot.slowTimer = setTimeout(() => {
+      if (current() && !slot.info && !slot.failed) {
+        this.setState({ phase: "loading", text: "Python is taking more than a minute to start; it may be a slow connection. Still waiting…" });
+      }
+    }, SLOW_START_MS);
     worker.onmessage = (event) => {
-      const msg = event.data;
+      const msg = event.data || {};
       if (msg.type === "progress") {
-        if (current()) this.setState({ phase: "loading", text: msg.text });
+        if (current() && !slot.info) this.setState({ phase: "loading", text: msg.text });
       } else if (msg.type === "ready") {
+        clearTimeout(slot.slowTimer);
         const now = performance.now();
         slot.info = {
           pyodide: msg.pyodide, python: msg.python, workerMs: msg.ms, stages: msg.stages,
@@ -87,44 +98,64 @@ export class PythonRunner {
         }
         slot.resolve(slot.info);
       } else if (msg.type === "error") {
-        fail(msg.message);
+        fail(String(msg.message));
       } else if (msg.type === "output") {
-        if (current() && this.pending && this.pending.id === msg.id) this.onOutput(msg.stream, msg.text);
+        const job = this.pending;
+        if (current() && job && job.token === msg.token) this.show(job, msg.stream, String(msg.text));
       } else if (msg.type === "done") {
-        if (current()) this.finish(msg.id, msg.result);
+        if (current()) this.finish(msg.token, msg.result, msg.health);
       }
     };
     worker.onerror = (event) => {
       event.preventDefault();
-      fail(event.message || "the Python worker failed to load");
+      if (!slot.info) fail(event.message || "the Python worker failed to load");
+      else if (current() && this.pending) this.hardStop(this.pending, "crash");
     };
     worker.postMessage({
       type: "init",
       indexURL: siteUrl("vendor/pyodide/"),
       modelURL: siteUrl("wasm_assets/microgpt-trained.json"),
       checkerURL: siteUrl("js/microgpt/exercise/checker.py"),
-      interruptBuffer: this.interrupt,
+      floatsURL: siteUrl("wasm_assets/microgpt_floats.py"),
+      interruptBuffer: slot.interrupt,
     });
     return slot;
   }
 
+  // Cap what one job shows, whatever arrives.
+  show(job, stream, text) {
+    if (job.shown >= OUTPUT_LIMIT) return;
+    const room = OUTPUT_LIMIT - job.shown;
+    const part = text.length > room ? text.slice(0, room) : text;
+    job.shown += part.length;
+    this.onOutput(stream, part);
+    if (text.length > room) this.onOutput("stderr", "\n[output cut here]\n");
+  }
+
   // Make `slot` (or a new worker) the one that runs the jobs.
-  promote(slot = this.spawn()) {
+  promote(slot = this.spawn(), loadingText = "Starting Python (Pyodide)…") {
+    if (this.slot && this.slot !== slot) {
+      clearTimeout(this.slot.slowTimer);
+      this.slot.worker.terminate();
+    }
     this.slot = slot;
-    this.worker = slot.worker;
     this.ready = slot.ready;
     if (slot.info) {
       this.info = slot.info;
       this.setState({ phase: "ready", text: this.readyText(slot.info), ...slot.info });
     } else if (slot.failed) {
-      this.setState({ phase: "error", text: `Python could not start: ${slot.failed}` });
+      this.setState({ phase: "error", text: `Python could not start: ${slot.failed}.` });
     } else {
-      this.setState({ phase: "loading", text: "Starting Python (Pyodide)…" });
+      this.setState({ phase: "loading", text: loadingText });
     }
   }
 
-  startWorker() {
-    this.promote();
+  // A fresh interpreter: the learner's "Restart Python", or after an untrusted job.
+  restart(why = "") {
+    if (this.disposed) return;
+    if (this.pending) this.hardStop(this.pending, "restart");
+    this.dropStandby();
+    this.promote(undefined, why ? `Restarting Python: ${why}…` : "Restarting Python…");
   }
 
   dropStandby() {
@@ -132,9 +163,9 @@ export class PythonRunner {
     this.standby = null;
   }
 
-  // Queue a job; resolves with the worker's result plus timedOut / restarted.
-  submit(type, source) {
-    const task = this.queue.then(() => this.execute(type, String(source)));
+  // Queue a job; resolves with the worker's result plus timedOut, restarted, notice.
+  submit(type, source, inputs) {
+    const task = this.queue.then(() => this.execute(type, String(source), inputs));
     this.queue = task.catch(() => {});
     return task;
   }
@@ -143,17 +174,17 @@ export class PythonRunner {
     return this.submit("run", source);
   }
 
-  check(source) {
-    return this.submit("check", source);
+  check(source, inputs) {
+    return this.submit("check", source, inputs);
   }
 
-  async execute(type, source) {
+  async execute(type, source, inputs) {
     if (this.disposed) throw new Error("the exercise was closed");
     await this.ready;
-    const id = this.nextId++;
-    if (this.interrupt) Atomics.store(this.interrupt, 0, 0);
+    const slot = this.slot;
+    if (slot.interrupt) Atomics.store(slot.interrupt, 0, 0);
     return new Promise((resolve) => {
-      const job = { id, type, resolve, started: performance.now() };
+      const job = { token: token(), type, resolve, slot, shown: 0, started: performance.now() };
       this.pending = job;
       this.setState({ ...this.state, phase: "busy", text: type === "check" ? "Checking your code…" : "Running your code…" });
       job.timer = setTimeout(() => this.overrun(job), TIME_LIMIT_MS);
@@ -164,33 +195,33 @@ export class PythonRunner {
           if (this.pending === job && !this.standby && !this.disposed) this.standby = this.spawn();
         }, STANDBY_AFTER_MS);
       }
-      this.worker.postMessage({ type, id, source });
+      slot.worker.postMessage({ type, token: job.token, source, inputs });
     });
   }
 
   overrun(job) {
     if (this.pending !== job) return;
     job.limitAt = performance.now();
-    if (this.interrupt) {
-      Atomics.store(this.interrupt, 0, 2); // SIGINT -> KeyboardInterrupt in Python
-      job.grace = setTimeout(() => this.hardStop(job), GRACE_MS);
+    if (job.slot.interrupt) {
+      Atomics.store(job.slot.interrupt, 0, 2); // SIGINT -> KeyboardInterrupt in Python
+      job.grace = setTimeout(() => this.hardStop(job, "time"), GRACE_MS);
     } else {
-      this.hardStop(job);
+      this.hardStop(job, "time");
     }
   }
 
-  hardStop(job) {
+  // End `job` without Python's answer and put a new interpreter in place.
+  hardStop(job, why) {
     if (this.pending !== job) return;
     this.pending = null;
     this.clearTimers(job);
-    this.worker.terminate();
-    const stop = { how: "restart", limitAt: job.limitAt, answeredAt: performance.now(), readyAt: null };
+    const stop = { how: "restart", why, limitAt: job.limitAt ?? performance.now(), answeredAt: performance.now(), readyAt: null };
     this.lastStop = stop;
-    job.resolve(this.stoppedResult(job.type, "restart"));
+    job.resolve(this.stoppedResult(job, why));
     if (this.disposed) return;
     const standby = this.standby;
     this.standby = null;
-    this.promote(standby || undefined);
+    if (why !== "restart") this.promote(standby || undefined, "Restarting Python…");
     stop.usedStandby = Boolean(standby);
     this.ready.then(() => {
       stop.readyAt = Math.max(performance.now(), stop.answeredAt);
@@ -203,27 +234,40 @@ export class PythonRunner {
     clearTimeout(job.standbyTimer);
   }
 
-  finish(id, result) {
+  finish(tokenValue, result, health) {
     const job = this.pending;
-    if (!job || job.id !== id) return;
+    if (!job || job.token !== tokenValue) return;
     this.pending = null;
     this.clearTimers(job);
     this.dropStandby();
-    this.setState({ ...this.info, phase: "ready", text: this.readyText(this.info) });
-    if (result && result.interrupted) {
-      const now = performance.now();
-      this.lastStop = { how: "interrupt", limitAt: job.limitAt ?? now, answeredAt: now, readyAt: now };
-      job.resolve(this.stoppedResult(job.type, "interrupt"));
+    const now = performance.now();
+    result = result && typeof result === "object" ? result : {};
+    const interruptedByUs = job.limitAt !== undefined && result.stop === "interrupt";
+    const notice = health ? `Python was restarted: ${health}. The next Run or Check starts in a fresh interpreter.` : "";
+    if (health) {
+      this.promote(undefined, `Restarting Python: ${health}…`);
+    } else {
+      this.setState({ ...this.info, phase: "ready", text: this.readyText(this.info) });
+    }
+    if (interruptedByUs) {
+      this.lastStop = { how: "interrupt", why: "time", limitAt: job.limitAt, answeredAt: now, readyAt: health ? null : now };
+      job.resolve({ ...this.stoppedResult(job, "time", "interrupt"), notice });
       return;
     }
-    job.resolve({ ...result, timedOut: false, restarted: false, ms: performance.now() - job.started });
+    job.resolve({ ...result, timedOut: false, restarted: Boolean(health), notice, ms: now - job.started });
   }
 
-  stoppedResult(type, how) {
-    const message = stoppedMessage(how);
-    return type === "check"
-      ? { passed: false, message, timedOut: true, restarted: how === "restart" }
-      : { ok: false, error: message, timedOut: true, restarted: how === "restart" };
+  stoppedResult(job, why, how = "restart") {
+    const seconds = TIME_LIMIT_MS / 1000;
+    const message = {
+      time: how === "interrupt"
+        ? `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). Python is still running, so you can fix the code and try again.`
+        : `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). Python had to be restarted, which can take a few seconds.`,
+      crash: "Stopped: Python crashed while running your code (out of memory?). It is being restarted, which can take a few seconds.",
+      restart: "Stopped: you restarted Python while your code was running.",
+    }[why];
+    const base = { timedOut: why === "time", restarted: how === "restart", stop: why, outputs: [] };
+    return job.type === "check" ? { ...base, passed: false, message } : { ...base, ok: false, error: message };
   }
 
   dispose() {
@@ -232,10 +276,13 @@ export class PythonRunner {
       const job = this.pending;
       this.pending = null;
       this.clearTimers(job);
-      job.resolve(this.stoppedResult(job.type, "restart"));
+      job.resolve(this.stoppedResult(job, "restart"));
     }
     this.dropStandby();
-    if (this.worker) this.worker.terminate();
-    this.worker = null;
+    if (this.slot) {
+      clearTimeout(this.slot.slowTimer);
+      this.slot.worker.terminate();
+    }
+    this.slot = null;
   }
 }

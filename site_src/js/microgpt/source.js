@@ -1,6 +1,7 @@
-// "Unlocked" on the microgpt page: our microgpt.py with line numbers, its
-// multi-head attention lines highlighted (found by the two marker comments)
-// and a count of the lines learned so far.
+// "Unlocked" on the microgpt page: microgpt.py (export/microgpt/microgpt.py, the
+// whole model on one page) with line numbers, its multi-head attention lines
+// highlighted (found by the two marker comments), the lines the exercise's
+// blanks stand for marked again, and a count of the lines learned so far.
 //
 // "Learned" means: every line up to the start of the multi-head block before
 // the exercise is solved (the earlier lessons' material), and every line up
@@ -51,9 +52,11 @@ function build(root, lines, state) {
     for (let n = block.first; n <= block.last; n++) if (re.test(lines[n - 1])) return n;
     return null;
   };
-  const loopLine = find(/for head in range/);
+  const loopLine = find(/for h in range/);
   const extendLine = find(/\.extend\(/);
   const woLine = find(/attn_wo/);
+  // The exercise's two blanks: slicing every key and value, and extend.
+  const blanks = new Set([find(/^\s*k_h = /), find(/^\s*v_h = /), extendLine].filter(Boolean));
 
   const count = el("span", { class: "mgpt-src__count", "aria-live": "polite" });
   const intro = el("p", { class: "mgpt-src__intro" });
@@ -61,13 +64,15 @@ function build(root, lines, state) {
   if (loopLine) parts.push(`line ${loopLine} loops over the heads and the next lines slice q, every key and every value`);
   if (extendLine) parts.push(`line ${extendLine} glues each head's four numbers on with extend`);
   if (woLine) parts.push(`line ${woLine} mixes the heads with attn_wo`);
-  intro.textContent = `${parts.join("; ")}.`;
+  intro.textContent = `${parts.join("; ")}. The lines marked ✎ (${[...blanks].join(", ")}) are the ones you wrote ` +
+    "in the exercise, with the same names: start, q_h, k_h, v_h and HEAD_DIM.";
 
   const code = el("code");
   lines.forEach((line, i) => {
     const n = i + 1;
-    const row = el("span", { class: `mgpt-src__line${inBlock(n) ? " mgpt-src__line--mha" : ""}`, "data-line": String(n) },
-      el("span", { class: "mgpt-src__no", "aria-hidden": "true", text: String(n) }),
+    const classes = `mgpt-src__line${inBlock(n) ? " mgpt-src__line--mha" : ""}${blanks.has(n) ? " mgpt-src__line--blank" : ""}`;
+    const row = el("span", { class: classes, "data-line": String(n) },
+      el("span", { class: "mgpt-src__no", "aria-hidden": "true", text: blanks.has(n) ? `✎${n}` : String(n) }),
       el("span", { class: "mgpt-src__text", text: line || " " }));
     code.append(row, "\n");
   });

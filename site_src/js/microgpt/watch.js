@@ -15,12 +15,15 @@ export function mount(root) {
   const state = { disposed: false };
   mounted.set(root, state);
   const ready = loadModel();
-  window.mhaMicrogpt = {
-    ready: ready.then((model) => ({ config: model.config, uchars: model.uchars })),
+  const hookReady = ready.then((model) => ({ config: model.config, uchars: model.uchars }));
+  hookReady.catch(() => {}); // the widget shows the failure; a test that waits on it gets the rejection
+  state.hook = {
+    ready: hookReady,
     forward: async (name, nHead) => forwardAttention(await ready, name, nHead),
     sample: async (options) => sampleNames(await ready, options),
     problem: async (name) => nameProblem(name, (await ready).uchars),
   };
+  window.mhaMicrogpt = state.hook;
   root.replaceChildren(el("p", { class: "mgpt-loading", text: "Loading the trained model…" }));
   ready.then((model) => {
     if (!state.disposed) build(root, model, state);
@@ -71,21 +74,35 @@ function build(root, model, state) {
         `${headDim}–${2 * headDim - 1}, … of the query with the same numbers of every key. Row = the letter that looks back; column = the position it looks at.`;
       for (let h = 0; h < nHead; h++) {
         const rows = trace.head_weights.map((perHead) => perHead[h]);
-        maps.append(el("div", { class: "mgpt-watch__map", "data-head": String(h + 1) },
-          heatmapTable({ caption: `Head ${h + 1}: numbers ${h * headDim}–${(h + 1) * headDim - 1}`, labels, rows, compact })));
+        maps.append(scrollBox(el("div", { class: "mgpt-watch__map", "data-head": String(h + 1) },
+          heatmapTable({ caption: `Head ${h + 1}: numbers ${h * headDim}–${(h + 1) * headDim - 1}`, labels, rows, compact })),
+          `Head ${h + 1} heatmap`));
       }
     } else {
       explain.textContent = `One pattern for “${current}”: a single head compares all ${nEmbd} numbers of the query with all ${nEmbd} of every key ` +
         `(same trained weights, scores divided by √${nEmbd}). Every letter now gets one way of looking back instead of ${nHead}.`;
-      maps.append(el("div", { class: "mgpt-watch__map mgpt-watch__map--one", "data-head": "all" },
-        heatmapTable({ caption: `One head: numbers 0–${nEmbd - 1}`, labels, rows: trace.single_head_weights, compact })));
+      maps.append(scrollBox(el("div", { class: "mgpt-watch__map mgpt-watch__map--one", "data-head": "all" },
+        heatmapTable({ caption: `One head: numbers 0–${nEmbd - 1}`, labels, rows: trace.single_head_weights, compact })),
+        "One-head heatmap"));
     }
   }
   render();
 }
 
+// A heatmap box scrolls sideways on a phone: it must then be reachable with the
+// keyboard (axe: scrollable-region-focusable), so it takes the focus and a name.
+function scrollBox(box, label) {
+  box.tabIndex = 0;
+  box.setAttribute("role", "region");
+  box.setAttribute("aria-label", label);
+  return box;
+}
+
 export function dispose(root) {
   const state = mounted.get(root);
-  if (state) state.disposed = true;
+  if (state) {
+    state.disposed = true;
+    if (window.mhaMicrogpt === state.hook) delete window.mhaMicrogpt;
+  }
   mounted.delete(root);
 }

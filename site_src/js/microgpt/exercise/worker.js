@@ -1,102 +1,214 @@
 // Module Web Worker that runs the learner's Python with Pyodide.
 //
-// Messages in:  {type: "init", indexURL, modelURL, checkerURL, interruptBuffer?}
-//               {type: "run" | "check", id, source}
+// Messages in:  {type: "init", indexURL, modelURL, checkerURL, floatsURL, interruptBuffer?}
+//               {type: "run", token, source} | {type: "check", token, source, inputs}
 // Messages out: {type: "progress", text}
-//               {type: "ready", pyodide, python, ms}  |  {type: "error", message}
-//               {type: "output", id, stream, text}    (prints during a job)
-//               {type: "done", id, result}            (result: JSON from mha_checker)
+//               {type: "ready", pyodide, python, ms, stages}  |  {type: "error", message}
+//               {type: "output", token, stream, text}   (prints during a Run, already cut to the limit)
+//               {type: "done", token, result, health}   (health: "" or why Python must be replaced)
 //
-// Pyodide is imported from the absolute indexURL the page computed (so the
-// site works under any sub-path), the trained model is written to
-// /home/pyodide/microgpt-trained.json, and the checker becomes the module
-// mha_checker. With a shared interrupt buffer, the page stops runaway code by
-// writing 2 (SIGINT) into it: Python raises KeyboardInterrupt and stays usable.
+// Python gets an empty object as its `js` module, so the learner's code
+// cannot reach postMessage, close() or this worker's state. Before every job
+// the folder Python works in is emptied and the trained model written again;
+// mha_checker.restore() puts every module back as it was at the start. After
+// the job, mha_checker.healthy() and the memory size say whether this
+// interpreter can be trusted with the next job; if not, the page replaces it.
 
-const OUTPUT_LIMIT = 100000; // characters of printed output passed on per job
+// Characters of printed output passed on per job. The checker already cuts
+// prints at 20,000 (cheaply, in Python); this is the guard behind it.
+const OUTPUT_LIMIT = 20500;
+const MEMORY_LIMIT = 1024 * 1024 * 1024; // bytes of WebAssembly memory before Python is replaced
 const HOME = "/home/pyodide";
+const MODEL_FILE = "microgpt-trained.json";
+// The files loadPyodide fetches itself; a missing one would leave it waiting for ever.
+const RUNTIME_FILES = ["pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
 
 let pyodide = null;
-let runFn = null;
-let checkFn = null;
-let job = null; // {id, sent}
+let fs = null; // the file-system calls, kept before any learner code runs
+let modelBytes = null;
+let checker = null; // {run, check, healthy}
+let job = null; // {token, shown, cut, decoder}
 
 function post(message) {
   self.postMessage(message);
 }
 
-function emit(stream, text) {
-  if (!job) return;
-  const line = text + "\n";
-  if (job.sent >= OUTPUT_LIMIT) return;
-  job.sent += line.length;
-  post({ type: "output", id: job.id, stream, text: line });
-  if (job.sent >= OUTPUT_LIMIT) {
-    post({ type: "output", id: job.id, stream: "stderr", text: "[more output was cut here]\n" });
-  }
+function fileName(url) {
+  return decodeURIComponent(new URL(url).pathname.split("/").pop());
 }
 
 async function fetchOk(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url} could not be loaded (HTTP ${response.status})`);
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (err) {
+    throw new Error(`${fileName(url)} could not be downloaded (${err.message})`);
+  }
+  if (!response.ok) throw new Error(`${fileName(url)} could not be loaded (HTTP ${response.status})`);
   return response;
 }
 
-async function init({ indexURL, modelURL, checkerURL, interruptBuffer }) {
+// HEAD requests for the runtime files, so a missing one is named within seconds.
+async function checkRuntimeFiles(indexURL) {
+  await Promise.all(RUNTIME_FILES.map(async (name) => {
+    const url = indexURL + name;
+    let response;
+    try {
+      response = await fetch(url, { method: "HEAD" });
+    } catch (err) {
+      throw new Error(`${name} could not be downloaded (${err.message})`);
+    }
+    if (!response.ok && response.status !== 405 && response.status !== 501) {
+      throw new Error(`${name} could not be loaded (HTTP ${response.status})`);
+    }
+  }));
+}
+
+// Printed bytes -> text, cut so that at most OUTPUT_LIMIT characters are passed on,
+// however long one print is (the bytes past the limit are never decoded).
+function writer(stream) {
+  return {
+    write(buffer) {
+      const n = buffer.length;
+      if (!job || job.cut) return n;
+      const room = OUTPUT_LIMIT - job.shown;
+      const bytes = buffer.subarray(0, Math.min(n, room * 4 + 4));
+      let text = job.decoder.decode(bytes, { stream: true });
+      if (text.length >= room || bytes.length < n) {
+        text = text.slice(0, room);
+        job.cut = true;
+      }
+      job.shown += text.length;
+      if (text) post({ type: "output", token: job.token, stream, text });
+      if (job.cut) {
+        post({ type: "output", token: job.token, stream: "stderr",
+          text: `\n[output cut here: only the first ${OUTPUT_LIMIT.toLocaleString("en")} characters are shown]\n` });
+      }
+      return n;
+    },
+    isatty: false,
+  };
+}
+
+function checkModel(bytes) {
+  let model;
+  try {
+    model = JSON.parse(new TextDecoder().decode(bytes));
+  } catch (err) {
+    throw new Error(`${MODEL_FILE} is damaged: it is not valid JSON`);
+  }
+  if (!model || model.format !== "microgpt-trained/1" || !model.weights) {
+    throw new Error(`${MODEL_FILE} is not a trained microgpt (format microgpt-trained/1)`);
+  }
+}
+
+async function init({ indexURL, modelURL, checkerURL, floatsURL, interruptBuffer }) {
   const t0 = performance.now();
   const stages = {};
   try {
     post({ type: "progress", text: "Downloading Python (Pyodide)…" });
-    const modelBytes = fetchOk(modelURL).then((r) => r.arrayBuffer());
-    const checkerSource = fetchOk(checkerURL).then((r) => r.text());
-    // The checker grades with microgpt's own arithmetic, copied beside the model by the build.
-    const microgptSource = fetchOk(new URL("microgpt.py", modelURL).href).then((r) => r.text());
-    const { loadPyodide } = await import(indexURL + "pyodide.mjs");
+    const files = Promise.all([
+      fetchOk(modelURL).then((r) => r.arrayBuffer()),
+      fetchOk(checkerURL).then((r) => r.text()),
+      fetchOk(floatsURL).then((r) => r.text()),
+    ]);
+    files.catch(() => {});
+    await checkRuntimeFiles(indexURL);
+    let loadPyodide;
+    try {
+      ({ loadPyodide } = await import(indexURL + "pyodide.mjs"));
+    } catch (err) {
+      throw new Error(`pyodide.mjs could not be loaded (${err.message})`);
+    }
     stages.imported = performance.now() - t0;
-    pyodide = await loadPyodide({ indexURL, env: { HOME } });
+    pyodide = await loadPyodide({ indexURL, env: { HOME }, jsglobals: Object.create(null) });
     stages.loaded = performance.now() - t0;
     post({ type: "progress", text: "Loading the trained model…" });
-    pyodide.setStdout({ batched: (text) => emit("stdout", text) });
-    pyodide.setStderr({ batched: (text) => emit("stderr", text) });
+    const [model, checkerSource, floatsSource] = await files;
+    modelBytes = new Uint8Array(model);
+    checkModel(modelBytes);
+    const FS = pyodide.FS;
+    fs = {
+      mkdirTree: FS.mkdirTree.bind(FS), readdir: FS.readdir.bind(FS), stat: FS.stat.bind(FS),
+      isDir: FS.isDir.bind(FS), unlink: FS.unlink.bind(FS), rmdir: FS.rmdir.bind(FS), writeFile: FS.writeFile.bind(FS),
+    };
+    fs.mkdirTree("/opt/mha");
+    fs.writeFile("/opt/mha/mha_checker.py", checkerSource);
+    fs.writeFile("/opt/mha/microgpt_floats.py", floatsSource);
+    cleanHome();
+    pyodide.setStdout(writer("stdout"));
+    pyodide.setStderr(writer("stderr"));
     if (interruptBuffer) pyodide.setInterruptBuffer(interruptBuffer);
-    pyodide.FS.mkdirTree(HOME);
-    pyodide.FS.writeFile(`${HOME}/microgpt-trained.json`, new Uint8Array(await modelBytes));
-    pyodide.FS.mkdirTree("/opt/mha");
-    pyodide.FS.writeFile("/opt/mha/mha_checker.py", await checkerSource);
-    pyodide.FS.writeFile("/opt/mha/microgpt.py", await microgptSource);
     pyodide.runPython(
       `import os, sys\nos.chdir(${JSON.stringify(HOME)})\nsys.path.append("/opt/mha")\n` +
-        "import mha_checker\nmha_checker.cases()\n",
+        "import mha_checker\nmha_checker.start()\n",
     );
-    const checker = pyodide.pyimport("mha_checker");
-    runFn = checker.run;
-    checkFn = checker.check;
+    const module = pyodide.pyimport("mha_checker");
+    checker = { run: module.run, check: module.check, healthy: module.healthy };
     const python = pyodide.runPython("import sys; sys.version.split()[0]");
     post({ type: "ready", pyodide: pyodide.version, python, ms: performance.now() - t0, stages });
   } catch (err) {
-    post({ type: "error", message: String((err && err.message) || err) });
+    post({ type: "error", message: oneLine(err) });
   }
 }
 
-function runJob({ type, id, source }) {
-  job = { id, sent: 0 };
-  let result;
+function oneLine(err) {
+  const text = String((err && err.message) || err);
+  const last = text.trim().split("\n").filter(Boolean).pop() || text;
+  return last.length > 300 ? `${last.slice(0, 300)}…` : last;
+}
+
+// The folder the learner's code works in: emptied, then the model written again.
+function cleanHome() {
+  const remove = (path) => {
+    if (fs.isDir(fs.stat(path).mode)) {
+      for (const name of fs.readdir(path)) if (name !== "." && name !== "..") remove(`${path}/${name}`);
+      if (path !== HOME) fs.rmdir(path);
+    } else {
+      fs.unlink(path);
+    }
+  };
   try {
-    const text = (type === "check" ? checkFn : runFn)(source);
+    remove(HOME);
+  } catch (err) {
+    // The folder itself was removed: make it again below.
+  }
+  fs.mkdirTree(HOME);
+  fs.writeFile(`${HOME}/${MODEL_FILE}`, modelBytes);
+}
+
+function memoryBytes() {
+  try {
+    return pyodide._module.HEAP8.buffer.byteLength;
+  } catch (err) {
+    return 0;
+  }
+}
+
+function runJob({ type, token, source, inputs }) {
+  job = { token, shown: 0, cut: false, decoder: new TextDecoder() };
+  let result;
+  let health = "";
+  try {
+    cleanHome();
+    const text = type === "check" ? checker.check(source, JSON.stringify(inputs)) : checker.run(source);
     result = JSON.parse(text);
   } catch (err) {
-    // Only reached when Python failed outside the learner's code (or was
-    // interrupted between two of its statements).
-    const message = String((err && err.message) || err);
-    const interrupted = /KeyboardInterrupt/.test(message);
-    result = { ok: false, passed: false, interrupted, error: message, message };
+    // Python itself failed (not the learner's code, which the checker catches).
+    const message = oneLine(err);
+    result = { ok: false, outputs: [], error: message, message, stop: /KeyboardInterrupt/.test(message) ? "interrupt" : "" };
+    health = "Python stopped working";
   }
-  try {
-    pyodide.runPython("import sys\nsys.stdout.flush()\nsys.stderr.flush()");
-  } catch (err) {
-    // Flushing can only fail if the learner replaced the streams; ignore.
+  if (!health) {
+    try {
+      health = checker.healthy();
+    } catch (err) {
+      health = "Python stopped working";
+    }
   }
-  post({ type: "done", id, result });
+  if (!health && result.stop === "memory") health = "your code used up Python's memory";
+  if (!health && memoryBytes() > MEMORY_LIMIT) health = "your code made Python use a lot of memory";
+  post({ type: "done", token, result, health });
   job = null;
 }
 
@@ -105,8 +217,9 @@ self.onmessage = (event) => {
   if (message.type === "init") {
     init(message);
   } else if (message.type === "run" || message.type === "check") {
-    if (!runFn) {
-      post({ type: "done", id: message.id, result: { ok: false, passed: false, error: "Python is not ready yet.", message: "Python is not ready yet." } });
+    if (!checker) {
+      const text = "Python is not ready yet.";
+      post({ type: "done", token: message.token, result: { ok: false, outputs: [], error: text, message: text, stop: "" }, health: "" });
       return;
     }
     runJob(message);
