@@ -25,18 +25,12 @@ ROOT = Path(__file__).resolve().parents[1]
 AXE = ROOT / "node_modules/axe-core/axe.min.js"
 PAGES = ["", "lesson/1-why-more-heads/", "lesson/2-multihead-operation/", "lesson/3-training-examples/",
          "lesson/4-model-training-generation/", "lesson/5-results/", "compare/", "microgpt/", "credits/"]
-PENDING = {
-    "compare/": "compare-page engineer (site_src/js/compare/): aria-prohibited-attr on the continuation boxes",
-    "microgpt/": "issue-12 engineer (site_src/js/microgpt/): CodeMirror gutter contrast, editor and code "
-                 "listing scroll regions not focusable",
-}
 
 
 def _params():
     for scheme in ("light", "dark"):
         for path in PAGES:
-            marks = [pytest.mark.xfail(strict=False, reason=PENDING[path])] if path in PENDING else []
-            yield pytest.param(path, scheme, marks=marks, id=f"{path or 'home'}-{scheme}")
+            yield pytest.param(path, scheme, id=f"{path or 'home'}-{scheme}")
 
 
 def _audit(page) -> list[str]:
