@@ -339,7 +339,7 @@ class CompareWidget {
         ort = err;
       }
       if (ort instanceof Error) {
-        this.fail("The runtime did not load", `${ort.message}. Reload the page; if it keeps failing, your browser may block WebAssembly.`);
+        this.fail("The runtime did not load", `${ort.message}. ${ort.advice || "Reload the page; if it keeps failing, your browser may block WebAssembly."}`);
         return;
       }
     }
@@ -386,7 +386,7 @@ class CompareWidget {
         }, () => {});
       }
     } else {
-      this.setStatus("No model could start; see the messages above.", 0);
+      this.setStatus("No model could start; each model's column says why.", 0);
     }
     this.progress.hidden = Boolean(started);
   }

@@ -82,7 +82,16 @@ export function matrixTable({ caption, rowLabels, colLabels, rows, digits = 2, h
     el("div", { class: "mha-ws__scroll", tabindex: "0", role: "region", "aria-label": caption }, table));
 }
 
+// Every worksheet figure on a page reads the same file, so one failure is said
+// once, in the first figure; the others step aside instead of repeating it.
 export function failure(root, err) {
-  root.replaceChildren(el("div", { class: "mha-panel mha-panel--error", role: "alert",
-    text: `This part could not load its numbers (${err && err.message ? err.message : err}). Reload the page to try again.` }));
+  const text = `The worksheet figures could not get their numbers: ${err && err.message ? err.message : err}. ` +
+    "Reload the page; if it keeps failing, tell the site's maintainer. The other worksheet figures on this page need the same file, so they are left out.";
+  const said = [...document.querySelectorAll(".mha-ws-failure")].some((panel) => panel.dataset.text === text);
+  if (said) {
+    root.replaceChildren();
+    root.hidden = true;
+    return;
+  }
+  root.replaceChildren(el("div", { class: "mha-panel mha-panel--error mha-ws-failure", role: "alert", "data-text": text, text }));
 }

@@ -6,11 +6,69 @@
 // points there, so the site works from any static server and under a sub-path.
 // Without cross-origin isolation WebAssembly runs on one thread.
 
-import { siteUrl } from "./assets.js";
+import { AssetError, describeFile, loadBytes, siteUrl } from "./assets.js";
 import { NonFiniteLogitsError } from "./generate.js";
 
 export const ORT_DIR = "vendor/ort/";
 const BUILD_FILES = { wasm: "ort.wasm.min.mjs", webgpu: "ort.webgpu.min.mjs" };
+// The WebAssembly engine each build loads: its JavaScript glue and its binary.
+const ENGINE_FILES = {
+  wasm: ["ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm"],
+  webgpu: ["ort-wasm-simd-threaded.asyncify.mjs", "ort-wasm-simd-threaded.asyncify.wasm"],
+};
+
+// The error every runtime failure becomes: it names the file, and (as
+// .advice) what the learner can do, since none of it is the model's fault.
+export class RuntimeLoadError extends AssetError {
+  constructor(message, { kind = "missing", url = "", advice = "" } = {}) {
+    super(message, { kind, url });
+    this.name = "RuntimeLoadError";
+    this.advice = advice || (kind === "unsupported"
+      ? "Try a current Chrome, Edge, Firefox or Safari."
+      : "Reload the page; if it keeps failing, tell the site's maintainer (run `npm ci` and build the site again).");
+  }
+}
+
+async function importRuntimeFile(name) {
+  const path = ORT_DIR + name;
+  const url = siteUrl(path);
+  try {
+    return await import(url);
+  } catch (err) {
+    // import() says only "Failed to fetch dynamically imported module"; a
+    // request tells a missing file from a broken one (syntax, wrong MIME type).
+    let status = 0;
+    try {
+      status = (await fetch(url, { method: "HEAD" })).status;
+    } catch { /* offline: say it could not be downloaded */ }
+    if (status === 404 || status === 410) {
+      throw new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url });
+    }
+    if (status >= 200 && status < 300) {
+      throw new RuntimeLoadError(`${describeFile(path)} is damaged or was served with the wrong type: this browser could not run it (${err.message})`, { kind: "corrupt", url });
+    }
+    throw new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, { kind: "network", url });
+  }
+}
+
+// The engine's glue module and binary are loaded here, before any model, so a
+// missing or damaged engine file is reported as such (onnxruntime itself would
+// fail later, inside the first session, with "Aborted(...) -sASSERTIONS").
+// The glue stays in the module map, so onnxruntime's own import of the same URL
+// reuses it; the binary is handed over as env.wasm.wasmBinary.
+async function loadEngine(ort, build) {
+  const [glue, binary] = ENGINE_FILES[build];
+  const [, bytes] = await Promise.all([
+    importRuntimeFile(glue),
+    loadBytes(ORT_DIR + binary).catch((err) => {
+      throw new RuntimeLoadError(err.message, { kind: err.kind, url: err.url });
+    }),
+  ]);
+  if (!WebAssembly.validate(bytes)) {
+    throw new RuntimeLoadError(`${describeFile(ORT_DIR + binary)} is damaged: it is not valid WebAssembly for this browser`, { kind: "corrupt", url: siteUrl(ORT_DIR + binary) });
+  }
+  ort.env.wasm.wasmBinary = bytes;
+}
 
 let loaded = null; // {build, promise}
 
@@ -87,12 +145,12 @@ export async function loadOrt(backend) {
     return loaded.promise;
   }
   if (wanted === "webgpu" && !(await probeWebGPU()).available) throw new Error("no WebGPU adapter");
-  const url = siteUrl(ORT_DIR + BUILD_FILES[wanted]);
-  const promise = import(url).then((ort) => {
+  const promise = importRuntimeFile(BUILD_FILES[wanted]).then(async (ort) => {
     ort.env.wasm.wasmPaths = siteUrl(ORT_DIR);
     ort.env.wasm.proxy = false;
     ort.env.wasm.numThreads = threadCount();
     ort.env.logLevel = "error";
+    await loadEngine(ort, wanted);
     return ort;
   });
   loaded = { build: wanted, promise };
