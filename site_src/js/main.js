@@ -171,6 +171,7 @@ async function startServiceWorker() {
     console.warn(`offline support is off: ${err && err.message ? err.message : err}`);
     return;
   }
+  if (!registration) return; // a browser set to block service workers answers with nothing
   lastUpdateCheck = Date.now();
   if (registration.waiting && navigator.serviceWorker.controller) offerUpdate(registration.waiting);
   registration.addEventListener("updatefound", () => {

@@ -252,6 +252,7 @@ class CompareWidget {
 
   fail(title, message) {
     this.alerts.append(panel("error", title, message));
+    this.failed = true;
     this.setStatus(title, 0);
     this.progress.hidden = true;
     this.generateButton.disabled = true;
@@ -284,6 +285,7 @@ class CompareWidget {
     this.generateButton.disabled = true;
     await this.releaseRunners();
     this.errors = {};
+    this.failed = false;
     for (const col of Object.values(this.columns)) col.problem.replaceChildren();
     const names = MODEL_NAMES.filter((n) => this.meta[n]);
     for (const name of MODEL_NAMES) {
@@ -292,6 +294,7 @@ class CompareWidget {
     const loadedBytes = Object.fromEntries(names.map((n) => [n, 0]));
     const totalBytes = Object.fromEntries(names.map((n) => [n, this.meta[n].bytes || 0]));
     const updateProgress = () => {
+      if (this.failed) return; // a failure's message stays; downloads still finishing must not replace it
       const loaded = Object.values(loadedBytes).reduce((a, b) => a + b, 0);
       const total = Object.values(totalBytes).reduce((a, b) => a + b, 0);
       const pct = total ? (100 * loaded) / total : 0;
