@@ -111,6 +111,16 @@ class SiteHandler(SimpleHTTPRequestHandler):
         if not os.path.isfile(path) or not ctype.startswith(GZIP_TYPES):
             return False
         stat = os.stat(path)
+        since = self.headers.get("If-Modified-Since")
+        if since:
+            try:
+                unchanged = int(stat.st_mtime) <= email.utils.parsedate_to_datetime(since).timestamp()
+            except (TypeError, ValueError, IndexError, OverflowError):
+                unchanged = False
+            if unchanged:  # a revalidation, as with an uncompressed file
+                self.send_response(HTTPStatus.NOT_MODIFIED)
+                self.end_headers()
+                return True
         key = (path, stat.st_mtime_ns)
         body = self._gzipped.get(key)
         if body is None:

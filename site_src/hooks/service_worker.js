@@ -22,7 +22,7 @@ import { registerRoute } from "workbox-routing";
 import { CacheFirst, NetworkFirst } from "workbox-strategies";
 import { clientsClaim } from "workbox-core";
 
-/* global RUNTIME_CACHE, OTHER_CACHE, RUNTIME_PATTERN */
+/* global RUNTIME_CACHE, OTHER_CACHE, RUNTIME_PATTERN, RUNTIME_FILES */
 const runtimePattern = new RegExp(RUNTIME_PATTERN);
 const scope = new URL(self.registration.scope);
 
@@ -63,9 +63,45 @@ self.addEventListener("activate", (event) => {
   })());
 });
 
+// Runtime files a page or its workers (Pyodide runs in one) downloaded before
+// this worker controlled them: copied from the browser's HTTP cache, and only
+// from there (only-if-cached never touches the network), so a file the learner
+// never used is never downloaded.
+async function copyFromHttpCache() {
+  const cache = await caches.open(RUNTIME_CACHE);
+  for (const path of RUNTIME_FILES) {
+    const url = new URL(path, scope).href;
+    if (await cache.match(url)) continue;
+    try {
+      const response = await fetch(url, { cache: "only-if-cached", mode: "same-origin" });
+      if (response.status === 200) await cache.put(url, response);
+    } catch {
+      // not in the HTTP cache: not used yet
+    }
+  }
+  // Pyodide's core files are loaded together, by the exercise's worker, and a
+  // browser may keep a large one (pyodide.asm.wasm) out of its HTTP cache: once
+  // any of them was used, the others were too, so they are fetched if missing.
+  for (const group of ["vendor/pyodide/"]) {
+    const urls = RUNTIME_FILES.filter((path) => path.startsWith(group)).map((path) => new URL(path, scope).href);
+    const have = await Promise.all(urls.map((url) => cache.match(url)));
+    if (!have.some(Boolean)) continue;
+    for (const [i, url] of urls.entries()) {
+      if (have[i]) continue;
+      try {
+        const response = await fetch(url);
+        if (response.status === 200) await cache.put(url, response);
+      } catch {
+        // offline: tried again the next time a page asks
+      }
+    }
+  }
+}
+
 self.addEventListener("message", (event) => {
   const data = event.data || {};
   if (data.type === "SKIP_WAITING") self.skipWaiting();
+  if (data.type === "CACHE_FROM_HTTP_CACHE") event.waitUntil(copyFromHttpCache());
   // Files a page loaded before this worker controlled it (the first visit):
   // store the runtime ones now, from the HTTP cache when it still holds them.
   if (data.type === "CACHE_USED" && Array.isArray(data.urls)) {

@@ -61,18 +61,22 @@ process.stdin.on("end", async () => {
 """
 
 
-def runtime_digest(site: Path) -> str:
-    """Digest of the runtime-cached files of this build (paths and contents)."""
+def runtime_files(site: Path) -> list[str]:
+    """Site paths of the files cached on first use."""
     pattern = re.compile(RUNTIME_PATTERN)
+    paths = (p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file())
+    return sorted(rel for rel in paths if pattern.search(rel))
+
+
+def runtime_digest(site: Path, files: list[str]) -> str:
+    """Digest of the runtime-cached files of this build (paths and contents)."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in site.rglob("*") if p.is_file()):
-        rel = path.relative_to(site).as_posix()
-        if pattern.search(rel):
-            digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for rel in files:
+        digest.update(rel.encode() + b"\0" + hashlib.sha256((site / rel).read_bytes()).digest())
     return digest.hexdigest()[:16]
 
 
-def _bundle(out: Path, runtime_cache: str) -> None:
+def _bundle(out: Path, runtime_cache: str, files: list[str]) -> None:
     for needed in (ESBUILD, NODE_MODULES / "workbox-build" / "package.json",
                    NODE_MODULES / "workbox-precaching" / "package.json"):
         if not needed.exists():
@@ -82,6 +86,7 @@ def _bundle(out: Path, runtime_cache: str) -> None:
             "--legal-comments=none", f"--outfile={out}", "--log-level=warning",
             "--define:process.env.NODE_ENV=\"production\""]
     args += [f"--define:{key}={json.dumps(value)}" for key, value in defines.items()]
+    args.append(f"--define:RUNTIME_FILES={json.dumps(files, separators=(',', ':'))}")
     proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
     if proc.returncode or not out.is_file():
         raise Abort(f"esbuild could not bundle the service worker:\n{proc.stderr.strip()}")
@@ -89,10 +94,11 @@ def _bundle(out: Path, runtime_cache: str) -> None:
 
 def build_service_worker(site: Path) -> dict:
     """Write site/sw.js; returns workbox-build's summary (count, size, warnings)."""
-    runtime_cache = f"mha-runtime-{runtime_digest(site)}"
+    files = runtime_files(site)
+    runtime_cache = f"mha-runtime-{runtime_digest(site, files)}"
     with tempfile.TemporaryDirectory(prefix="mha-sw-") as tmp:
         bundled = Path(tmp) / "sw.src.js"
-        _bundle(bundled, runtime_cache)
+        _bundle(bundled, runtime_cache, files)
         staged = Path(tmp) / SW_NAME
         config = {
             "swSrc": str(bundled), "swDest": str(staged), "globDirectory": str(site),

@@ -108,6 +108,7 @@ function start() {
       dropStaleAnchor();
       mountAll();
       checkForUpdate();
+      copyFromHttpCache();
     });
   } else {
     mountAll();
@@ -130,6 +131,13 @@ let pendingUrls = new Set();
 
 function isRuntimeUrl(href) {
   return RUNTIME_PREFIXES.some((prefix) => href.startsWith(new URL(prefix, SITE_ROOT).href));
+}
+
+// Files the page's workers downloaded are invisible here; the service worker
+// copies any runtime file the HTTP cache holds (see site_src/hooks/service_worker.js).
+function copyFromHttpCache() {
+  const controller = navigator.serviceWorker && navigator.serviceWorker.controller;
+  if (controller) controller.postMessage({ type: "CACHE_FROM_HTTP_CACHE" });
 }
 
 function flushUsedFiles() {
@@ -155,6 +163,7 @@ function watchUsedFiles() {
 async function startServiceWorker() {
   if (!("serviceWorker" in navigator) || !window.isSecureContext) return;
   watchUsedFiles();
+  copyFromHttpCache(); // what earlier pages' workers left in the HTTP cache
   let reloading = false;
   navigator.serviceWorker.addEventListener("controllerchange", () => {
     if (updateAccepted && !reloading) {
@@ -163,6 +172,10 @@ async function startServiceWorker() {
       return;
     }
     flushUsedFiles();
+    copyFromHttpCache();
+  });
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "hidden") copyFromHttpCache();
   });
   try {
     registration = await navigator.serviceWorker.register(new URL("sw.js", SITE_ROOT).href, { scope: SITE_ROOT.pathname });
