@@ -46,6 +46,16 @@ from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS  # noqa: E
 NO_WEBGPU = "Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined, configurable: true });"
 GOALS = {"compare": (1.5, 0.5), "exercise": (4.0, 2.5)}  # seconds: first visit, repeat visit
 MODELS = ("mlp", "one_head", "four_heads")
+SOLUTION = ROOT / "site_src" / "js" / "microgpt" / "exercise" / "solution.py"
+
+
+def runaway_source() -> str:
+    """The solution with a loop that never ends as the first line of multi_head."""
+    lines = SOLUTION.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def multi_head("))
+    end = next(i for i in range(start, len(lines)) if lines[i].rstrip().endswith(":"))
+    indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())] + "    "
+    return "\n".join(lines[: end + 1] + [f"{indent}while True:", f"{indent}    pass"] + lines[end + 1:]) + "\n"
 EXERCISE_READY_JS = """async () => {
   for (let i = 0; i < 2400 && !window.mhaExercise; i++) await new Promise((r) => setTimeout(r, 25));
   if (!window.mhaExercise) throw new Error("window.mhaExercise never appeared");
@@ -84,12 +94,17 @@ class SentBytes:
 
         handler.send_header = send_header
 
-    def take(self) -> tuple[int, int]:
-        """(bytes, requests) since the last take()."""
+    def take(self) -> dict:
+        """Bytes and requests since the last take(): the page's own, and the service
+        worker's precache (workbox asks for those with a __WB_REVISION__ query)."""
         with self.lock:
-            total, count = sum(n for _, n in self.sent), len(self.sent)
-            self.sent.clear()
-        return total, count
+            sent, self.sent = self.sent, []
+        page = [(p, n) for p, n in sent if "__WB_REVISION__" not in p]
+        kinds = {"models": "/wasm_assets/models/", "onnxruntime": "/vendor/ort/", "pyodide": "/vendor/pyodide/"}
+        by_kind = {k: sum(n for p, n in page if prefix in p) for k, prefix in kinds.items()}
+        by_kind["pages, scripts, data"] = sum(n for _, n in page) - sum(by_kind.values())
+        return {"bytes": sum(n for _, n in page), "requests": len(page), "by_kind": by_kind,
+                "precache_bytes": sum(n for p, n in sent if "__WB_REVISION__" in p)}
 
 
 def build_site() -> Path:
@@ -109,19 +124,21 @@ def visit(browser, url: str, counter: SentBytes, page_name: str) -> dict:
         page.set_default_timeout(180000)
         page.goto(url + path)
         first_ms = wait_ready(page)
-        first_bytes, first_requests = counter.take()
+        first = counter.take()
         page.wait_for_function("() => navigator.serviceWorker.controller !== null")
         page.wait_for_function(RUNTIME_CACHED_JS, arg=runtime, polling=200)
-        sw_bytes, _ = counter.take()
+        after = counter.take()
         page.close()
         again = context.new_page()
         again.set_default_timeout(180000)
         again.goto(url + path)
         repeat_ms = wait_ready(again)
-        repeat_bytes, repeat_requests = counter.take()
-        return {"first_s": first_ms / 1000, "first_bytes": first_bytes, "first_requests": first_requests,
-                "sw_bytes": sw_bytes, "repeat_s": repeat_ms / 1000, "repeat_bytes": repeat_bytes,
-                "repeat_requests": repeat_requests}
+        repeat = counter.take()
+        return {"first_s": first_ms / 1000, "first_bytes": first["bytes"], "first_requests": first["requests"],
+                **{f"first_{k}": v for k, v in first["by_kind"].items()},
+                "sw_bytes": first["precache_bytes"] + after["bytes"] + after["precache_bytes"],
+                "repeat_s": repeat_ms / 1000, "repeat_bytes": repeat["bytes"] + repeat["precache_bytes"],
+                "repeat_requests": repeat["requests"]}
     finally:
         context.close()
 
@@ -134,14 +151,15 @@ def runaway(browser, url: str) -> dict:
         page.set_default_timeout(180000)
         page.goto(url + "microgpt/")
         isolated = page.evaluate(EXERCISE_READY_JS)["isolated"]
-        result = page.evaluate("""async () => {
+        result = page.evaluate("""async ([loop, solution]) => {
           const t0 = performance.now();
-          await window.mhaExercise.check("def multi_head(*args):\\n    while True:\\n        pass\\n");
+          const stop = await window.mhaExercise.check(loop);
           const stopped = performance.now() - t0;
           const t1 = performance.now();
-          await window.mhaExercise.check("x = 1\\n");
+          const next = await window.mhaExercise.check(solution);
+          if (!stop.timedOut || !next.passed) throw new Error(JSON.stringify([stop, next]));
           return { stopped_s: stopped / 1000, next_answer_s: (performance.now() - t1) / 1000 };
-        }""")
+        }""", [runaway_source(), SOLUTION.read_text()])
         return {**result, "isolated": isolated}
     finally:
         context.close()
@@ -191,7 +209,10 @@ def main() -> int:
             lines.append(f"| {page_name} | {'COOP/COEP' if isolation else 'none'} | {r['first_s']:.2f} s | "
                          f"{mb(r['first_bytes'])} ({r['first_requests']:.0f} requests) | {mb(r['sw_bytes'])} | "
                          f"{r['repeat_s']:.2f} s | {r['repeat_bytes'] / 1e3:.1f} kB ({r['repeat_requests']:.0f} requests) |")
-    lines += ["", "| runaway loop in the exercise | stopped after | next answer after |", "| --- | ---: | ---: |"]
+    c = results[("compare", True)]
+    lines += ["", "compare, first visit, sent until ready: " + ", ".join(
+        f"{kind} {mb(c['first_' + kind])}" for kind in ("models", "onnxruntime", "pages, scripts, data"))]
+    lines += ["", "| runaway loop in the exercise | stopped after | correct answer checked after that |", "| --- | ---: | ---: |"]
     for isolation in (True, False):
         r = results[("runaway", isolation)]
         lines.append(f"| {'isolated (interrupt buffer)' if isolation else 'not isolated (worker restarted)'} | "

@@ -6,7 +6,7 @@
 // points there, so the site works from any static server and under a sub-path.
 // Without cross-origin isolation WebAssembly runs on one thread.
 
-import { AssetError, describeFile, loadBytes, siteUrl } from "./assets.js";
+import { AssetError, describeFile, siteUrl } from "./assets.js";
 import { NonFiniteLogitsError } from "./generate.js";
 
 export const ORT_DIR = "vendor/ort/";
@@ -51,23 +51,38 @@ async function importRuntimeFile(name) {
   }
 }
 
-// The engine's glue module and binary are loaded here, before any model, so a
-// missing or damaged engine file is reported as such (onnxruntime itself would
-// fail later, inside the first session, with "Aborted(...) -sASSERTIONS").
-// The glue stays in the module map, so onnxruntime's own import of the same URL
-// reuses it; the binary is handed over as env.wasm.wasmBinary.
-async function loadEngine(ort, build) {
+// A 74-byte ONNX model (y = Identity(x), float [1], opset 13): starting a
+// session on it starts onnxruntime's WebAssembly engine, so a missing or
+// damaged engine file is reported as such here, before any lesson model
+// (onnxruntime itself would fail inside the first model's session, with
+// "Aborted(...) Build with -sASSERTIONS"). The engine still compiles from its
+// URL while it downloads, and the browser keeps the compiled code for the next visit.
+const PROBE_MODEL = "CAgSA21oYTo7ChAKAXgSAXkiCElkZW50aXR5EgVwcm9iZVoPCgF4EgoKCAgBEgQKAggBYg8KAXkSCgoICAESBAoCCAFCBAoAEA0=";
+
+async function startEngine(ort, build) {
   const [glue, binary] = ENGINE_FILES[build];
-  const [, bytes] = await Promise.all([
-    importRuntimeFile(glue),
-    loadBytes(ORT_DIR + binary).catch((err) => {
-      throw new RuntimeLoadError(err.message, { kind: err.kind, url: err.url });
-    }),
-  ]);
-  if (!WebAssembly.validate(bytes)) {
-    throw new RuntimeLoadError(`${describeFile(ORT_DIR + binary)} is damaged: it is not valid WebAssembly for this browser`, { kind: "corrupt", url: siteUrl(ORT_DIR + binary) });
+  await importRuntimeFile(glue); // stays in the module map; onnxruntime's own import reuses it
+  const probe = Uint8Array.from(atob(PROBE_MODEL), (c) => c.charCodeAt(0));
+  try {
+    const session = await serial(() => ort.InferenceSession.create(probe, { executionProviders: ["wasm"] }));
+    await serial(() => session.release());
+  } catch (err) {
+    const path = ORT_DIR + binary;
+    const url = siteUrl(path);
+    let status = 0;
+    try {
+      status = (await fetch(url)).status;
+    } catch { /* offline */ }
+    console.warn(`onnxruntime did not start: ${err.message}`);
+    if (status === 404 || status === 410) {
+      throw new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url });
+    }
+    if (!status || status >= 300) {
+      throw new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, { kind: "network", url });
+    }
+    throw new RuntimeLoadError(`onnxruntime's WebAssembly engine (${path}) did not start: the file is damaged, or this browser cannot run it`,
+      { kind: "corrupt", url, advice: "Reload the page; if it keeps failing, try a current Chrome, Edge, Firefox or Safari, or tell the site's maintainer." });
   }
-  ort.env.wasm.wasmBinary = bytes;
 }
 
 let loaded = null; // {build, promise}
@@ -150,7 +165,7 @@ export async function loadOrt(backend) {
     ort.env.wasm.proxy = false;
     ort.env.wasm.numThreads = threadCount();
     ort.env.logLevel = "error";
-    await loadEngine(ort, wanted);
+    await startEngine(ort, wanted);
     return ort;
   });
   loaded = { build: wanted, promise };
