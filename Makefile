@@ -50,6 +50,7 @@ microgpt: .venv/ready
 bench: setup /usr/bin/chromium
 	$(PY) bench/train_step.py
 	$(PY) bench/browser_inference.py
+	$(PY) bench/site_visits.py
 
 clean:
 	rm -rf site .pytest_cache
