@@ -23,9 +23,7 @@ export class RuntimeLoadError extends AssetError {
   constructor(message, { kind = "missing", url = "", advice = "" } = {}) {
     super(message, { kind, url });
     this.name = "RuntimeLoadError";
-    this.advice = advice || (kind === "unsupported"
-      ? "Try a current Chrome, Edge, Firefox or Safari."
-      : "Reload the page; if it keeps failing, tell the site's maintainer (run `npm ci` and build the site again).");
+    this.advice = advice || "Reload the page; if it keeps failing, tell the site's maintainer (run `npm ci` and build the site again).";
   }
 }
 
@@ -35,6 +33,7 @@ async function importRuntimeFile(name) {
   try {
     return await import(url);
   } catch (err) {
+    console.warn(err);
     // import() says only "Failed to fetch dynamically imported module"; a
     // request tells a missing file from a broken one (syntax, wrong MIME type).
     let status = 0;
@@ -45,7 +44,7 @@ async function importRuntimeFile(name) {
       throw new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url });
     }
     if (status >= 200 && status < 300) {
-      throw new RuntimeLoadError(`${describeFile(path)} is damaged or was served with the wrong type: this browser could not run it (${err.message})`, { kind: "corrupt", url });
+      throw new RuntimeLoadError(`${describeFile(path)} is damaged or was served with the wrong type: this browser could not run it`, { kind: "corrupt", url });
     }
     throw new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, { kind: "network", url });
   }
