@@ -4,6 +4,13 @@ DATA    ?= ../shared/data/tinystories/TinyStories-train-head.txt
 NAMES   ?= ../shared/data/names/names.txt
 HOST    ?= 127.0.0.1
 PORT    ?= 8000
+# The sub-path `make serve` serves the site under (e.g. PREFIX=/some/lesson/).
+PREFIX  ?= /
+# The public URL a build is made for (canonical links, sitemap.xml, which Material's
+# instant navigation reads). `make build` leaves it out unless given:
+# `make build SITE_URL=https://example.org/lesson/`. `make serve` uses the URL it serves.
+SITE_URL ?=
+SERVE_URL = http://$(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST)):$(PORT)/$(patsubst /%,%,$(PREFIX))
 
 .PHONY: setup serve build test models microgpt bench clean
 
@@ -24,10 +31,11 @@ node_modules/ready: package.json package-lock.json
 setup: .venv/ready node_modules/ready
 
 build: setup
-	$(PY) -m mkdocs build --strict
+	$(if $(SITE_URL),SITE_URL='$(SITE_URL)') $(PY) -m mkdocs build --strict
 
-serve: build
-	$(PY) -m export.serve --dir site --host $(HOST) --port $(PORT)
+serve: setup
+	SITE_URL='$(SERVE_URL)' $(PY) -m mkdocs build --strict
+	$(PY) -m export.serve --dir site --host $(HOST) --port $(PORT) --prefix '$(PREFIX)'
 
 test: setup /usr/bin/chromium
 	$(PY) -m pytest
@@ -42,6 +50,7 @@ microgpt: .venv/ready
 bench: setup /usr/bin/chromium
 	$(PY) bench/train_step.py
 	$(PY) bench/browser_inference.py
+	$(PY) bench/site_visits.py
 
 clean:
 	rm -rf site .pytest_cache

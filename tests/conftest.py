@@ -109,6 +109,9 @@ def make_page(browser):
     watches = []
 
     def make(allow_console: tuple[str, ...] = (), init_script: str | None = None, **context_options):
+        # The site's service worker would answer requests that page.route never
+        # sees; tests that exercise it pass service_workers="allow".
+        context_options.setdefault("service_workers", "block")
         context = browser.new_context(**context_options)
         contexts.append(context)
         if init_script:

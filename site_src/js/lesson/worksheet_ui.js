@@ -68,7 +68,22 @@ export function matrixTable({ caption, rowLabels, colLabels, rows, digits = 2, h
     el("div", { class: "mha-ws__scroll", tabindex: "0", role: "region", "aria-label": caption }, table));
 }
 
+// Every worksheet figure on a page reads the same file, so one failure is said
+// once: in the first failed figure a reader can see (not one in a closed
+// <details>), while the others step aside instead of repeating it.
 export function failure(root, err) {
-  root.replaceChildren(el("div", { class: "mha-panel mha-panel--error", role: "alert",
-    text: `This part could not load its numbers (${err && err.message ? err.message : err}). Reload the page to try again.` }));
+  const text = `The worksheet figures could not get their numbers: ${err && err.message ? err.message : err}. ` +
+    "Reload the page; if it keeps failing, tell the site's maintainer. The other worksheet figures on this page need the same file, so they are left out.";
+  root.dataset.mhaFailed = text;
+  const failed = [...document.querySelectorAll("[data-mha-failed]")].filter((r) => r.dataset.mhaFailed === text);
+  const holder = failed.find((r) => !r.closest("details:not([open])")) || failed[0];
+  for (const r of failed) {
+    if (r !== holder) {
+      r.replaceChildren();
+      r.hidden = true;
+    } else if (!r.querySelector(".mha-ws-failure")) {
+      r.hidden = false;
+      r.replaceChildren(el("div", { class: "mha-panel mha-panel--error mha-ws-failure", role: "alert", text }));
+    }
+  }
 }

@@ -5,6 +5,8 @@
 // keeps the pages working under a sub-path (http://host/some/lesson/) and after
 // Material's instant navigation, whatever page is showing.
 
+import { sha256HexJS } from "./sha256.js";
+
 export const SITE_ROOT = new URL("../../", import.meta.url);
 
 export function siteUrl(path) {
@@ -20,19 +22,75 @@ export class AssetError extends Error {
   }
 }
 
+// Words for the files a learner may hear about; a message names the file too,
+// so whoever maintains the site knows what to restore.
+const FILE_WORDS = [
+  [/^wasm_assets\/vocab\.json$/, "the models' vocabulary"],
+  [/^wasm_assets\/models\/manifest\.json$/, "the list of models"],
+  [/^wasm_assets\/models\/.+\.onnx$/, "a model file"],
+  [/^wasm_assets\/evidence\.json$/, "the lesson's measured figures"],
+  [/^wasm_assets\/worksheet\.json$/, "the worksheet's numbers"],
+  [/^vendor\/ort\//, "part of onnxruntime, which runs the models"],
+  [/^vendor\/pyodide\//, "part of Pyodide, which runs Python"],
+];
+
+export function describeFile(path) {
+  const found = FILE_WORDS.find(([pattern]) => pattern.test(path));
+  return found ? `${path} (${found[1]})` : path;
+}
+
 // fetch() that turns a network failure or an HTTP error into an AssetError.
 async function fetchOk(path, url) {
   let response;
   try {
     response = await fetch(url);
   } catch (err) {
-    throw new AssetError(`could not download ${path} (${err.message})`, { kind: "network", url });
+    throw new AssetError(`${describeFile(path)} could not be downloaded (the connection failed: ${err.message})`, { kind: "network", url });
   }
   if (!response.ok) {
-    throw new AssetError(`${path} is missing on this site (HTTP ${response.status})`, { kind: "missing", url });
+    throw new AssetError(`${describeFile(path)} is missing on this site (HTTP ${response.status})`, { kind: "missing", url });
   }
   return response;
 }
+
+// Shape checks for the JSON files whose content decides what the pages show.
+// Each returns null, or what is wrong in a few words; a file of the wrong shape
+// is refused as clearly as a missing one.
+const isInt = (x) => Number.isInteger(x) && x >= 0;
+
+export function vocabProblem(json) {
+  if (!json || typeof json !== "object" || Array.isArray(json)) return "it is not an object";
+  const { itos, C, T, special } = json;
+  if (!Array.isArray(itos) || itos.length === 0) return "it has no token list (itos)";
+  const bad = itos.findIndex((t) => typeof t !== "string" || t.length === 0);
+  if (bad >= 0) return `token ${bad} is not a non-empty string`;
+  if (new Set(itos).size !== itos.length) return "its token list repeats tokens";
+  if (C !== undefined && (!isInt(C) || C !== itos.length)) return `it lists ${itos.length} tokens but says the models have ${C}`;
+  if (T !== undefined && (!isInt(T) || T < 1)) return "its context length T is not a positive integer";
+  if (special !== undefined) {
+    if (!special || typeof special !== "object") return "its special token ids are not an object";
+    for (const [name, id] of Object.entries(special)) {
+      if (!isInt(id) || id >= itos.length) return `its special token ${name} has an id outside the token list`;
+    }
+  }
+  return null;
+}
+
+export function manifestProblem(json) {
+  if (!json || !Array.isArray(json.models) || json.models.length === 0) return "it lists no models";
+  for (const m of json.models) {
+    if (!m || typeof m.name !== "string" || typeof m.file !== "string") return "a model has no name or file";
+    if (m.bytes !== undefined && (!isInt(m.bytes) || m.bytes === 0)) return `${m.name}'s size is not a positive integer`;
+    if (m.sha256 !== undefined && !/^[0-9a-f]{64}$/i.test(String(m.sha256))) return `${m.name}'s SHA-256 is not 64 hex digits`;
+  }
+  if (json.T !== undefined && (!isInt(json.T) || json.T < 1)) return "its context length T is not a positive integer";
+  return null;
+}
+
+const SHAPE_CHECKS = {
+  "wasm_assets/vocab.json": vocabProblem,
+  "wasm_assets/models/manifest.json": manifestProblem,
+};
 
 const jsonCache = new Map();
 
@@ -41,11 +99,15 @@ export function loadJSON(path) {
   if (!jsonCache.has(url)) {
     const promise = (async () => {
       const response = await fetchOk(path, url);
+      let json;
       try {
-        return await response.json();
+        json = await response.json();
       } catch (err) {
-        throw new AssetError(`${path} is not valid JSON`, { kind: "corrupt", url });
+        throw new AssetError(`${describeFile(path)} is damaged: it is not valid JSON`, { kind: "corrupt", url });
       }
+      const problem = SHAPE_CHECKS[path] ? SHAPE_CHECKS[path](json) : null;
+      if (problem) throw new AssetError(`${describeFile(path)} has the wrong shape: ${problem}`, { kind: "corrupt", url });
+      return json;
     })();
     promise.catch(() => jsonCache.delete(url)); // a failed download may be retried
     jsonCache.set(url, promise);
@@ -53,10 +115,18 @@ export function loadJSON(path) {
   return jsonCache.get(url);
 }
 
-async function sha256Hex(bytes) {
-  if (!globalThis.crypto || !crypto.subtle) return null; // not a secure context: skip the check
-  const digest = await crypto.subtle.digest("SHA-256", bytes);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+// crypto.subtle exists only in secure contexts (HTTPS, this machine); elsewhere
+// the same digest comes from plain JavaScript, so the check always runs.
+export async function sha256Hex(bytes) {
+  if (globalThis.crypto && crypto.subtle) {
+    try {
+      const digest = await crypto.subtle.digest("SHA-256", bytes);
+      return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+    } catch (err) {
+      console.warn(`crypto.subtle failed (${err.message}); checking in JavaScript`);
+    }
+  }
+  return sha256HexJS(bytes);
 }
 
 const byteCache = new Map();
@@ -108,12 +178,12 @@ export function loadBytes(path, { bytes: expectedBytes, sha256, onProgress } = {
     }
     report(data.byteLength, data.byteLength);
     if (expectedBytes && data.byteLength !== expectedBytes) {
-      throw new AssetError(`${path} has ${data.byteLength} bytes, the manifest says ${expectedBytes}`, { kind: "corrupt", url });
+      throw new AssetError(`${describeFile(path)} is damaged: it has ${data.byteLength} bytes, the site's manifest says ${expectedBytes}`, { kind: "corrupt", url });
     }
     if (sha256) {
       const actual = await sha256Hex(data);
-      if (actual && actual !== sha256.toLowerCase()) {
-        throw new AssetError(`${path} does not match its SHA-256 in the manifest`, { kind: "corrupt", url });
+      if (actual !== sha256.toLowerCase()) {
+        throw new AssetError(`${describeFile(path)} is damaged: its SHA-256 does not match the site's manifest`, { kind: "corrupt", url });
       }
     }
     return data;

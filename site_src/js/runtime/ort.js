@@ -6,11 +6,83 @@
 // points there, so the site works from any static server and under a sub-path.
 // Without cross-origin isolation WebAssembly runs on one thread.
 
-import { siteUrl } from "./assets.js";
+import { AssetError, describeFile, siteUrl } from "./assets.js";
 import { NonFiniteLogitsError } from "./generate.js";
 
 export const ORT_DIR = "vendor/ort/";
 const BUILD_FILES = { wasm: "ort.wasm.min.mjs", webgpu: "ort.webgpu.min.mjs" };
+// The WebAssembly engine each build loads: its JavaScript glue and its binary.
+const ENGINE_FILES = {
+  wasm: ["ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm"],
+  webgpu: ["ort-wasm-simd-threaded.asyncify.mjs", "ort-wasm-simd-threaded.asyncify.wasm"],
+};
+
+// The error every runtime failure becomes: it names the file, and (as
+// .advice) what the learner can do, since none of it is the model's fault.
+export class RuntimeLoadError extends AssetError {
+  constructor(message, { kind = "missing", url = "", advice = "" } = {}) {
+    super(message, { kind, url });
+    this.name = "RuntimeLoadError";
+    this.advice = advice || "Reload the page; if it keeps failing, tell the site's maintainer (run `npm ci` and build the site again).";
+  }
+}
+
+async function importRuntimeFile(name) {
+  const path = ORT_DIR + name;
+  const url = siteUrl(path);
+  try {
+    return await import(url);
+  } catch (err) {
+    console.warn(err);
+    // import() says only "Failed to fetch dynamically imported module"; a
+    // request tells a missing file from a broken one (syntax, wrong MIME type).
+    let status = 0;
+    try {
+      status = (await fetch(url, { method: "HEAD" })).status;
+    } catch { /* offline: say it could not be downloaded */ }
+    if (status === 404 || status === 410) {
+      throw new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url });
+    }
+    if (status >= 200 && status < 300) {
+      throw new RuntimeLoadError(`${describeFile(path)} is damaged or was served with the wrong type: this browser could not run it`, { kind: "corrupt", url });
+    }
+    throw new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, { kind: "network", url });
+  }
+}
+
+// A 74-byte ONNX model (y = Identity(x), float [1], opset 13): starting a
+// session on it starts onnxruntime's WebAssembly engine, so a missing or
+// damaged engine file is reported as such here, before any lesson model
+// (onnxruntime itself would fail inside the first model's session, with
+// "Aborted(...) Build with -sASSERTIONS"). The engine still compiles from its
+// URL while it downloads, and the browser keeps the compiled code for the next visit.
+const PROBE_MODEL = "CAgSA21oYTo7ChAKAXgSAXkiCElkZW50aXR5EgVwcm9iZVoPCgF4EgoKCAgBEgQKAggBYg8KAXkSCgoICAESBAoCCAFCBAoAEA0=";
+
+async function startEngine(ort, build) {
+  const [glue, binary] = ENGINE_FILES[build];
+  await importRuntimeFile(glue); // stays in the module map; onnxruntime's own import reuses it
+  const probe = Uint8Array.from(atob(PROBE_MODEL), (c) => c.charCodeAt(0));
+  try {
+    const session = await serial(() => ort.InferenceSession.create(probe, { executionProviders: ["wasm"] }));
+    await serial(() => session.release());
+  } catch (err) {
+    const path = ORT_DIR + binary;
+    const url = siteUrl(path);
+    let status = 0;
+    try {
+      status = (await fetch(url)).status;
+    } catch { /* offline */ }
+    console.warn(`onnxruntime did not start: ${err.message}`);
+    if (status === 404 || status === 410) {
+      throw new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url });
+    }
+    if (!status || status >= 300) {
+      throw new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, { kind: "network", url });
+    }
+    throw new RuntimeLoadError(`onnxruntime's WebAssembly engine (${path}) did not start: the file is damaged, or this browser cannot run it`,
+      { kind: "corrupt", url, advice: "Reload the page; if it keeps failing, try a current Chrome, Edge, Firefox or Safari, or tell the site's maintainer." });
+  }
+}
 
 let loaded = null; // {build, promise}
 
@@ -87,12 +159,12 @@ export async function loadOrt(backend) {
     return loaded.promise;
   }
   if (wanted === "webgpu" && !(await probeWebGPU()).available) throw new Error("no WebGPU adapter");
-  const url = siteUrl(ORT_DIR + BUILD_FILES[wanted]);
-  const promise = import(url).then((ort) => {
+  const promise = importRuntimeFile(BUILD_FILES[wanted]).then(async (ort) => {
     ort.env.wasm.wasmPaths = siteUrl(ORT_DIR);
     ort.env.wasm.proxy = false;
     ort.env.wasm.numThreads = threadCount();
     ort.env.logLevel = "error";
+    await startEngine(ort, wanted);
     return ort;
   });
   loaded = { build: wanted, promise };

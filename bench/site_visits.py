@@ -1,0 +1,234 @@
+"""First and repeat visits, served the way a static host serves them.
+
+    .venv/bin/python bench/site_visits.py [--site DIR] [--repeats 3] [--markdown]
+
+Builds the site (``mkdocs build --strict`` into a temporary folder) unless
+``--site`` names a built one, serves it with ``export.serve --gzip`` (text, JSON,
+SVG and WebAssembly gzip-compressed; ``.onnx`` and ``.zip`` as they are) on
+127.0.0.1, and drives Debian's headless Chromium (WebGPU hidden, so Auto picks
+WebAssembly, as on a machine without a GPU). For each page:
+
+* **first visit**, in a fresh browser profile: time from navigation start until
+  the page is ready (compare: the three models started and "Ready";
+  exercise: Python ready in Pyodide), and the bytes the server sent until then
+  (response bodies as sent, i.e. compressed);
+* what the service worker adds after that on a first visit (its precache and
+  the runtime files it stores), in bytes sent;
+* **repeat visit**, a new tab in the same profile, served by the service worker:
+  the ready time and the bytes the server still sent.
+
+It also measures isolation (deliverable 4 of issue 13): the same first visits
+without COOP/COEP, and how long the exercise takes to stop a loop that never
+ends and be ready again, isolated (interrupt through SharedArrayBuffer) and not
+(the worker is replaced and Python restarts).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from export.serve import serve_in_thread  # noqa: E402
+from export.train import cpu_name  # noqa: E402
+from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS  # noqa: E402
+
+NO_WEBGPU = "Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined, configurable: true });"
+GOALS = {"compare": (1.5, 0.5), "exercise": (4.0, 2.5)}  # seconds: first visit, repeat visit
+MODELS = ("mlp", "one_head", "four_heads")
+SOLUTION = ROOT / "site_src" / "js" / "microgpt" / "exercise" / "solution.py"
+
+
+def runaway_source() -> str:
+    """The solution with a loop that never ends as the first line of multi_head."""
+    lines = SOLUTION.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def multi_head("))
+    end = next(i for i in range(start, len(lines)) if lines[i].rstrip().endswith(":"))
+    indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())] + "    "
+    return "\n".join(lines[: end + 1] + [f"{indent}while True:", f"{indent}    pass"] + lines[end + 1:]) + "\n"
+EXERCISE_READY_JS = """async () => {
+  for (let i = 0; i < 2400 && !window.mhaExercise; i++) await new Promise((r) => setTimeout(r, 25));
+  if (!window.mhaExercise) throw new Error("window.mhaExercise never appeared");
+  const info = await window.mhaExercise.ready;
+  return { readyMs: performance.now(), isolated: info.isolated };
+}"""
+RUNTIME_CACHED_JS = """async (files) => {
+  const have = new Set();
+  for (const name of (await caches.keys()).filter((n) => n.startsWith('mha-runtime-')))
+    for (const r of await (await caches.open(name)).keys()) have.add(new URL(r.url).pathname.split('/').slice(-2).join('/'));
+  return files.every((f) => have.has(f));
+}"""
+PAGES = {
+    "compare": ("compare/", lambda page: page.evaluate(WAIT_READY_JS)["readyMs"],
+                [f"models/{m}.onnx" for m in MODELS] + ["ort/ort.wasm.min.mjs", "ort/ort-wasm-simd-threaded.wasm"]),
+    "exercise": ("microgpt/", lambda page: page.evaluate(EXERCISE_READY_JS)["readyMs"],
+                 ["pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "pyodide/pyodide.mjs"]),
+}
+
+
+class SentBytes:
+    """Counts response body bytes the server sends (Content-Length of each answer)."""
+
+    def __init__(self, server):
+        self.lock = threading.Lock()
+        self.sent: list[tuple[str, int]] = []
+        handler = server.RequestHandlerClass.func  # make_server wraps the class in functools.partial
+        counter = self
+        original = handler.send_header
+
+        def send_header(self_, keyword, value):
+            if keyword.lower() == "content-length":
+                # The service worker's own requests (precache, copies) carry it as referrer.
+                by_worker = self_.headers.get("Referer", "").split("?")[0].endswith("/sw.js")
+                with counter.lock:
+                    counter.sent.append((self_.path, int(value), by_worker))
+            original(self_, keyword, value)
+
+        handler.send_header = send_header
+
+    def take(self) -> dict:
+        """Bytes and requests since the last take(): the page's own, and the service worker's."""
+        with self.lock:
+            sent, self.sent = self.sent, []
+        page = [(p, n) for p, n, by_worker in sent if not by_worker]
+        kinds = {"models": "/wasm_assets/models/", "onnxruntime": "/vendor/ort/", "pyodide": "/vendor/pyodide/"}
+        by_kind = {k: sum(n for p, n in page if prefix in p) for k, prefix in kinds.items()}
+        by_kind["pages, scripts, data"] = sum(n for _, n in page) - sum(by_kind.values())
+        return {"bytes": sum(n for _, n in page), "requests": len(page), "by_kind": by_kind,
+                "worker_bytes": sum(n for _, n, by_worker in sent if by_worker)}
+
+
+def build_site() -> Path:
+    out = Path(tempfile.mkdtemp(prefix="mha-visits-")) / "site"
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "--site-dir", str(out)],
+                   cwd=ROOT, check=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    return out
+
+
+def visit(browser, url: str, counter: SentBytes, page_name: str) -> dict:
+    path, wait_ready, runtime = PAGES[page_name]
+    context = browser.new_context(service_workers="allow")
+    context.add_init_script(NO_WEBGPU)
+    try:
+        counter.take()
+        page = context.new_page()
+        page.set_default_timeout(180000)
+        page.goto(url + path)
+        first_ms = wait_ready(page)
+        first = counter.take()
+        page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+        page.wait_for_function(RUNTIME_CACHED_JS, arg=runtime, polling=200)
+        after = counter.take()
+        page.close()
+        again = context.new_page()
+        again.set_default_timeout(180000)
+        again.goto(url + path)
+        repeat_ms = wait_ready(again)
+        repeat = counter.take()
+        return {"first_s": first_ms / 1000, "first_bytes": first["bytes"], "first_requests": first["requests"],
+                **{f"first_{k}": v for k, v in first["by_kind"].items()},
+                "sw_bytes": first["worker_bytes"] + after["worker_bytes"], "after_page_bytes": after["bytes"],
+                "repeat_s": repeat_ms / 1000, "repeat_bytes": repeat["bytes"] + repeat["worker_bytes"],
+                "repeat_requests": repeat["requests"]}
+    finally:
+        context.close()
+
+
+def runaway(browser, url: str) -> dict:
+    """Seconds from starting a never-ending loop until the checker answers, and until Python is ready again."""
+    context = browser.new_context(service_workers="block")
+    try:
+        page = context.new_page()
+        page.set_default_timeout(180000)
+        page.goto(url + "microgpt/")
+        isolated = page.evaluate(EXERCISE_READY_JS)["isolated"]
+        result = page.evaluate("""async ([loop, solution]) => {
+          const t0 = performance.now();
+          const stop = await window.mhaExercise.check(loop);
+          const stopped = performance.now() - t0;
+          const t1 = performance.now();
+          const next = await window.mhaExercise.check(solution);
+          if (!stop.timedOut || !next.passed) throw new Error(JSON.stringify([stop, next]));
+          return { stopped_s: stopped / 1000, next_answer_s: (performance.now() - t1) / 1000 };
+        }""", [runaway_source(), SOLUTION.read_text()])
+        return {**result, "isolated": isolated}
+    finally:
+        context.close()
+
+
+def median_of(runs: list[dict]) -> dict:
+    return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+
+
+def mb(n: float) -> str:
+    return f"{n / 1e6:.2f} MB"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--site", type=Path, help="a built site (default: build one now)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--markdown", action="store_true", help="print the RESULTS.md block")
+    args = parser.parse_args()
+    site = args.site or build_site()
+    from playwright.sync_api import sync_playwright
+
+    results: dict = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        for isolation in (True, False):
+            server, url = serve_in_thread(site, isolation=isolation, compress=True)
+            counter = SentBytes(server)
+            try:
+                for page_name in PAGES:
+                    runs = [visit(browser, url, counter, page_name) for _ in range(args.repeats)]
+                    results[(page_name, isolation)] = median_of(runs)
+                results[("runaway", isolation)] = median_of([runaway(browser, url) for _ in range(args.repeats)])
+            finally:
+                server.shutdown()
+                server.server_close()
+        version = browser.version
+        browser.close()
+
+    lines = [f"machine: {cpu_name()}, {os.cpu_count()} cores, {platform.system()}; Chromium {version} headless",
+             f"served by export.serve --gzip on 127.0.0.1; median of {args.repeats} fresh profiles per row",
+             "", "| page | isolation | first visit: ready | page sent until ready | service worker fetched | "
+             "repeat visit: ready | sent on repeat |", "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for page_name in PAGES:
+        for isolation in (True, False):
+            r = results[(page_name, isolation)]
+            lines.append(f"| {page_name} | {'COOP/COEP' if isolation else 'none'} | {r['first_s']:.2f} s | "
+                         f"{mb(r['first_bytes'])} ({r['first_requests']:.0f} requests) | {mb(r['sw_bytes'])} | "
+                         f"{r['repeat_s']:.2f} s | {r['repeat_bytes'] / 1e3:.1f} kB ({r['repeat_requests']:.0f} requests) |")
+    c = results[("compare", True)]
+    lines += ["", "compare, first visit, sent until ready: " + ", ".join(
+        f"{kind} {mb(c['first_' + kind])}" for kind in ("models", "onnxruntime", "pages, scripts, data"))]
+    lines += ["", "| runaway loop in the exercise | stopped after | correct answer checked after that |", "| --- | ---: | ---: |"]
+    for isolation in (True, False):
+        r = results[("runaway", isolation)]
+        lines.append(f"| {'isolated (interrupt buffer)' if isolation else 'not isolated (worker restarted)'} | "
+                     f"{r['stopped_s']:.2f} s | {r['next_answer_s']:.2f} s |")
+    lines.append("")
+    for page_name, (first_goal, repeat_goal) in GOALS.items():
+        r = results[(page_name, True)]
+        lines.append(f"{page_name}: first visit {r['first_s']:.2f} s (goal <= {first_goal} s: "
+                     f"{'met' if r['first_s'] <= first_goal else 'NOT met'}), repeat {r['repeat_s']:.2f} s "
+                     f"(goal <= {repeat_goal} s: {'met' if r['repeat_s'] <= repeat_goal else 'NOT met'})")
+    text = "\n".join(lines)
+    print(f"```\n{text}\n```" if args.markdown else text)
+    print(json.dumps({f"{k[0]}/{'isolated' if k[1] else 'plain'}": v for k, v in results.items()}), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
