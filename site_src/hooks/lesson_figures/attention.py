@@ -117,7 +117,7 @@ def figure_fisherman_queries() -> tuple[str, str]:
                        tokens, weights, r, [f"head {h + 1}" for h in range(ws["heads"])],
                        [f"h{h}" for h in range(ws["heads"])])
     best = [tokens[max(range(len(tokens)), key=lambda j: w[j])] for w in weights]
-    cap = (f"**Same receiver, two queries.** At the final *the* (slot {r + 1}) each head of page 2's "
+    cap = (f"**Same receiver, two queries.** At the final *the* (slot {r}; slots count from 0) each head of page 2's "
            "worksheet has its own query and so its own weights over the ten known tokens. "
            f"Head 1's largest weight is on *{best[0]}*, head 2's on *{best[1]}*. "
            "These are seeded teaching numbers chosen to show the two readings (page 2 says how), "

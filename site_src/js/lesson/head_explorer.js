@@ -129,7 +129,7 @@ export async function mount(root) {
     for (const fig of document.querySelectorAll('.mha-fig[data-fig="operation-flow"]')) {
       fig.dataset.activeHead = String(h);
       const status = fig.querySelector(".mha-fig__status");
-      if (status) status.textContent = `Highlighted: head ${h + 1}, as chosen in the head explorer (receiver \u201c${ws.tokens[i]}\u201d, slot ${i + 1}).`;
+      if (status) status.textContent = `Highlighted: head ${h + 1}, as chosen in the head explorer (receiver \u201c${ws.tokens[i]}\u201d, slot ${i}).`;
     }
   }
 
