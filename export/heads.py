@@ -42,9 +42,12 @@ from .windows import context_window
 from .wordlm import BOS_ID, PAD_ID, UNK_ID, detokenize, tokenize
 
 MODELS = ("one_head", "four_heads")
-# Colour-blind-safe (Okabe-Ito). The one head keeps the one-head model's colour;
-# the four heads take four others. The site reads these from the evidence.
-HEAD_COLOURS = {"one_head": ["#56B4E9"], "four_heads": ["#E69F00", "#0072B2", "#D55E00", "#CC79A7"]}
+# The site's head palette (colour-blind-safe, Okabe-Ito hues darkened for 4.5:1 on white),
+# the light-scheme values of site_src/css/figures.css's --mha-head-1..4: head k has
+# the same colour in every figure, table and widget (tests/test_heads.py keeps the
+# two equal). The atlas image and the compare page's inspector read them from the evidence.
+SITE_HEAD_PALETTE = ("#0072b2", "#c24f00", "#007a5a", "#a8417f")
+HEAD_COLOURS = {"one_head": list(SITE_HEAD_PALETTE[:1]), "four_heads": list(SITE_HEAD_PALETTE)}
 OFFSET_BINS = (("offset_0", 0, 0), ("offset_1", 1, 1), ("offset_2", 2, 2), ("offset_3", 3, 3),
                ("offset_4_7", 4, 7), ("offset_8_plus", 8, 10**9))
 KINDS = {

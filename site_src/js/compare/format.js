@@ -27,8 +27,9 @@ export function tokenText(vocab, id) {
 // err.message) is used.
 export function learnerMessage(err, fallback) {
   if (err && typeof err.advice === "string" && err.advice) {
+    // Not capitalised: the runtime's messages start with the file they name.
     const text = String(err.message || "").replace(/\.$/, "");
-    return `${text.charAt(0).toUpperCase()}${text.slice(1)}. ${err.advice}`;
+    return `${text}. ${err.advice}`;
   }
   return fallback;
 }
