@@ -39,6 +39,8 @@ def test_shape_checks_accept_the_real_files_and_refuse_wrong_shapes(load_asset):
         "repeats": {**vocab, "itos": vocab["itos"][:-1] + [vocab["itos"][5]]},
         "list": vocab["itos"],
         "special": {**vocab, "special": {**vocab["special"], "UNK": len(vocab["itos"])}},
+        "no_T": {k: v for k, v in vocab.items() if k != "T"},
+        "no_BOS": {**vocab, "special": {k: v for k, v in vocab["special"].items() if k != "BOS"}},
     }
     bad_manifest = {**manifest, "models": [{**manifest["models"][0], "sha256": "abc"}]}
     got = run_node("""
@@ -56,4 +58,6 @@ def test_shape_checks_accept_the_real_files_and_refuse_wrong_shapes(load_asset):
     assert got["repeats"] == "its token list repeats tokens"
     assert got["list"] == "it is not an object"
     assert got["special"] == "its special token UNK has an id outside the token list"
+    assert got["no_T"] == "its context length T is missing or not a positive integer"  # the page types no default
+    assert got["no_BOS"] == "its special token ids lack BOS"
     assert "SHA-256" in got["bad_manifest"] and got["empty_manifest"] == "it lists no models"

@@ -66,12 +66,14 @@ export function vocabProblem(json) {
   if (bad >= 0) return `token ${bad} is not a non-empty string`;
   if (new Set(itos).size !== itos.length) return "its token list repeats tokens";
   if (C !== undefined && (!isInt(C) || C !== itos.length)) return `it lists ${itos.length} tokens but says the models have ${C}`;
-  if (T !== undefined && (!isInt(T) || T < 1)) return "its context length T is not a positive integer";
-  if (special !== undefined) {
-    if (!special || typeof special !== "object") return "its special token ids are not an object";
-    for (const [name, id] of Object.entries(special)) {
-      if (!isInt(id) || id >= itos.length) return `its special token ${name} has an id outside the token list`;
-    }
+  // T and the special ids are the pipeline's (export/defaults.py, export/wordlm.py): the page types neither.
+  if (!isInt(T) || T < 1) return "its context length T is missing or not a positive integer";
+  if (!special || typeof special !== "object") return "its special token ids (special) are missing";
+  for (const name of ["PAD", "BOS", "EOS", "UNK"]) {
+    if (!(name in special)) return `its special token ids lack ${name}`;
+  }
+  for (const [name, id] of Object.entries(special)) {
+    if (!isInt(id) || id >= itos.length) return `its special token ${name} has an id outside the token list`;
   }
   return null;
 }

@@ -191,7 +191,8 @@ export function threadCount() {
 // The attention models take a head_mask input (float32 [heads]: 1 keeps a head,
 // 0 knocks it out); it is required by the graph, so every run feeds it, ones by default.
 export class ModelRunner {
-  constructor(ort, session, { name, backend, T = 64, heads = 0 }) {
+  constructor(ort, session, { name, backend, T, heads = 0 }) {
+    if (!Number.isInteger(T) || T < 1) throw new Error(`model ${name}: no context length T was given`);
     this.ort = ort;
     this.session = session;
     this.name = name;

@@ -119,10 +119,14 @@ export class Vocabulary {
     if (json.unicode_version && json.unicode_version !== UNICODE_VERSION) {
       throw new Error(`vocab.json was built with Unicode ${json.unicode_version}, this page's tokenizer table is Unicode ${UNICODE_VERSION}`);
     }
+    // T and the special ids come from the pipeline (vocab.json), never from a default typed here.
+    if (!Number.isInteger(json.T) || !json.special) {
+      throw new Error("vocab.json gives no context length T or special token ids: rebuild it with `python -m export vocab`");
+    }
     this.itos = json.itos;
     this.C = json.C ?? json.itos.length;
-    this.T = json.T ?? 64;
-    this.special = json.special ?? { PAD: 0, BOS: 1, EOS: 2, UNK: 3 };
+    this.T = json.T;
+    this.special = json.special;
     this.stoi = new Map(json.itos.map((t, i) => [t, i]));
   }
 
