@@ -15,24 +15,13 @@
 // reached the same way. The hook goes away with the page (dispose).
 
 import { loadJSON, siteUrl } from "../runtime/assets.js";
+import { el } from "../runtime/dom.js";
 import { PythonRunner, TIME_LIMIT_MS } from "./runner.js";
 import { getProgress, onProgress, updateProgress } from "./progress.js";
 import { CASES_PATH, failMessage, inputsOf, judge, passMessage } from "./verdict.js";
 
 const SHOW_SOLUTION_AFTER = 3;
 const mounted = new Map(); // root -> {runner, editor, off}
-
-function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else if (key.startsWith("aria-") || key.startsWith("data-") || key === "role" || key === "for") node.setAttribute(key, value);
-    else node[key] = value;
-  }
-  for (const child of children) if (child != null) node.append(child);
-  return node;
-}
 
 async function fetchText(path) {
   const response = await fetch(siteUrl(path));
