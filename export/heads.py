@@ -31,7 +31,6 @@ import json
 import math
 from pathlib import Path
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 

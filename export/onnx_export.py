@@ -50,13 +50,13 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 from . import atomic
-from .checkpoints import (DESCRIPTIONS, ENCODINGS, load_compact, load_full, plan, rounded_model, row_quantize,
+from .checkpoints import (DESCRIPTIONS, load_compact, load_full, plan, rounded_model, row_quantize,
                           save_compact)
 from .corpus import Corpus
 from .defaults import PRESET_MAX_NEW, PRESET_SEED
 from .evidence import ONNX_REPORT, file_sha256, preset_of, story_examples
 from .generate import EXCLUDED_IDS, MAX_NEW_TOKENS, generate_ids, prompt_history
-from .models import MODEL_NAMES, count_parameters, get_spec
+from .models import MODEL_NAMES, count_parameters
 from .train import run_dir
 from .windows import context_window
 from .wordlm import SPECIAL_IDS
@@ -204,6 +204,26 @@ def parity_prompts(corpus: Corpus) -> list[str]:
     return [preset, "The little robot wanted to fly to the moon, so it", " ".join(long_story.split()[:120])]
 
 
+def parity_batch(corpus: Corpus) -> np.ndarray:
+    """The 64 test windows every PyTorch/onnxruntime comparison uses (the same ones on every run)."""
+    test = corpus.windows["test"]
+    x, _ = test.batch(torch.randperm(len(test), generator=torch.Generator().manual_seed(PRESET_SEED))[:64])
+    return x.numpy()
+
+
+def parity_document(corpus: Corpus) -> dict:
+    """``parity.json`` before any model ran: the prompts and their windows; ``record_parity`` adds logits."""
+    itos, T = corpus.vocab.itos, corpus.T
+    return {"prompts": [{"text": p, "window": context_window(prompt_history(itos, p), T), "logits": {}}
+                        for p in parity_prompts(corpus)]}
+
+
+def record_parity(parity: dict, name: str, sess) -> None:
+    """The shipped model's logits for each parity prompt, which the browser must reproduce."""
+    for p in parity["prompts"]:
+        p["logits"][name] = [float(v) for v in ort_predictor(sess)(np.asarray([p["window"]], dtype=np.int64))]
+
+
 def _checkpoint_for(runs: Path, name: str, corpus: Corpus) -> Path:
     folder = run_dir(runs, name, PRESET_SEED)
     ckpt = folder / "best.pt"
@@ -222,13 +242,9 @@ def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] = 
     itos, T = corpus.vocab.itos, corpus.T
     test = corpus.windows["test"]
     checkpoints = {name: _checkpoint_for(runs, name, corpus) for name in models}
-    gen = torch.Generator().manual_seed(PRESET_SEED)
-    parity_x, _ = test.batch(torch.randperm(len(test), generator=gen)[:64])
-    parity_x = parity_x.numpy()
-    prompts = parity_prompts(corpus)
-    preset_history = prompt_history(itos, prompts[0])
-    report, parity = {}, {"prompts": [{"text": p, "window": context_window(prompt_history(itos, p), T),
-                                       "logits": {}} for p in prompts]}
+    parity_x, parity = parity_batch(corpus), parity_document(corpus)
+    preset_history = prompt_history(itos, parity["prompts"][0]["text"])
+    report = {}
     for name, ckpt in checkpoints.items():
         model = load_full(ckpt)
         float_proto = to_onnx(model)
@@ -276,8 +292,7 @@ def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] = 
         atomic.write_bytes(out / "models" / f"{name}.onnx", shipped)
         save_compact(out / "checkpoints" / f"{name}-seed{PRESET_SEED}.pt", model.spec, shipped_model, label,
                      corpus.vocab.fingerprint())
-        for p in parity["prompts"]:
-            p["logits"][name] = [float(v) for v in ort_predictor(sess)(np.asarray([p["window"]], dtype=np.int64))]
+        record_parity(parity, name, sess)
         report[name] = {
             "file": f"models/{name}.onnx", "encoding": DESCRIPTIONS[label], "bytes": len(shipped),
             "float32_bytes": len(float_bytes), "test_perplexity_torch": ppl_torch,
@@ -368,12 +383,9 @@ def reexport(checkpoints: Path, out: Path, data=None, log=print) -> dict:
     torch.set_num_threads(1)  # as the sessions; the checks do not depend on it
     corpus = corpus_of_evidence(evidence, data)
     itos, T, test = corpus.vocab.itos, corpus.T, corpus.windows["test"]
-    parity_x, _ = test.batch(torch.randperm(len(test), generator=torch.Generator().manual_seed(PRESET_SEED))[:64])
-    parity_x = parity_x.numpy()
+    parity_x, parity = parity_batch(corpus), parity_document(corpus)
     preset = evidence["preset"]
     preset_history = prompt_history(itos, preset["prompt"])
-    parity = {"prompts": [{"text": p, "window": context_window(prompt_history(itos, p), T), "logits": {}}
-                          for p in parity_prompts(corpus)]}
     files, sizes = {}, {}
     for name in MODEL_NAMES:
         path = checkpoints / f"{name}-seed{PRESET_SEED}.pt"
@@ -396,8 +408,7 @@ def reexport(checkpoints: Path, out: Path, data=None, log=print) -> dict:
         if not math.isclose(ppl, report["test_perplexity_shipped"], rel_tol=1e-5):
             raise AssertionError(f"{name}: test perplexity {ppl:.6f} differs from the recorded "
                                  f"{report['test_perplexity_shipped']:.6f}; nothing was written")
-        for p in parity["prompts"]:
-            p["logits"][name] = [float(v) for v in ort_predictor(sess)(np.asarray([p["window"]], dtype=np.int64))]
+        record_parity(parity, name, sess)
         tried = {}
         for label in report.get("tried", {}):
             small = rounded_model(model, label)

@@ -1,6 +1,5 @@
 """The committed artefacts in wasm_assets/ agree with each other, with the data and with PyTorch."""
 import json
-import math
 from pathlib import Path
 
 import numpy as np

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-import numpy as np
 import pytest
 import torch
 

@@ -5,7 +5,6 @@ import torch
 from export.mlp import MLPLM
 from export.models import count_parameters
 from export.multihead import MultiHeadAttentionLM
-from export.windows import context_window
 
 C, T = 4000, 64
 

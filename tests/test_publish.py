@@ -3,7 +3,6 @@ worker's lists and the local server's gzip."""
 from __future__ import annotations
 
 import gzip
-import json
 import re
 import subprocess
 import urllib.request

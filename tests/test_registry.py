@@ -16,7 +16,7 @@ from export.corpus import prepare_corpus
 from export.data import load_stories
 from export.evidence import read_onnx_report, write_all, write_vocabulary
 from export.models import MODELS, ModelSpec, count_parameters
-from export.onnx_export import export_all, feeds, ort_logits, session
+from export.onnx_export import export_all, feeds, session
 from export.train import TrainConfig, run_protocol
 
 ROOT = Path(__file__).resolve().parents[1]

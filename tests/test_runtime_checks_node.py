@@ -7,7 +7,6 @@ of the wrong shape before a page uses them.
 from __future__ import annotations
 
 import hashlib
-import json
 
 import pytest
 

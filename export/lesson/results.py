@@ -35,10 +35,10 @@ def _linear(n_in: int, n_out: int) -> int:
     return n_in * n_out + n_out
 
 
-def parameter_parts(model: str, C: int, T: int, d: int, hidden: int) -> dict[str, int]:
-    """Parameter count per part, following export/multihead.py and export/mlp.py."""
+def parameter_parts(heads: int, C: int, T: int, d: int, hidden: int) -> dict[str, int]:
+    """Parameter count per part, following export/multihead.py and export/mlp.py (``heads`` 0: the MLP)."""
     parts = {"token_table": C * d}
-    if model == "mlp":  # the MLP concatenates the T token rows: its hidden layer reads T*d numbers
+    if not heads:  # the MLP concatenates the T token rows: its hidden layer reads T*d numbers
         parts["hidden"] = _linear(T * d, hidden)
     else:
         parts["position_table"] = T * d
@@ -53,7 +53,7 @@ def parameters(evidence: dict) -> dict:
     d, hidden = evidence["protocol"]["d_model"], evidence["protocol"]["hidden"]
     out = {}
     for model in evidence["protocol"]["models"]:
-        parts = parameter_parts(model, C, T, d, hidden)
+        parts = parameter_parts(evidence["protocol"]["heads"][model], C, T, d, hidden)
         total = sum(parts.values())
         recorded = evidence["aggregates"][model]["parameters"]
         if total != recorded:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from .common import FigureError, load_json, project_on_path, trained_config
+from .common import load_json, project_on_path
 from .svg import FONT, line, path, rect, svg, text
 
 
@@ -95,42 +95,29 @@ def _nice_step(span: float, n: int) -> float:
     return 10 * mag
 
 
-PARAM_GROUPS = (  # module name prefix -> group shown on page 5
-    ("embeddings", ("token_embedding", "position_embedding")),
-    ("attention projections", ("W_Q", "W_K", "W_V", "W_O")),
-    ("hidden layer", ("hidden_layer",)),
+# The bars' groups, as sums of the parts export/lesson/results.py counts (page 5's table).
+PARAM_GROUPS = (
+    ("embeddings", ("token_table", "position_table")),
+    ("attention projections", ("attention",)),
+    ("hidden layer", ("hidden",)),
     ("vocabulary head", ("vocab_head",)),
 )
 
 
-def parameter_groups() -> dict[str, dict[str, int]]:
-    """Parameters per group for each model, counted on the models the pipeline builds, checked against evidence."""
+def parameter_groups(ev: dict) -> dict[str, dict[str, int]]:
+    """Parameters per group for each model, from the same count as page 5's table (checked against evidence)."""
     project_on_path()
-    from export.models import build_model
+    from export.lesson.results import parameters
 
-    ev = load_json("evidence.json")
-    c = trained_config()
-    out = {}
-    for m in ev["protocol"]["models"]:
-        model = build_model(m, c["C"], c["T"])  # sizes come from the registry
-        groups = {g: 0 for g, _ in PARAM_GROUPS}
-        for name, p in model.named_parameters():
-            group = next((g for g, prefixes in PARAM_GROUPS if name.split(".")[0] in prefixes), None)
-            if group is None:
-                raise FigureError(f"parameter {name} of {m} belongs to no group of PARAM_GROUPS")
-            groups[group] += p.numel()
-        expected = ev["aggregates"][m]["parameters"]
-        if sum(groups.values()) != expected:
-            raise FigureError(f"{m}: the code builds {sum(groups.values()):,} parameters but evidence.json says "
-                              f"{expected:,}; rerun the pipeline")
-        out[m] = groups
-    return out
+    counted = parameters(ev)
+    return {m: {g: sum(counted[m]["parts"].get(p, {"count": 0})["count"] for p in keys) for g, keys in PARAM_GROUPS}
+            for m in ev["protocol"]["models"]}
 
 
 def figure_parameters() -> tuple[str, str]:
     ev = load_json("evidence.json")
     labels = ev["protocol"]["labels"]
-    groups = parameter_groups()
+    groups = parameter_groups(ev)
     biggest = max(sum(g.values()) for g in groups.values())
     W = 400
     ml = 8
@@ -164,8 +151,8 @@ def figure_parameters() -> tuple[str, str]:
     body = svg("parameters", W, height, "Where each model's parameters are", "; ".join(desc) + ".", "".join(parts))
     cap = ("**Where the parameters are.** Each bar is one model, drawn to the same scale, split into its "
            "embeddings (token and position tables), attention projections (W_Q, W_K, W_V, W_O), hidden layer "
-           "and vocabulary head. Counted on the models `export/models.py` builds, and checked against the "
-           "totals in the evidence. One head and four heads split the same projections differently, so their "
+           "and vocabulary head. Counted from the protocol's sizes (`export/lesson/results.py`, like the "
+           "table of parts further down), and checked against the totals in the evidence. One head and four heads split the same projections differently, so their "
            "bars are identical.")
     return body, cap
 

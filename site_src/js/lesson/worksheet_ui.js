@@ -3,10 +3,10 @@
 
 import { loadJSON } from "../runtime/assets.js";
 import { cellColours } from "../runtime/colormap.js";
-import { el } from "../runtime/dom.js";
+import { el, uid } from "../runtime/dom.js";
 import { heatmapTable } from "../runtime/heatmap.js";
 
-export { el };
+export { el, uid };
 
 export const WORKSHEET_PATH = "wasm_assets/worksheet.json";
 
@@ -14,11 +14,6 @@ export function loadWorksheet() {
   return loadJSON(WORKSHEET_PATH);
 }
 
-let counter = 0;
-export function uid(prefix) {
-  counter += 1;
-  return `${prefix}-${counter}`;
-}
 
 // Rounded for display: fmt(0.8) -> "0.8", fmt(8.4000001) -> "8.4", fmt(-0.004) -> "0".
 // A real minus sign keeps negative numbers readable.

@@ -1,11 +1,11 @@
 // Small helpers shared by the microgpt page's widgets.
 
 import { loadJSON } from "../runtime/assets.js";
-import { el } from "../runtime/dom.js";
+import { el, uid } from "../runtime/dom.js";
 import { heatmapTable as buildHeatmap } from "../runtime/heatmap.js";
 import { nameProblem } from "./model.js";
 
-export { el }; // the site's one DOM helper (runtime/dom.js)
+export { el, uid }; // the site's one DOM helper and id maker (runtime/dom.js)
 
 export const MODEL_PATH = "wasm_assets/microgpt-trained.json";
 
@@ -16,11 +16,6 @@ export function loadModel() {
   });
 }
 
-let counter = 0;
-export function uid(prefix) {
-  counter += 1;
-  return `${prefix}-${counter}-${Math.random().toString(36).slice(2, 6)}`;
-}
 
 export const START_LABEL = "∙"; // how the start marker (BOS) is shown
 
