@@ -14,7 +14,8 @@
 // reason, and the explanation opens. Everything is reachable with Tab, arrow
 // keys and Enter.
 
-let counter = 0;
+import { el, uid } from "../runtime/dom.js";
+
 const state = new WeakMap(); // root -> { original: Node[] }
 
 export function mount(root) {
@@ -25,64 +26,39 @@ export function mount(root) {
   if (!question || options.length < 2 || !explanation) return;
   state.set(root, { original: [...root.childNodes].map((n) => n.cloneNode(true)) });
 
-  const id = `mha-quiz-${++counter}`;
-  const form = document.createElement("form");
-  form.className = "mha-quiz__form";
-  form.noValidate = true;
-  const fieldset = document.createElement("fieldset");
-  const legend = document.createElement("legend");
-  legend.className = "mha-quiz__question";
-  legend.id = `${id}-q`;
-  legend.innerHTML = question.innerHTML;
-  fieldset.append(legend);
+  const id = uid("mha-quiz");
+  // Markup copied from the page is the build's own (evidence_macros.quiz), never learner text.
+  const withHtml = (node, markup) => {
+    node.innerHTML = markup;
+    return node;
+  };
+  const fieldset = el("fieldset", {},
+    withHtml(el("legend", { class: "mha-quiz__question", id: `${id}-q` }), question.innerHTML));
+  const form = el("form", { class: "mha-quiz__form", novalidate: true }, fieldset);
 
   const whys = [...root.querySelectorAll(".mha-quiz__whys > li")];
   const choices = options.map((li, i) => {
-    const label = document.createElement("label");
-    label.className = "mha-quiz__choice";
-    const input = document.createElement("input");
-    input.type = "radio";
-    input.name = id;
-    input.value = String(i);
-    input.id = `${id}-${i}`;
-    const letter = document.createElement("span");
-    letter.className = "mha-quiz__letter";
-    letter.setAttribute("aria-hidden", "true");
-    letter.textContent = String.fromCharCode(65 + i);
-    const text = document.createElement("span");
-    text.className = "mha-quiz__text";
-    text.innerHTML = li.innerHTML;
-    const mark = document.createElement("span");
-    mark.className = "mha-quiz__mark";
-    const why = document.createElement("span");
-    why.className = "mha-quiz__reason";
-    why.id = `${id}-${i}-why`;
-    why.hidden = true;
-    if (whys[i]) why.innerHTML = whys[i].innerHTML;
+    const input = el("input", { type: "radio", name: id, value: String(i), id: `${id}-${i}` });
+    const mark = el("span", { class: "mha-quiz__mark" });
+    const why = withHtml(el("span", { class: "mha-quiz__reason", id: `${id}-${i}-why`, hidden: true }),
+      whys[i] ? whys[i].innerHTML : "");
+    const text = withHtml(el("span", { class: "mha-quiz__text" }), li.innerHTML);
     text.append(mark, why);
-    label.append(input, letter, text);
+    const label = el("label", { class: "mha-quiz__choice" },
+      input, el("span", { class: "mha-quiz__letter", "aria-hidden": "true", text: String.fromCharCode(65 + i) }), text);
     fieldset.append(label);
     return { input, label, mark, why, correct: li.dataset.correct === "true" };
   });
 
-  const button = document.createElement("button");
-  button.type = "submit";
-  button.className = "md-button mha-quiz__check";
-  button.textContent = "Check my answer";
-  const feedback = document.createElement("p");
-  feedback.className = "mha-quiz__feedback";
-  feedback.setAttribute("role", "status");
-  feedback.setAttribute("aria-live", "polite");
-  const actions = document.createElement("div");
-  actions.className = "mha-quiz__actions";
-  actions.append(button, feedback);
-  form.append(fieldset, actions);
+  const button = el("button", { type: "submit", class: "md-button mha-quiz__check", text: "Check my answer" });
+  const feedback = el("p", { class: "mha-quiz__feedback", role: "status", "aria-live": "polite" });
+  form.append(el("div", { class: "mha-quiz__actions" }, button, feedback));
 
   question.replaceWith(form);
   root.querySelector(".mha-quiz__options").remove();
   explanation.hidden = true;
   explanation.open = true;
-  for (const el of explanation.querySelectorAll(".mha-quiz__whys, .mha-quiz__whys-title")) el.hidden = true;
+  for (const node of explanation.querySelectorAll(".mha-quiz__whys, .mha-quiz__whys-title")) node.hidden = true;
   const summary = explanation.querySelector("summary");
   if (summary) summary.textContent = "Why";
 

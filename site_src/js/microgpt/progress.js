@@ -5,6 +5,8 @@
 // Widgets on the page read it with getProgress(), change it with
 // updateProgress(patch) and hear about changes through onProgress(fn).
 
+import { el } from "../runtime/dom.js";
+
 export const STORAGE_KEY = "mha-microgpt-progress";
 const VERSION = 1;
 const events = new EventTarget();
@@ -91,16 +93,10 @@ const roots = new Map();
 
 export function mount(root) {
   if (roots.has(root)) return;
-  const summary = document.createElement("p");
-  summary.className = "mgpt-progress__summary";
-  summary.setAttribute("aria-live", "polite");
-  const button = document.createElement("button");
-  button.type = "button";
-  button.className = "md-button";
-  button.textContent = "Clear my progress";
-  const note = document.createElement("p");
-  note.className = "mgpt-progress__note";
-  note.textContent = "Your code, the exercise result and your quiz answers are saved in this browser only (localStorage); nothing is sent anywhere.";
+  const summary = el("p", { class: "mgpt-progress__summary", "aria-live": "polite" });
+  const button = el("button", { type: "button", class: "md-button", text: "Clear my progress", onclick: () => clearProgress() });
+  const note = el("p", { class: "mgpt-progress__note",
+    text: "Your code, the exercise result and your quiz answers are saved in this browser only (localStorage); nothing is sent anywhere." });
   const render = (progress) => {
     const answered = Object.keys(progress.quiz || {}).length;
     const right = Object.values(progress.quiz || {}).filter((a) => a && a.correct).length;
@@ -108,7 +104,6 @@ export function mount(root) {
       `Quiz: ${right} of ${QUIZ_SIZE} right (${answered} answered). ` +
       `Code: ${progress.code === null ? "starter code" : "your own version saved"}.`;
   };
-  button.addEventListener("click", () => clearProgress());
   root.replaceChildren(summary, button, note);
   render(getProgress());
   const off = onProgress((progress, reason) => {
