@@ -344,12 +344,6 @@ def all_head_masks(heads: int) -> list[list[float]]:
     return [[float((k >> (heads - 1 - h)) & 1) for h in range(heads)] for k in range(2 ** heads - 1, -1, -1)]
 
 
-def compact_encoding(path: Path) -> dict:
-    """The encoding a compact checkpoint was stored with: parameter name -> "int8" | "fp16"."""
-    saved = torch.load(path, map_location="cpu", weights_only=True)
-    return {**{k: "int8" for k in saved["int8"]}, **{k: "fp16" for k in saved.get("float16", {})}}
-
-
 def mask_parity(model, sess, x: np.ndarray) -> float:
     """Largest |logit difference| between PyTorch and onnxruntime over every head mask (0 for the MLP)."""
     heads = getattr(model, "heads", 0)

@@ -82,9 +82,9 @@ def _coat_attention(model: str):
     """Final-query attention of a shipped ONNX model over BOS + the coat prefix."""
     project_on_path()
     import numpy as np
-    import onnxruntime as ort
 
     from export.generate import prompt_history
+    from export.onnx_export import feeds, session
     from export.windows import context_window
     from export.wordlm import UNK_ID, tokenize
 
@@ -95,13 +95,9 @@ def _coat_attention(model: str):
     onnx = WASM_ASSETS / "models" / f"{model}.onnx"
     if not onnx.is_file():
         raise FigureError(f"{onnx} is missing; run `python -m export onnx`")
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    session = ort.InferenceSession(str(onnx), opts, providers=["CPUExecutionProvider"])
+    sess = session(onnx.read_bytes())
     window = np.asarray([context_window(history, T)], dtype=np.int64)
-    from export.onnx_export import feeds
-
-    _, attention = session.run(["logits", "attention"], feeds(session, window))  # [1, heads, T], every head on
+    _, attention = sess.run(["logits", "attention"], feeds(sess, window))  # [1, heads, T], every head on
     n = len(history)
     weights = [[float(w) for w in head[-n:]] for head in attention[0]]
     unknown = [j for j, i in enumerate(history) if i == UNK_ID]

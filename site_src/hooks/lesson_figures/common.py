@@ -17,10 +17,17 @@ class FigureError(Exception):
     pass
 
 
+_READ: dict[str, tuple[int, dict]] = {}  # name -> (mtime_ns, document): each file is parsed once per change
+
+
 def load_json(name: str) -> dict:
+    """A file of wasm_assets/ as JSON, read again only when it changed (the figures share evidence.json)."""
     path = WASM_ASSETS / name
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        mtime = path.stat().st_mtime_ns
+        if name not in _READ or _READ[name][0] != mtime:
+            _READ[name] = (mtime, json.loads(path.read_text(encoding="utf-8")))
+        return _READ[name][1]
     except FileNotFoundError:
         raise FigureError(f"{path} is missing; run the pipeline step that writes it (see README)") from None
     except json.JSONDecodeError as exc:
