@@ -6,9 +6,7 @@ training come from the chain rule written out below. The algorithm is Andrej
 Karpathy's microgpt (MIT), rewritten for this lesson: one transformer block,
 vectors of 16 numbers, 4 attention heads of 4 numbers, RMSNorm, no biases, a
 ReLU MLP, Adam. It sees one name per training step for 1,000 steps, then
-invents 20 names.
-
-    python microgpt.py names.txt        (one name per line)
+invents 20 names. Run: python microgpt.py names.txt (one name per line).
 
 The random draws (seed 42: shuffle the names, one Gaussian per weight, one
 choice per sampled letter) and every sum's order are the original program's,
@@ -38,35 +36,44 @@ def encode(name, char_to_id, bos):
     return [bos] + [char_to_id[ch] for ch in name] + [bos]
 
 
-# Autograd: a number that remembers its inputs and, for each input, how much
-# it moves when that input moves (the local derivative). backward() walks from
-# the loss to the weights and multiplies these together (the chain rule).
+# Autograd: a number that remembers its inputs and, per input, a slope: how far
+# the result moves when that input moves by one (the local derivative). Each
+# operation works out its result and slopes, then records them in a new Value;
+# backward() multiplies slopes along the way from the loss (the chain rule).
 class Value:
-    __slots__ = ("data", "grad", "_inputs", "_local")
+    __slots__ = ("data", "grad", "_inputs", "_slopes")
 
-    def __init__(self, data, inputs=(), local=()):
+    def __init__(self, data, inputs=(), slopes=()):
         self.data, self.grad = data, 0.0
-        self._inputs, self._local = inputs, local
+        self._inputs, self._slopes = inputs, slopes
+
+    @staticmethod
+    def wrap(n): return n if isinstance(n, Value) else Value(n)   # plain numbers join the graph
 
     def __add__(self, other):
-        other = other if isinstance(other, Value) else Value(other)
+        other = Value.wrap(other)
         return Value(self.data + other.data, (self, other), (1.0, 1.0))
 
     def __mul__(self, other):
-        other = other if isinstance(other, Value) else Value(other)
-        return Value(self.data * other.data, (self, other), (other.data, self.data))
+        other = Value.wrap(other)
+        a, b = self.data, other.data
+        return Value(a * b, (self, other), (b, a))   # d(ab)/da = b, d(ab)/db = a
 
     def __pow__(self, k):               # k is a plain number: -1, -0.5, 2
-        return Value(self.data ** k, (self,), (k * self.data ** (k - 1),))
+        result, slope = self.data ** k, k * self.data ** (k - 1)
+        return Value(result, (self,), (slope,))
 
     def log(self):
-        return Value(math.log(self.data), (self,), (1 / self.data,))
+        result, slope = math.log(self.data), 1 / self.data
+        return Value(result, (self,), (slope,))
 
     def exp(self):
-        return Value(math.exp(self.data), (self,), (math.exp(self.data),))
+        result = math.exp(self.data)
+        return Value(result, (self,), (result,))   # e^x is its own slope
 
     def relu(self):
-        return Value(max(0, self.data), (self,), (float(self.data > 0),))
+        result, slope = (self.data, 1.0) if self.data > 0 else (0, 0.0)
+        return Value(result, (self,), (slope,))
 
     def __neg__(self): return self * -1
     def __sub__(self, other): return self + (-other)
@@ -93,8 +100,8 @@ class Value:
         # ... then hand each gradient back to the inputs, from the loss down.
         self.grad = 1.0
         for node in reversed(order):
-            for child, local in zip(node._inputs, node._local):
-                child.grad += local * node.grad
+            for child, slope in zip(node._inputs, node._slopes):
+                child.grad += slope * node.grad
 
 
 # Parameters: named matrices of random numbers, drawn in this order.
@@ -112,9 +119,13 @@ def init_state(rng, vocab_size, std=0.08):
     return state
 
 
+def dot(a, b):                          # a[0]*b[0] + a[1]*b[1] + ..., left to right
+    return sum(p * q for p, q in zip(a, b))
+
+
 def linear(x, w):
     """Matrix times vector: number i is row i of w dotted with x."""
-    return [sum(wi * xi for wi, xi in zip(row, x)) for row in w]
+    return [dot(row, x) for row in w]
 
 
 def softmax(scores):
@@ -154,9 +165,9 @@ def gpt_step(state, token, pos, key_cache, value_cache):
             q_h = q[start:start + HEAD_DIM]
             k_h = [k[start:start + HEAD_DIM] for k in keys]
             v_h = [v[start:start + HEAD_DIM] for v in values]
-            scores = [sum(q_h[j] * k[j] for j in range(HEAD_DIM)) / HEAD_DIM ** 0.5 for k in k_h]
+            scores = [dot(q_h, key) / HEAD_DIM ** 0.5 for key in k_h]   # how well each key fits, / 2
             w = softmax(scores)                   # one weight per position, adding up to 1
-            blended = [sum(w[t] * v_h[t][j] for t in range(len(v_h))) for j in range(HEAD_DIM)]
+            blended = [sum(weight * v[j] for weight, v in zip(w, v_h)) for j in range(HEAD_DIM)]
             out.extend(blended)                   # 4 numbers more: 16 after the 4 heads
         x = linear(out, state[pre + "attn_wo"])   # one matrix mixes what the heads found
         # --- multi-head attention ends ---
@@ -173,7 +184,8 @@ def gpt_step(state, token, pos, key_cache, value_cache):
 def sequence_loss(state, tokens):
     """Average surprise (cross-entropy) at each next token of `tokens`."""
     n = min(BLOCK_SIZE, len(tokens) - 1)
-    key_cache, value_cache = [[] for _ in range(N_LAYER)], [[] for _ in range(N_LAYER)]
+    key_cache = [[] for _ in range(N_LAYER)]     # one list per layer, filled position by position
+    value_cache = [[] for _ in range(N_LAYER)]
     losses = []
     for pos in range(n):
         probs = softmax(gpt_step(state, tokens[pos], pos, key_cache, value_cache))
@@ -215,7 +227,8 @@ def sample(state, uchars, rng, n=NUM_SAMPLES, temperature=TEMPERATURE):
     bos = len(uchars)
     names = []
     for _ in range(n):
-        key_cache, value_cache = [[] for _ in range(N_LAYER)], [[] for _ in range(N_LAYER)]
+        key_cache = [[] for _ in range(N_LAYER)]
+        value_cache = [[] for _ in range(N_LAYER)]
         token, letters = bos, []
         for pos in range(BLOCK_SIZE):
             logits = gpt_step(state, token, pos, key_cache, value_cache)
