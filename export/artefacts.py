@@ -1,0 +1,115 @@
+"""Where the pipeline's artefacts live: one folder, and one name for each file in it.
+
+Every writer (the pipeline stages) and every reader (the site's hooks, the
+notebook, the downloads, the benchmarks, the tests) asks this module for a
+path instead of spelling it. The folder is ``wasm_assets/`` beside the
+project, or ``$MHA_WASM_ASSETS`` when set (throwaway models while developing);
+a caller may also pass a folder of its own (``--out``).
+
+This module imports nothing heavy (no torch, no numpy): the site build, which
+only renders, uses it too.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .defaults import PRESET_SEED
+
+ENV_VAR = "MHA_WASM_ASSETS"
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DIR = PROJECT_ROOT / "wasm_assets"
+
+
+def assets_dir(override: str | os.PathLike | None = None) -> Path:
+    """The artefact folder: ``override``, else ``$MHA_WASM_ASSETS``, else ``wasm_assets/``."""
+    if override:
+        return Path(override)
+    return Path(os.environ.get(ENV_VAR) or DEFAULT_DIR)
+
+
+@dataclass(frozen=True)
+class Artefacts:
+    """The named files of one artefact folder. ``Artefacts()`` is the default folder."""
+
+    root: Path = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root", assets_dir(self.root))
+
+    # The tokenizer
+    @property
+    def vocab(self) -> Path:
+        return self.root / "vocab.json"
+
+    @property
+    def tokenizer_vectors(self) -> Path:
+        return self.root / "tokenizer_vectors.json"
+
+    # The models the browser runs, and their compact checkpoints
+    @property
+    def models_dir(self) -> Path:
+        return self.root / "models"
+
+    def model_onnx(self, name: str) -> Path:
+        return self.models_dir / f"{name}.onnx"
+
+    @property
+    def manifest(self) -> Path:
+        return self.models_dir / "manifest.json"
+
+    @property
+    def checkpoints_dir(self) -> Path:
+        return self.root / "checkpoints"
+
+    def checkpoint(self, name: str, seed: int = PRESET_SEED) -> Path:
+        return self.checkpoints_dir / f"{name}-seed{seed}.pt"
+
+    @property
+    def parity(self) -> Path:
+        return self.root / "parity.json"
+
+    # Measurements
+    @property
+    def evidence(self) -> Path:
+        return self.root / "evidence.json"
+
+    @property
+    def heads(self) -> Path:
+        return self.root / "heads.json"
+
+    @property
+    def head_atlas_svg(self) -> Path:
+        return self.root / "head_atlas.svg"
+
+    @property
+    def validation_traces_svg(self) -> Path:
+        return self.root / "validation_traces.svg"
+
+    # Page data
+    @property
+    def worksheet(self) -> Path:
+        return self.root / "worksheet.json"
+
+    @property
+    def subwords(self) -> Path:
+        return self.root / "subwords.json"
+
+    @property
+    def walkthrough(self) -> Path:
+        return self.root / "walkthrough.json"
+
+    @property
+    def notebook(self) -> Path:
+        return self.root / "mha-lesson.ipynb"
+
+    # microgpt
+    @property
+    def microgpt_trained(self) -> Path:
+        return self.root / "microgpt-trained.json"
+
+
+def run_dir(runs: str | os.PathLike, name: str, seed: int) -> Path:
+    """The folder of one training run inside a runs folder."""
+    return Path(runs) / f"{name}-seed{seed}"
