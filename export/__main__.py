@@ -8,6 +8,7 @@
     evidence  write evidence.json (and the trace plot) from finished runs and the ONNX report
     heads     measure each head: knock-out perplexities and the head atlas (heads.json)
     manifest  write models/manifest.json again from the shipped models and checkpoints
+    steps     write page 4's teaching graphs (forward_full, every tensor an output) and the manifest
     walkthrough  write walkthrough.json: the lesson's B = 2 batch through the shipped four-head model
     generate  continue a prompt with a checkpoint (full or compact)
     unicode   write the browser tokenizer's table of code points Python's Unicode does not assign
@@ -194,6 +195,14 @@ def cmd_manifest(args) -> None:
     print(f"wrote {write_manifest(Path(args.out))}")
 
 
+def cmd_steps(args) -> None:
+    from .onnx_export import write_manifest
+    from .teaching_graph import write_all
+
+    write_all(Path(args.out))
+    print(f"wrote {write_manifest(Path(args.out))}")
+
+
 def cmd_heads(args) -> None:
     from .heads import write
 
@@ -276,6 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("manifest", help="write models/manifest.json from the shipped models and checkpoints")
     p.add_argument("--out", default="wasm_assets", help="folder with models/, checkpoints/ and vocab.json")
     p.set_defaults(func=cmd_manifest)
+    p = sub.add_parser("steps", help="write page 4's teaching graphs (every tensor of forward_full) and the manifest")
+    p.add_argument("--out", default="wasm_assets", help="folder with models/, checkpoints/ and vocab.json")
+    p.set_defaults(func=cmd_steps)
     p = sub.add_parser("heads", help="knock-out perplexities and the head atlas of the shipped attention models")
     _add_data_args(p)
     p.add_argument("--out", default="wasm_assets", help="folder with evidence.json; heads.json and the atlas go here")
