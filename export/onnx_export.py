@@ -338,8 +338,12 @@ def _steps_entry(out: Path, name: str) -> dict:
         return {}
     check_fresh(artefacts, name)
     data = path.read_bytes()
+    graph = onnx.load_from_string(data).graph
+    # the name the graph gives its external weights file: the browser maps it to the shipped file's bytes
+    locations = {e.value for i in graph.initializer for e in i.external_data if e.key == "location"}
     return {"steps": {"file": f"models/{path.name}", "bytes": len(data), "sha256": sha256(data),
-                      "weights": f"models/{name}.onnx", "outputs": [o.name for o in onnx.load_from_string(data).graph.output]}}
+                      "weights": f"models/{name}.onnx", "external_path": ",".join(sorted(locations)),
+                      "outputs": [o.name for o in graph.output]}}
 
 
 def write_manifest(out: Path, models: tuple[str, ...] = MODEL_NAMES) -> Path:
