@@ -127,12 +127,15 @@ export function strip({ host, values, label = "", highlight = [], groups = null,
   const box = el("div", { class: "mha-st__strip" }, label ? el("p", { class: "mha-st__strip-label", text: label }) : null, canvas);
   host.append(box);
   const n = values.length;
-  const cols = Math.min(n, perRow);
+  const width = Math.max(100, Math.min(maxWidth, box.clientWidth || maxWidth));
+  let cols = Math.min(n, perRow);
+  // a phone: wrap into more rows rather than draw cells too thin to see
+  while (cols > 16 && (width - 2) / cols < 6 && cols % 2 === 0) cols /= 2;
   const rows = Math.ceil(n / cols);
-  const width = Math.max(120, Math.min(maxWidth, box.clientWidth || maxWidth));
   const size = Math.max(3, Math.min(18, Math.floor((width - 2) / cols)));
+  const cellH = Math.max(size, 8);
   const band = groups ? 5 : 0;
-  const rowH = size + band + 2;
+  const rowH = cellH + band + 2;
   const ctx = setup(canvas, cols * size + 2, rows * rowH + 2);
   const bg = parseColour(cssColour(host, "--md-default-bg-color", "#fff"));
   const pos = parseColour(cssColour(host, "--mha-st-positive", "#0072b2"));
@@ -144,14 +147,14 @@ export function strip({ host, values, label = "", highlight = [], groups = null,
     const y = 1 + Math.floor(i / cols) * rowH;
     const v = values[i];
     ctx.fillStyle = mix(v >= 0 ? pos : neg, bg, 0.08 + 0.92 * Math.abs(v) / max);
-    ctx.fillRect(x, y, size - (size > 5 ? 1 : 0), size);
+    ctx.fillRect(x, y, size - (size > 5 ? 1 : 0), cellH);
   }
   if (groups) {
     for (const g of groups) {
       ctx.fillStyle = g.colour;
       for (let i = g.from; i < g.to; i++) {
         const x = 1 + (i % cols) * size;
-        const y = 1 + Math.floor(i / cols) * rowH + size + 1;
+        const y = 1 + Math.floor(i / cols) * rowH + cellH + 1;
         ctx.fillRect(x, y, size, band - 1);
       }
     }
@@ -161,7 +164,7 @@ export function strip({ host, values, label = "", highlight = [], groups = null,
   for (const i of highlight) {
     const x = 1 + (i % cols) * size;
     const y = 1 + Math.floor(i / cols) * rowH;
-    ctx.strokeRect(x, y, size - 1, size);
+    ctx.strokeRect(x, y, size - 1, cellH);
   }
   return box;
 }

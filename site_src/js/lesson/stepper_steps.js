@@ -298,10 +298,11 @@ const STEPS = [
         strip({ host: view.picture, values: Array.from({ length: r.d }, (_, i) => get(r.final, i)), label: `${name} at ${q(r.labels[last])}`, highlight: [0] });
       }
       const [e, u, s] = [r.t.E(r.final, 0), r.t.update(r.final, 0), r.t.updated(r.final, 0)];
+      const f3 = (x) => x.toFixed(3).replace("-", "−"); // three places, so the printed sum adds up
       return {
-        sentence: `The update is added to E, the row the block started with, so the attention block only has to learn a change: at ${q(r.labels[last])}, coordinate 0 is ${f2(e)} + ${f2(u)} = ${f2(s)}.`,
-        numbers: [["E", f2(e)], ["update", f2(u)], ["updated", f2(s)]],
-        alt: `E, the update and their sum at the final slot, ${r.d} numbers each; coordinate 0: ${f2(e)} plus ${f2(u)} is ${f2(s)}.`,
+        sentence: `The update is added to E, the row the block started with, so the attention block only has to learn a change: at ${q(r.labels[last])}, coordinate 0 is ${f3(e)} + ${f3(u)} = ${f3(s)}.`,
+        numbers: [["E", f3(e)], ["update", f3(u)], ["updated", f3(s)]],
+        alt: `E, the update and their sum at the final slot, ${r.d} numbers each; coordinate 0: ${f3(e)} plus ${f3(u)} is ${f3(s)}.`,
       };
     },
   },
