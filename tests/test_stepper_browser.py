@@ -211,9 +211,14 @@ def test_axe_finds_no_serious_violation_in_the_stepper(make_page, base_url, sche
     for _ in range(5):
         page.keyboard.press("ArrowRight")
     bad = []
-    for when in ("predict", "revealed"):
+    for when in ("predict", "revealed", "last step"):
         if when == "revealed":
             page.get_by_role("button", name="Reveal the weights").click()
+        if when == "last step":
+            page.locator(".mha-st__title").focus()
+            for _ in range(6):
+                page.keyboard.press("ArrowRight")
+            assert page.get_by_role("button", name="and run again").is_visible()
         result = page.evaluate("() => axe.run(document.querySelector('.mha-st'), { resultTypes: ['violations'] })")
         bad += [(when, v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]
                 if v["impact"] in ("serious", "critical")]

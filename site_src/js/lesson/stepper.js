@@ -90,13 +90,14 @@ class Stepper {
     this.numbers = el("dl", { class: "mha-st__numbers" });
     this.predict = el("div", { class: "mha-st__predict" });
     this.picture = el("figure", { class: "mha-st__picture", role: "img" });
+    this.actions = el("div", { class: "mha-st__actions" });
     this.code = el("div", { class: "mha-st__code" });
     this.panel = el("section", { class: "mha-st__panel", hidden: true, tabindex: "0", "aria-labelledby": this.title.id,
       onkeydown: (e) => this.onKey(e) },
       el("div", { class: "mha-st__nav" }, this.back, this.counter, this.next),
       this.title,
       el("div", { class: "mha-st__body" }, this.map,
-        el("div", { class: "mha-st__main" }, this.shape, this.sentence, this.numbers, this.predict, this.picture, this.code)),
+        el("div", { class: "mha-st__main" }, this.shape, this.sentence, this.numbers, this.predict, this.picture, this.actions, this.code)),
       el("p", { class: "mha-st__keys", text: "Keys: ← and → move between the steps while the stepper has the focus." }));
     this.root.replaceChildren(el("div", { class: "mha-st" }, form, this.status, this.problem, this.panel));
     // Colours follow the page's light/dark switch: redraw the step when it changes.
@@ -285,7 +286,8 @@ class Stepper {
     this.shape.replaceChildren(el("span", { class: "mha-st__shape-label", text: "Shape " }), el("code", { text: step.shape(r) }));
     this.picture.replaceChildren();
     this.predict.replaceChildren();
-    const view = { picture: this.picture };
+    this.actions.replaceChildren();
+    const view = { picture: this.picture, actions: this.actions };
     const { sentence, numbers, alt } = step.draw(r, view, this.state);
     this.sentence.textContent = sentence;
     this.numbers.replaceChildren(...numbers.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: String(v) })]));

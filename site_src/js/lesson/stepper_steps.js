@@ -336,7 +336,7 @@ const STEPS = [
       bars({ host: view.picture, items });
       const chosen = r.tokenText(r.top[0]);
       const append = el("button", { type: "button", class: "md-button md-button--primary mha-st__append", text: `Append ${q(chosen)} and run again`, onclick: () => state.append() });
-      view.picture.append(append);
+      view.actions.append(append); // outside the picture: a figure read as one image hides its buttons
       return {
         sentence: `The vocabulary head gives one logit per token, ${r.C} in all; softmax turns them into probabilities (PAD, BOS and UNK are never chosen). The top is ${q(chosen)} at ${pct(r.probs[r.top[0]])}, so greedy decoding picks it; appending it and running again is one step of generation.`,
         numbers: [["chosen", q(chosen)], ["its logit", f2(r.logits[r.top[0]])], ["its probability", pct(r.probs[r.top[0]])]],
