@@ -5,7 +5,8 @@ trained model one operation at a time. Its numbers come from onnxruntime
 running this graph, not from a second implementation in JavaScript.
 
 * input ``ids``: int64 [1, T];
-* outputs (``OUTPUTS``): E [1, T, d], Q, K, V [1, heads, T, head_dim],
+* outputs (``OUTPUTS``): token_rows [1, T, d] and position_rows [1, T, d]
+  (the two lookups whose sum is E, from the model's own embedding tables), E [1, T, d], Q, K, V [1, heads, T, head_dim],
   scores and A [1, heads, T, T], mask (bool) [1, T, T], messages
   [1, heads, T, head_dim], joined, update, updated [1, T, d], hidden
   [1, hidden], logits [1, C].
@@ -42,8 +43,8 @@ from .checkpoints import load_compact
 from .windows import context_window
 
 # forward_full's outputs, in its order (``update`` is W_O's output, before the residual)
-OUTPUTS = ("E", "Q", "K", "V", "scores", "mask", "A", "messages", "joined", "update", "updated", "hidden",
-           "logits")
+OUTPUTS = ("token_rows", "position_rows", "E", "Q", "K", "V", "scores", "mask", "A", "messages", "joined", "update",
+           "updated", "hidden", "logits")
 ATTENTION_MODELS = ("one_head", "four_heads")
 PARITY_TOL = 1e-4  # as the shipped graphs' check (export.onnx_export.PARITY_TOL); the tests use tests/tolerance.py
 WEIGHTS_KEY = "weights_sha256"
@@ -58,12 +59,19 @@ def forward_full_outputs(model, window: list[int]) -> dict[str, np.ndarray]:
     x = torch.tensor([window], dtype=torch.long)
     with torch.no_grad():
         out = model.forward_full(x)
-        out["update"] = model.W_O(out["joined"])
+        out.update(_extras(model, x, out))
     return {k: out[k].numpy() for k in OUTPUTS}
 
 
+def _extras(model, ids, out) -> dict:
+    """What the stepper shows that forward_full does not return: the two rows E sums, and W_O's own output."""
+    positions = torch.arange(ids.shape[1], device=ids.device)
+    return {"token_rows": model.token_embedding(ids), "position_rows": model.position_embedding(positions)[None],
+            "update": model.W_O(out["joined"])}
+
+
 class _WithUpdate(torch.nn.Module):
-    """forward_full plus W_O's own output, so the graph's ``update`` is computed, not E subtracted back."""
+    """forward_full plus ``_extras``: ``update`` is W_O's own output, not E subtracted back from ``updated``."""
 
     def __init__(self, model):
         super().__init__()
@@ -71,8 +79,8 @@ class _WithUpdate(torch.nn.Module):
 
     def forward(self, ids):
         out = self.model.forward_full(ids)
-        update = self.model.W_O(out["joined"])
-        return tuple(update if k == "update" else out[k] for k in OUTPUTS)
+        out.update(_extras(self.model, ids, out))
+        return tuple(out[k] for k in OUTPUTS)
 
 
 def to_teaching_onnx(model) -> onnx.ModelProto:
@@ -85,6 +93,12 @@ def to_teaching_onnx(model) -> onnx.ModelProto:
     torch.onnx.export(_WithUpdate(model).eval(), (example,), buf, input_names=["ids"], output_names=list(OUTPUTS),
                       opset_version=OPSET, dynamo=False)
     proto = onnx.load_from_string(buf.getvalue())
+    # An output that is a constant (the position rows of a fixed T) comes out under its
+    # initializer's name; an Identity gives it its own.
+    for out, name in zip(proto.graph.output, OUTPUTS):
+        if out.name != name:
+            proto.graph.node.append(onnx.helper.make_node("Identity", [out.name], [name], name=f"output_{name}"))
+            out.name = name
     if model.encoding != "float32":
         proto = quantize_initializers(proto, model, model.encoding)
     onnx.checker.check_model(proto)

@@ -13,6 +13,7 @@
 import { el } from "../runtime/dom.js";
 import { bars, headColour, heatmap, strip } from "./stepper_draw.js";
 
+const f3 = (x) => (Math.abs(x) < 0.0005 ? 0 : x).toFixed(3).replace("-", "−"); // three places, so printed sums add up
 export const f2 = (x) => (Number.isFinite(x) ? (Math.abs(x) < 0.005 ? 0 : x).toFixed(2).replace("-", "−") : x > 0 ? "∞" : "−∞");
 const pct = (p) => `${(100 * p).toFixed(1)} %`;
 const q = (s) => `“${s}”`;
@@ -86,13 +87,17 @@ const STEPS = [
     code: ["export/multihead.py#embed", "export/multihead.py#forward-full"],
     draw(r, view) {
       const last = r.n - 1;
-      const vals = [0, 1, 2].map((i) => r.t.E(r.final, i));
-      heatmapRows(r, view, (s, i) => r.t.E(s, i), r.d, "E, one row of " + r.d + " numbers per real slot", [last, [0, 1, 2]]);
-      const sentence = `Each id fetches its row of ${r.d} numbers from the token table and adds the row of its slot from the position table; at the final slot (${q(r.labels[last])}) E starts ${vals.map(f2).join(", ")}.`;
+      const row = (get) => Array.from({ length: r.d }, (_, i) => get(r.final, i));
+      strip({ host: view.picture, values: row(r.t.token_rows), label: `token row of ${q(r.labels[last])} (id ${r.ids[r.final]})`, highlight: [0] });
+      strip({ host: view.picture, values: row(r.t.position_rows), label: `position row of slot ${r.final}`, highlight: [0] });
+      strip({ host: view.picture, values: row(r.t.E), label: `E at slot ${r.final}: their sum`, highlight: [0] });
+      heatmapRows(r, view, (s, i) => r.t.E(s, i), r.d, `E, one row of ${r.d} numbers per real slot`, [last, [0]]);
+      const [tok, pos, e] = [r.t.token_rows(r.final, 0), r.t.position_rows(r.final, 0), r.t.E(r.final, 0)];
+      const sentence = `Each id fetches its row of ${r.d} numbers from the token table, and each slot its row from the position table (the same word in another slot gets another position row); E is their sum. At the final slot, ${q(r.labels[last])}, coordinate 0 is ${f3(tok)} + ${f3(pos)} = ${f3(e)}.`;
       return {
         sentence,
-        numbers: vals.map((v, i) => [`E[${q(r.labels[last])}, ${i}]`, f2(v)]),
-        alt: `E for the ${r.n} real slots, ${r.d} numbers each. Final slot ${r.labels[last]}: ${vals.map(f2).join(", ")}, …`,
+        numbers: [["token row", f3(tok)], ["position row", f3(pos)], ["E", f3(e)]],
+        alt: `Token row, position row and E at the final slot ${r.labels[last]}, ${r.d} numbers each; coordinate 0: ${f3(tok)} plus ${f3(pos)} is ${f3(e)}. Below, E for all ${r.n} real slots.`,
       };
     },
   },
@@ -144,9 +149,13 @@ const STEPS = [
           cell: (a, b) => ({ t: (r.t.scores(h, r.real[a], r.real[b]) - lo) / Math.max(1e-9, hi - lo), blocked: false }),
           highlight: [[last, top]] });
       }
+      // the sentence's arithmetic, from the graph's own Q and K rows
+      let dot = 0;
+      for (let i = 0; i < r.dh; i++) dot += r.t.Q(0, r.final, i) * r.t.K(0, r.real[best[0].i], i);
       return {
-        sentence: `A score is a query dotted with a key, divided by √${r.dh}; every head scores every pair. At ${q(r.labels[last])}, ${headName(r, 0)}'s query matches ${q(r.labels[best[0].i])} best (${f2(best[0].v)}). Later slots get scores too: the mask comes next.`,
-        numbers: best.map((b, h) => [`best score, ${headName(r, h)}`, `${f2(b.v)} (${q(r.labels[b.i])})`]),
+        sentence: `A score is a query dotted with a key, divided by √${r.dh} = ${Math.sqrt(r.dh)}; every head scores every pair. At ${q(r.labels[last])}, ${headName(r, 0)}'s query matches the key of ${q(r.labels[best[0].i])} best: q · k = ${f2(dot)}, and ${f2(dot)} / ${Math.sqrt(r.dh)} = ${f2(best[0].v)}. Later slots get scores too: the mask comes next.`,
+        numbers: [[`q · k, ${headName(r, 0)}`, f2(dot)], [`score, ${headName(r, 0)}`, `${f2(best[0].v)} (${q(r.labels[best[0].i])})`],
+          ...best.slice(1).map((b, h) => [`best score, ${headName(r, h + 1)}`, `${f2(b.v)} (${q(r.labels[b.i])})`])],
         alt: `Scores of every receiver and source among the ${r.n} real slots, per head. At the final slot the best score is ` +
           best.map((b, h) => `${headName(r, h)}: ${r.labels[b.i]} ${f2(b.v)}`).join("; ") + ".",
       };
@@ -298,7 +307,6 @@ const STEPS = [
         strip({ host: view.picture, values: Array.from({ length: r.d }, (_, i) => get(r.final, i)), label: `${name} at ${q(r.labels[last])}`, highlight: [0] });
       }
       const [e, u, s] = [r.t.E(r.final, 0), r.t.update(r.final, 0), r.t.updated(r.final, 0)];
-      const f3 = (x) => x.toFixed(3).replace("-", "−"); // three places, so the printed sum adds up
       return {
         sentence: `The update is added to E, the row the block started with, so the attention block only has to learn a change: at ${q(r.labels[last])}, coordinate 0 is ${f3(e)} + ${f3(u)} = ${f3(s)}.`,
         numbers: [["E", f3(e)], ["update", f3(u)], ["updated", f3(s)]],
