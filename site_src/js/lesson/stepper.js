@@ -290,7 +290,7 @@ class Stepper {
     const view = { picture: this.picture, actions: this.actions };
     const { sentence, numbers, alt } = step.draw(r, view, this.state);
     this.sentence.textContent = sentence;
-    this.numbers.replaceChildren(...numbers.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: String(v) })]));
+    this.numbers.replaceChildren(...numbers.map(([k, v]) => el("div", { class: "mha-st__num" }, el("dt", { text: k }), el("dd", { text: String(v) }))));
     this.picture.setAttribute("aria-label", alt);
     this.picture.hidden = !this.picture.childNodes.length;
     if (step.predict) this.drawPredict(r);

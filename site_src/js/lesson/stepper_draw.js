@@ -130,7 +130,7 @@ export function strip({ host, values, label = "", highlight = [], groups = null,
   const width = Math.max(100, Math.min(maxWidth, box.clientWidth || maxWidth));
   let cols = Math.min(n, perRow);
   // a phone: wrap into more rows rather than draw cells too thin to see
-  while (cols > 16 && (width - 2) / cols < 6 && cols % 2 === 0) cols /= 2;
+  while (cols > 16 && (width - 2) / cols < 4.5 && cols % 2 === 0) cols /= 2;
   const rows = Math.ceil(n / cols);
   const size = Math.max(3, Math.min(18, Math.floor((width - 2) / cols)));
   const cellH = Math.max(size, 8);
