@@ -11,7 +11,7 @@
 // (see stepper.js): nothing here computes a tensor, it only reads and draws.
 
 import { el } from "../runtime/dom.js";
-import { bars, headColour, heatmap, strip } from "./stepper_draw.js";
+import { bars, cssColour, headColour, heatmap, strip } from "./stepper_draw.js";
 
 const f3 = (x) => (Math.abs(x) < 0.0005 ? 0 : x).toFixed(3).replace("-", "−"); // three places, so printed sums add up
 export const f2 = (x) => (Number.isFinite(x) ? (Math.abs(x) < 0.005 ? 0 : x).toFixed(2).replace("-", "−") : x > 0 ? "∞" : "−∞");
@@ -175,8 +175,9 @@ const STEPS = [
         else pad++;
       }
       const openFinal = r.real.filter((s) => !r.t.mask(r.final, s)).length;
-      heatmap({ host: view.picture, n: r.n, labels: r.labels, colour: "var(--mha-mask-open)", title: "real slots: receivers (rows) × sources (columns)",
-        cell: (a, b) => ({ t: 1, blocked: r.t.mask(r.real[a], r.real[b]) }) });
+      heatmap({ host: view.picture, n: r.n, labels: r.labels, colour: cssColour(r.host, "--mha-mask-open", "#0072b2"),
+        title: "real slots: receivers (rows) × sources (columns); open = may read, hatched = blocked",
+        cell: (a, b) => ({ t: 0.7, blocked: r.t.mask(r.real[a], r.real[b]) }) });
       const pads = r.T - r.n;
       return {
         sentence: `Of the ${r.T} × ${r.T} pairs, ${future} are blocked because the source comes later than the receiver and ${pad} because a real token would read PAD; blocked scores become −∞, so their weights will be exactly 0. The final slot may read all ${openFinal} real tokens${pads ? ` and none of the ${pads} PAD slots` : ""}.`,
