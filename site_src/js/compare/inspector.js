@@ -45,7 +45,7 @@ export function renderInspector(section, view) {
   for (const m of models) {
     if (outputs[m.name]) tops.append(topList(m, outputs[m.name], vocab, excluded));
   }
-  section.replaceChildren(el("div", { class: "mha-inspector__head" }, heading, stepper, close), intro, maps,
+  section.replaceChildren(el("div", { class: "mha-inspector__head" }, heading, el("span", { class: "mha-inspector__actions" }, stepper, close)), intro, maps,
     el("h3", { text: "Most likely next tokens" }), tops);
   section.hidden = false;
   return { heading, close };
