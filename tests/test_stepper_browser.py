@@ -58,6 +58,21 @@ def _reference(name: str, prompt: str):
     return window, forward_full_outputs(model, window)
 
 
+def _compare_all(page, name, prompt):
+    """Every tensor the browser holds against PyTorch's forward_full; returns the reference window."""
+    window, ref = _reference(name, prompt)
+    assert page.evaluate("window.mhaStepper.state().ids") == window
+    got = page.evaluate("window.mhaStepper.tensors()")
+    assert sorted(got) == sorted(OUTPUTS)
+    for k in OUTPUTS:
+        data = np.asarray(got[k]["data"]).reshape(got[k]["dims"])
+        if k == "mask":
+            assert np.array_equal(data.astype(bool), ref[k]), k
+        else:
+            assert_close_array(data.astype(np.float32), ref[k], name=f"{name} {k}")
+    return window, got
+
+
 def _check_step(page, key):
     assert page.evaluate("window.mhaStepper.state().key") == key
     panel = page.locator(".mha-st__panel")
@@ -80,16 +95,8 @@ def test_typed_prompt_walks_every_step_by_keyboard_with_pytorch_numbers(make_pag
     assert not [u for u in watch.requests if ".onnx" in u or "/vendor/ort/" in u or "stepper_code" in u]
     prompt = "The zorblax found a shiny red"
     state = _open(page, base_url, prompt=prompt)
-    window, ref = _reference("four_heads", prompt)
-    assert state["model"] == "four_heads" and state["ids"] == window and state["steps"] == len(KEYS)
-    got = page.evaluate("window.mhaStepper.tensors()")
-    assert sorted(got) == sorted(OUTPUTS)
-    for k in OUTPUTS:
-        data = np.asarray(got[k]["data"]).reshape(got[k]["dims"])
-        if k == "mask":
-            assert np.array_equal(data.astype(bool), ref[k]), k
-        else:
-            assert_close_array(data.astype(np.float32), ref[k], name=k)
+    window, got = _compare_all(page, "four_heads", prompt)
+    assert state["model"] == "four_heads" and state["steps"] == len(KEYS)
     # tokens: BOS and the unknown word are marked
     assert page.locator(".mha-st__chip--bos").count() == 1
     assert page.locator(".mha-st__chip--unk").inner_text().startswith("zorblax")
@@ -127,15 +134,14 @@ def test_one_head_append_runs_again_and_long_prompt_crops(make_page, base_url):
     page, _ = make_page(viewport={"width": 390, "height": 800})
     long = " ".join(["Tom and Sam went to the park to play with a big red ball ."] * 6)
     state = _open(page, base_url, prompt=long, model="one_head")
-    window, ref = _reference("one_head", long)
-    assert state["model"] == "one_head" and state["ids"] == window and 0 not in window
-    got = page.evaluate("window.mhaStepper.tensors()")
+    window, got = _compare_all(page, "one_head", long)
+    assert state["model"] == "one_head" and 0 not in window
     assert got["Q"]["dims"] == [1, 1, 64, 64]
-    assert_close_array(np.asarray(got["logits"]["data"], dtype=np.float32).reshape(1, -1), ref["logits"], name="logits")
     assert "no longer fit" in page.locator(".mha-st__sentence").inner_text()
     page.fill(".mha-st__input", "Lily found a")
     page.press(".mha-st__input", "Enter")
     page.wait_for_function("() => window.mhaStepper.state().ids.filter((i) => i).length === 4")
+    _compare_all(page, "one_head", "Lily found a")
     page.locator(".mha-st__title").focus()
     for _ in KEYS[1:]:
         page.keyboard.press("ArrowRight")
