@@ -35,8 +35,8 @@ function headGroups(run) {
   return Array.from({ length: run.H }, (_, h) => ({ from: h * run.dh, to: (h + 1) * run.dh, colour: headColour(run.host, h) }));
 }
 
-function headGrid(view) {
-  const grid = el("div", { class: "mha-st__heads" });
+function headGrid(view, heads) {
+  const grid = el("div", { class: heads > 1 ? "mha-st__heads mha-st__heads--many" : "mha-st__heads" });
   view.picture.append(grid);
   return grid;
 }
@@ -133,7 +133,7 @@ const STEPS = [
     shape: (r) => `scores: [1, ${r.H}, ${r.T}, ${r.T}]`,
     code: ["export/multihead.py#full-scores"],
     draw(r, view) {
-      const grid = headGrid(view);
+      const grid = headGrid(view, r.H);
       const last = r.n - 1;
       const best = [];
       for (let h = 0; h < r.H; h++) {
@@ -203,7 +203,7 @@ const STEPS = [
           alt: "The weights are hidden until you reveal them.",
         };
       }
-      const grid = headGrid(view);
+      const grid = headGrid(view, r.H);
       const tops = [];
       for (let h = 0; h < r.H; h++) {
         const top = heaviest(r, h);
@@ -239,7 +239,7 @@ const STEPS = [
     code: ["export/multihead.py#full-messages"],
     draw(r, view) {
       const last = r.n - 1;
-      const grid = headGrid(view);
+      const grid = headGrid(view, r.H);
       for (let h = 0; h < r.H; h++) {
         const values = Array.from({ length: r.dh }, (_, i) => r.t.messages(h, r.final, i));
         strip({ host: grid, values, label: `${headName(r, h)}: message at ${q(r.labels[last])}`, highlight: h === 0 ? [0] : [],
