@@ -70,7 +70,7 @@ const STEPS = [
         el("span", { class: "mha-st__key mha-st__slot--unk" }), " unknown (UNK)"), slots, chips);
       const pads = r.T - r.n;
       const unk = r.words.filter((w) => w && w.unknown);
-      let sentence = `${r.n} ids: BOS (id ${r.special.BOS}) opens every prompt, then one id per word or mark`;
+      let sentence = `${r.n} id${r.n === 1 ? "" : "s"}: BOS (id ${r.special.BOS}) opens every prompt, then one id per word or mark`;
       if (unk.length) sentence += `; ${unk.map((w) => q(w.text)).join(", ")} ${unk.length > 1 ? "are" : "is"} not in the vocabulary, so ${unk.length > 1 ? "they read" : "it reads"} as UNK (id ${r.special.UNK})`;
       sentence += pads ? `; the ${pads} empty slots on the left are PAD (id ${r.special.PAD}).` : ".";
       if (r.dropped) sentence += ` The prompt had ${r.dropped + r.T} ids, so the first ${r.dropped} no longer fit in the ${r.T} slots.`;
@@ -217,7 +217,8 @@ const STEPS = [
           .map((w) => ({ label: w.label, value: w.w, text: f2(w.w), mark: state.picks[h] === w.index }));
         bars({ host: fig, items, colour: headColour(r.host, h) });
       }
-      const parked = tops.map((t, h) => ({ t, h })).filter(({ t }) => r.ids[t.slot] === r.special.BOS);
+      // (with BOS the only source there is no choice to explain)
+      const parked = r.n > 1 ? tops.map((t, h) => ({ t, h })).filter(({ t }) => r.ids[t.slot] === r.special.BOS) : [];
       let sentence = `Softmax turns each receiver's allowed scores into weights that add up to 1 (blocked pairs get exactly 0). At ${q(r.labels[last])}, ` +
         tops.map((t, h) => `${headName(r, h)} weighs ${q(t.label)} most (${f2(t.w)})`).join(", ") + ".";
       if (parked.length) {
