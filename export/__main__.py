@@ -9,6 +9,7 @@
     heads     measure each head: knock-out perplexities and the head atlas (heads.json)
     manifest  write models/manifest.json again from the shipped models and checkpoints
     walkthrough  write walkthrough.json: the lesson's B = 2 batch through the shipped four-head model
+    pagedata  write page_data.json: the figures' and tables' computed data (the site build only renders)
     generate  continue a prompt with a checkpoint (full or compact)
     unicode   write the browser tokenizer's table of code points Python's Unicode does not assign
     all       vocab, train, onnx, evidence, walkthrough, the page-2 worksheet and page-3 subwords: stories -> wasm_assets/
@@ -227,6 +228,14 @@ def cmd_all(args) -> None:
 
     print(f"wrote {worksheet.write(Path(args.out) / 'worksheet.json')}")
     print(f"wrote {subwords.write(Path(args.out) / 'subwords.json', getattr(args, 'data', None))}")
+    cmd_pagedata(args)
+
+
+def cmd_pagedata(args) -> None:
+    from .artefacts import Artefacts
+    from .lesson.page_data import write
+
+    write(Artefacts(args.out))
 
 
 def cmd_generate(args) -> None:
@@ -286,6 +295,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="wasm_assets", help="folder with vocab.json and evidence.json; output goes here")
     p.add_argument("--checkpoints", default=None, help="folder with four_heads-seed11.pt (default OUT/checkpoints)")
     p.set_defaults(func=cmd_walkthrough)
+    p = sub.add_parser("pagedata", help="write page_data.json: what the pages draw that is computed, not measured")
+    p.add_argument("--out", default="wasm_assets", help="the artefact folder it reads and writes")
+    p.set_defaults(func=cmd_pagedata)
     p = sub.add_parser("generate", help="continue a prompt with a checkpoint (full or compact)")
     p.add_argument("checkpoint")
     p.add_argument("prompt")
