@@ -15,7 +15,7 @@ PREFIX  ?= /
 SITE_URL ?=
 SERVE_URL = http://$(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST)):$(PORT)/$(patsubst /%,%,$(PREFIX))
 
-.PHONY: setup site-setup serve build test models microgpt bench clean
+.PHONY: setup site-setup serve build test models train-runs microgpt bench clean
 
 .venv/ready: pyproject.toml
 	python3 -m venv .venv
@@ -51,8 +51,25 @@ test: setup .venv-site/ready /usr/bin/chromium
 	$(PY) -m pytest
 
 # Maintainers: rerun everything from the stories to wasm_assets/ (about an hour on 2 cores).
+# One Make target per training run, so `make -j3 models` trains three at a time; a finished
+# run is skipped by the command itself, so an interrupted `make models` resumes. Then the
+# stage graph (python -m export all) runs in order, reusing the finished runs.
+# PROTOCOL: options for every stage, e.g. a tiny one: PROTOCOL='--updates 4 --seeds 11'.
+RUNS     ?= runs
+OUT      ?= wasm_assets
+PROTOCOL ?=
+RUN_NAMES ?=
+
 models: .venv/ready
-	$(PY) -m export all --data $(DATA) --out wasm_assets --runs runs
+	$(MAKE) train-runs RUN_NAMES="$$($(PY) -m export runs $(PROTOCOL))"
+	$(PY) -m export all --data $(DATA) --out $(OUT) --runs $(RUNS) --no-progress $(PROTOCOL)
+
+train-runs: $(addprefix run-,$(RUN_NAMES))
+
+# run-four_heads-seed11: one run, one command, one folder runs/four_heads-seed11/.
+run-%:
+	$(PY) -m export train --data $(DATA) --runs $(RUNS) --no-progress $(PROTOCOL) \
+	  --models $(word 1,$(subst -seed, ,$*)) --seeds $(word 2,$(subst -seed, ,$*))
 
 microgpt: .venv/ready
 	$(PY) -m export.microgpt --names $(NAMES) --out wasm_assets/microgpt-trained.json

@@ -112,7 +112,7 @@ def head_endings(evidence: dict) -> dict:
     from ..wordlm import detokenize
 
     atlas = evidence.get("heads", {}).get("atlas", {})
-    return {model: [detokenize(h["clearest"]["tokens"][-8:]) for h in entry["heads"]]
+    return {model: [detokenize(h["clearest"]["tokens"][-8:]) if "clearest" in h else None for h in entry["heads"]]
             for model, entry in atlas.items()}
 
 
