@@ -109,7 +109,7 @@ def _runtime_cache(page) -> list[str]:
       const names = (await caches.keys()).filter((n) => n.startsWith('mha-runtime-'));
       const urls = [];
       for (const name of names) for (const r of await (await caches.open(name)).keys()) urls.push(r.url);
-      return urls.map((u) => new URL(u).pathname.split('/').slice(-2).join('/')).sort(); }""")
+      return urls.map((u) => new URL(u).pathname.replace(/\/[0-9a-f]{12}\//, '/').split('/').slice(-2).join('/')).sort(); }""")
 
 
 def _wait_cached(page, files: set[str]) -> None:
@@ -117,7 +117,7 @@ def _wait_cached(page, files: set[str]) -> None:
       const names = (await caches.keys()).filter((n) => n.startsWith('mha-runtime-'));
       const have = new Set();
       for (const name of names) for (const r of await (await caches.open(name)).keys())
-        have.add(new URL(r.url).pathname.split('/').slice(-2).join('/'));
+        have.add(new URL(r.url).pathname.replace(/\/[0-9a-f]{12}\//, '/').split('/').slice(-2).join('/'));
       return files.every((f) => have.has(f)); }""", arg=sorted(files), timeout=60000, polling=250)
 
 
