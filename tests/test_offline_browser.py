@@ -105,7 +105,7 @@ def test_links_do_not_keep_the_previous_pages_anchor(make_page, subpath_url):
 
 
 def _runtime_cache(page) -> list[str]:
-    return page.evaluate("""async () => {
+    return page.evaluate(r"""async () => {
       const names = (await caches.keys()).filter((n) => n.startsWith('mha-runtime-'));
       const urls = [];
       for (const name of names) for (const r of await (await caches.open(name)).keys()) urls.push(r.url);
@@ -113,7 +113,7 @@ def _runtime_cache(page) -> list[str]:
 
 
 def _wait_cached(page, files: set[str]) -> None:
-    page.wait_for_function("""async (files) => {
+    page.wait_for_function(r"""async (files) => {
       const names = (await caches.keys()).filter((n) => n.startsWith('mha-runtime-'));
       const have = new Set();
       for (const name of names) for (const r of await (await caches.open(name)).keys())
