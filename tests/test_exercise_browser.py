@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser_util import PageWatch
+from tests.site_paths import built_file
 from tests.test_exercise_checker import MISTAKES, line_of, solution, starter
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -426,7 +427,7 @@ def _serve(site: Path):
 
 
 def test_missing_runtime_file_is_named_within_seconds(make_page, built_site, tmp_path):
-    site = _damaged_site(built_site, tmp_path, lambda s: (s / "vendor/pyodide/pyodide.asm.wasm").unlink())
+    site = _damaged_site(built_site, tmp_path, lambda s: built_file(s, "vendor/pyodide/pyodide.asm.wasm").unlink())
     server, url = _serve(site)
     try:
         page, _ = make_page(allow_console=(r"404", r"Failed to load resource"))

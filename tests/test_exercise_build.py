@@ -5,11 +5,13 @@ import json
 import subprocess
 from pathlib import Path
 
+from tests.site_paths import built_file
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_editor_bundle_is_self_contained(built_site: Path, tmp_path: Path):
-    bundle = (built_site / "vendor/codemirror/editor.js").read_text()
+    bundle = built_file(built_site, "vendor/codemirror/editor.js").read_text()
     assert "createEditor" in bundle and "CodeMirror 6" in bundle[:200]
     # One module with nothing left to resolve: a copy outside the repository (no
     # node_modules next to it) imports under Node and exports just createEditor.
