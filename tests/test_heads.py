@@ -171,7 +171,7 @@ def test_one_head_palette_across_the_site(heads):
 
     from export.heads import SITE_HEAD_PALETTE, head_colours
 
-    css = (Path(__file__).resolve().parents[1] / "site_src/css/figures.css").read_text()
+    css = (Path(__file__).resolve().parents[1] / "wasm_assets/palette.css").read_text()
     light = css[:css.index("slate")]  # the first block holds the light scheme's values
     found = [_re.search(rf"--mha-head-{k}:\s*(#[0-9a-fA-F]{{6}})", light).group(1).lower() for k in range(1, 5)]
     assert found == list(SITE_HEAD_PALETTE)

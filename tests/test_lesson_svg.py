@@ -130,12 +130,13 @@ def test_traces_and_parameters_are_the_evidence(figs):
 
 
 def test_head_palette_is_defined_once_for_light_and_dark():
-    css = (ROOT / "site_src/css/figures.css").read_text()
+    css = (ROOT / "wasm_assets/palette.css").read_text()
     root, dark = css.split('[data-md-color-scheme="slate"]', 1)
     for k in range(1, 5):
         assert f"--mha-head-{k}:" in root and f"--mha-head-{k}:" in dark.split("}")[0]
-    others = [p for p in (ROOT / "site_src/css").glob("*.css") if p.name != "figures.css"]
-    assert not any("--mha-head-" in p.read_text() and "--mha-head-1:" in p.read_text() for p in others)
+    others = list((ROOT / "site_src/css").glob("*.css"))
+    assert not any("--mha-head-1:" in p.read_text() or "--mha-model-" in p.read_text().replace("var(--mha-model", "")
+                   for p in others)
 
 
 def test_tokenizer_figure_states_the_bpe_and_asks_the_window_question(figs, pages):
