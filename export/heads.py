@@ -43,7 +43,7 @@ from .wordlm import BOS_ID, PAD_ID, UNK_ID, detokenize, tokenize
 
 # The site's head palette (colour-blind-safe, Okabe-Ito hues darkened for 4.5:1 on white),
 # the light-scheme values of site_src/css/figures.css's --mha-head-1..4: head k has
-# the same colour in every figure, table and widget (tests/test_heads.py keeps the
+# the same colour in every figure, table and widget (tests/pipeline/test_heads_stage.py keeps the
 # two equal). The atlas image and the compare page's inspector read them from the evidence.
 SITE_HEAD_PALETTE = HEAD_LIGHT
 

@@ -9,7 +9,7 @@ path or a bad format stops ``mkdocs build`` with the page and the path). Put
 Inside code blocks write ``{% raw %}...{% endraw %}`` if the code has ``{{``.
 
 Figures (each becomes ``<span class="ev" data-ev="PATH" ...>text</span>``;
-``tests/test_lesson_figures.py`` re-reads every such span in the built site
+``tests/site_build/test_figures_come_from_files.py`` re-reads every such span in the built site
 and checks it against the file it names):
 
     {{ ev("aggregates.four_heads.perplexity_mean", ".2f") }}   -> 28.78
@@ -48,7 +48,7 @@ wrong (shown next to it once the learner has answered). ``correct`` is the
 index in the list as written; the page shows the options in a shuffled order
 that is fixed per question (seeded by the question's text, see
 ``quiz_order``), so the position of the right answer carries no hint.
-``tests/test_quiz_balance.py`` checks, over the whole site, that no position
+``tests/site_build/test_quiz_balance.py`` checks, over the whole site, that no position
 holds more than 40 % of the right answers and that the right answer is not
 usually the longest; if a new question breaks the balance, pass
 ``order_seed=N`` to that question to draw another fixed order.

@@ -22,11 +22,11 @@ import pytest
 from export.serve import make_server, serve_in_thread
 from site_src.hooks.service_worker import build_service_worker
 from tests.browser_util import WAIT_READY_JS
-from tests.test_exercise_browser import CHECK_JS, WAIT_EXERCISE_JS
+from tests.browser.microgpt.test_exercise_page import CHECK_JS, WAIT_EXERCISE_JS
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("require_models")]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 PREFIX = "/some/sub/path/"
 MODELS = ("mlp", "one_head", "four_heads")
 SOLUTION = ROOT / "site_src" / "js" / "microgpt" / "exercise" / "solution.py"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 # Design constants of the lesson's protocol (C, stories requested, updates, batch, hidden width).
 DESIGN_CONSTANTS = {4000, 6000, 512, 256}

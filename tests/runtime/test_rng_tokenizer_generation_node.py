@@ -17,7 +17,7 @@ import pytest
 from export.generate import Mulberry32, choose_next, generate_ids
 from export.wordlm import BOS_ID, EOS_ID, PAD_ID, UNK_ID, tokenize
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "site_src/js/runtime"
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (make setup needs it for npm ci)")

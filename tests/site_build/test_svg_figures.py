@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = {  # built page -> figures it must show
     "lesson/1-why-more-heads/index.html": {"coat-query", "fisherman-queries", "coat-heads"},
     "lesson/2-multihead-operation/index.html": {"operation-flow"},

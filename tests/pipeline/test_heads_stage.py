@@ -20,7 +20,7 @@ from export.onnx_export import load_compact
 from export.windows import context_window
 from export.wordlm import tokenize
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ASSETS = ROOT / "wasm_assets"
 
 
@@ -171,10 +171,10 @@ def test_one_head_palette_across_the_site(heads):
 
     from export.heads import SITE_HEAD_PALETTE, head_colours
 
-    css = (Path(__file__).resolve().parents[1] / "wasm_assets/palette.css").read_text()
+    css = (Path(__file__).resolve().parents[2] / "wasm_assets/palette.css").read_text()
     light = css[:css.index("slate")]  # the first block holds the light scheme's values
     found = [_re.search(rf"--mha-head-{k}:\s*(#[0-9a-fA-F]{{6}})", light).group(1).lower() for k in range(1, 5)]
     assert found == list(SITE_HEAD_PALETTE)
     assert heads["colours"] == head_colours()
-    atlas = (Path(__file__).resolve().parents[1] / "wasm_assets/head_atlas.svg").read_text().lower()
+    atlas = (Path(__file__).resolve().parents[2] / "wasm_assets/head_atlas.svg").read_text().lower()
     assert all(c in atlas for c in SITE_HEAD_PALETTE)

@@ -22,7 +22,7 @@ from tests.tolerance import FLOAT64_REL
 
 from export import microgpt as mg
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TRAINED = ROOT / "wasm_assets" / "microgpt-trained.json"
 
 # From the original program (and ours), 1,000 steps on names.txt.

@@ -12,7 +12,7 @@ import yaml
 
 from export.serve import built_for, serve_in_thread
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "pages.yml"
 LOCAL = re.compile(rb"127\.0\.0\.1|localhost")
 

@@ -17,7 +17,7 @@ from export.onnx_export import (PARITY_TOL, all_head_masks, feeds, mask_parity, 
 from export.train import aggregate, RunResult
 from export.wordlm import tokenize
 
-ASSETS = Path(__file__).resolve().parent.parent / "wasm_assets"
+ASSETS = Path(__file__).resolve().parents[2] / "wasm_assets"
 NAMES = ("mlp", "one_head", "four_heads")
 
 

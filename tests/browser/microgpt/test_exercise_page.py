@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.browser_util import PageWatch
-from tests.test_exercise_checker import MISTAKES, line_of, solution, starter
+from tests.pyodide.test_checker_without_browser import MISTAKES, line_of, solution, starter
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def variants() -> dict[str, str]:

@@ -20,9 +20,9 @@ from export.data import load_stories
 from export.evidence import write_vocabulary
 from export.train import TrainConfig, resolve_device, run_protocol
 
-from test_registry import tiny_stories
+from tests.pipeline.test_registry_and_checkpoints import tiny_stories
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "wasm_assets" / "checkpoints" / "four_heads-seed11.pt"
 TINY = ["--vocab-size", "24", "--context", "8", "--updates", "4", "--batch-size", "8", "--eval-every", "2",
         "--seeds", "11", "--models", "mlp,one_head", "--no-progress"]

@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUIZ = re.compile(r'<div class="mha-quiz" data-mha-widget="quiz".*?</details></div>', re.S)
 OPTION = re.compile(r'<li class="mha-quiz__option" data-correct="(true|false)">(.*?)</li>', re.S)
 WHY = re.compile(r'<li class="mha-quiz__why" data-correct="(true|false)">(.*?)</li>', re.S)

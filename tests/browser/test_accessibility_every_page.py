@@ -21,7 +21,7 @@ from tests.browser_util import wait_ready
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules/axe-core/axe.min.js"
 PAGES = ["", "lesson/1-why-more-heads/", "lesson/2-multihead-operation/", "lesson/3-training-examples/",
          "lesson/4-model-training-generation/", "lesson/5-results/", "compare/", "microgpt/", "credits/"]

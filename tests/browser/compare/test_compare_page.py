@@ -16,7 +16,7 @@ from export.wordlm import detokenize
 from tests.browser_util import WAIT_READY_JS, open_compare
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("require_models")]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 MODELS = ("mlp", "one_head", "four_heads")
 
 

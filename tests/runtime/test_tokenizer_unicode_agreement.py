@@ -17,7 +17,7 @@ import pytest
 
 from export.wordlm import UNICODE_TABLE, UNICODE_VERSION, tokenize, unicode_table_js
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOKENIZER = (ROOT / "site_src/js/runtime/tokenizer.js").as_uri()
 NODE = shutil.which("node")
 SEP, PAIR = "\u0001", "\u0002"

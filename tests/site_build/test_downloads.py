@@ -13,7 +13,7 @@ import pytest
 
 from export.artefacts import Artefacts
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAVED_NOTEBOOK = ROOT / "wasm_assets/mha-lesson.ipynb"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 PAGE1 = "lesson/1-why-more-heads/"
 PAGE2 = "lesson/2-multihead-operation/"
 

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LESSON_PAGES = {  # built page -> the least number of code blocks it shows
     "lesson/1-why-more-heads/index.html": 1,
     "lesson/2-multihead-operation/index.html": 4,

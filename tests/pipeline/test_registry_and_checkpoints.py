@@ -19,7 +19,7 @@ from export.models import MODELS, ModelSpec, count_parameters
 from export.onnx_export import export_all, feeds, session
 from export.train import TrainConfig, run_protocol
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ASSETS = ROOT / "wasm_assets"
 WORDS = "the cat sat on a mat and the dog ran to the big red ball while lily sang".split()
 TWO_HEADS = ModelSpec("two_heads", "Two heads", "attention", heads=2, colour="#CC79A7")

@@ -4,7 +4,7 @@ The checker (site_src/js/microgpt/exercise/checker.py) is written to run in
 Pyodide; it is plain Python, so its messages can be checked quickly under
 CPython here. It only reports numbers and explanations: the verdict is the
 page's (site_src/js/microgpt/verdict.js), mirrored by ``judge`` below.
-tests/test_exercise_browser.py submits every row of MISTAKES in real Pyodide.
+tests/browser/microgpt/test_exercise_page.py submits every row of MISTAKES in real Pyodide.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXERCISE = ROOT / "site_src" / "js" / "microgpt" / "exercise"
 MODEL = ROOT / "wasm_assets" / "microgpt-trained.json"
 
