@@ -36,6 +36,7 @@ from .data import DATA_ENV, DEFAULT_STORIES, DataError, download_from_hub, load_
 from .defaults import CONTEXT, PRESET_MAX_NEW, VOCAB_SIZE
 from .models import MODEL_NAMES
 from .windows import SplitError
+from . import cli_checks
 
 
 class _Parser(argparse.ArgumentParser):
@@ -64,7 +65,7 @@ def _temperature(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be a finite number, 0 (greedy) or more, not {text}")
-    return value
+    return cli_checks.temperature(value, text)
 
 
 def _seeds(text: str) -> tuple[int, ...]:
@@ -321,6 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    cli_checks.check(args)  # before anything is made: one line and exit 2 for options that cannot work
     try:
         args.func(args)
     except (DataError, SplitError, ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
