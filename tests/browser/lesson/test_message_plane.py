@@ -14,7 +14,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 AXE = ROOT / "node_modules/axe-core/axe.min.js"
 PAGE1 = "lesson/1-why-more-heads/"
 RIVER, FISHER = [10, 1], [2, 8]

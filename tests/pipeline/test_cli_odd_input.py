@@ -12,7 +12,7 @@ import pytest
 from export.defaults import MIN_TEMPERATURE
 from export.generate import check_temperature
 
-from test_pipeline_inputs import ROOT, SHIPPED, assert_refused, cli
+from tests.pipeline.test_cli_bad_input import ROOT, SHIPPED, assert_refused, cli
 from test_registry import tiny_stories
 
 
