@@ -13,7 +13,7 @@ from export.defaults import MIN_TEMPERATURE
 from export.generate import check_temperature
 
 from tests.pipeline.test_cli_bad_input import ROOT, SHIPPED, assert_refused, cli
-from test_registry import tiny_stories
+from tests.pipeline.test_registry_and_checkpoints import tiny_stories
 
 
 def _listing(folder: Path) -> set[str]:
