@@ -3,6 +3,7 @@
 The stages of the graph (export/stages.py; `python -m export stages` prints it),
 in the order `all` runs them; each is also a command that reruns it alone:
 
+    palette   write palette.css: the head and model colours (export/palette.py, the registry)
     vocab     write vocab.json and the tokenizer test vectors
     train     the protocol (models x seeds), resumable, in --runs; one run: --models M --seeds S
     onnx      export the seed-11 checkpoints to ONNX, check parity, write the manifest
@@ -269,6 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  ("tokenizer_vectors", cmd_stage, "the browser tokenizer's test vectors"),
                                  ("worksheet", cmd_stage, "page 2's worksheet.json"),
                                  ("subwords", cmd_stage, "page 3's subwords.json"),
+                                 ("palette", cmd_stage, "palette.css: the head and model colours for the site"),
                                  ("pagedata", cmd_stage, "page_data.json: what the pages draw that is computed"),
                                  ("run", cmd_stage, "the named stages of the graph, in the order given"),
                                  ("all", cmd_all, "the whole pipeline, stories to wasm_assets/")):

@@ -93,6 +93,11 @@ class Artefacts:
 
     # Page data
     @property
+    def palette_css(self) -> Path:
+        """The head and model colours as CSS custom properties (``python -m export palette``)."""
+        return self.root / "palette.css"
+
+    @property
     def worksheet(self) -> Path:
         return self.root / "worksheet.json"
 

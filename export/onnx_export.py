@@ -56,7 +56,7 @@ from .corpus import Corpus
 from .defaults import MIN_TEMPERATURE, PRESET_MAX_NEW, PRESET_SEED
 from .evidence import ONNX_REPORT, file_sha256, preset_of, story_examples
 from .generate import EXCLUDED_IDS, MAX_NEW_TOKENS, generate_ids, prompt_history
-from .models import MODEL_NAMES, count_parameters
+from .models import MODEL_NAMES, count_parameters, get_spec, shipped_models
 from .train import run_dir
 from .windows import context_window
 from .wordlm import SPECIAL_IDS
@@ -313,18 +313,19 @@ def manifest_entry(out: Path, name: str, C: int, T: int) -> dict:
     ckpt = out / "checkpoints" / f"{name}-seed{PRESET_SEED}.pt"
     model = load_compact(ckpt)
     spec = model.spec
+    shown = get_spec(name)  # how the site presents it (label, colours) is the registry's, now
     if spec.name != name:
         raise ValueError(f"{ckpt} holds the model {spec.name!r}, not {name!r}")
     if (model.C, model.T) != (C, T):
         raise ValueError(f"{ckpt} was made for C = {model.C}, T = {model.T}, but vocab.json has C = {C}, T = {T}")
     data = (out / "models" / f"{name}.onnx").read_bytes()
     proto = onnx.load_from_string(data)
-    return {"name": name, "label": spec.label, "file": f"models/{name}.onnx", "bytes": len(data),
+    return {"name": name, "label": shown.label, "file": f"models/{name}.onnx", "bytes": len(data),
             "sha256": sha256(data), "heads": spec.heads, "parameters": count_parameters(model),
             "inputs": [i.name for i in proto.graph.input], "outputs": [o.name for o in proto.graph.output],
             "encoding": DESCRIPTIONS[model.encoding],
             "kind": spec.kind, "d_model": spec.d_model, "hidden": spec.hidden, "head_dim": spec.head_dim,
-            "colour": spec.colour, **_steps_entry(out, name)}
+            "colour": shown.colour, "colour_dark": shown.colour_dark, **_steps_entry(out, name)}
 
 
 def _steps_entry(out: Path, name: str) -> dict:
@@ -346,10 +347,11 @@ def _steps_entry(out: Path, name: str) -> dict:
                       "outputs": [o.name for o in graph.output]}}
 
 
-def write_manifest(out: Path, models: tuple[str, ...] = MODEL_NAMES) -> Path:
+def write_manifest(out: Path, models: tuple[str, ...] | None = None) -> Path:
     """``models/manifest.json``: the shipped models with their registry specs, and the settings the site shares."""
     vocab = json.loads((out / "vocab.json").read_text())
     C, T = vocab["C"], vocab["T"]
+    models = models or tuple(s.name for s in shipped_models())
     entries = [manifest_entry(out, name, C, T) for name in models]
     return atomic.write_json(out / "models" / "manifest.json", {
         "schema": MANIFEST_SCHEMA, "models": entries, "C": C, "T": T, "opset": OPSET,
