@@ -5,7 +5,7 @@
 
 import { el } from "../runtime/dom.js";
 import { heatmapTable } from "../runtime/heatmap.js";
-import { excludedIds, probabilities, topK } from "../runtime/generate.js";
+import { probabilities, topK } from "../runtime/generate.js";
 import { tokenText } from "./format.js";
 
 // section: the inspector element. view: {
@@ -20,7 +20,7 @@ import { tokenText } from "./format.js";
 // Returns {heading, close}.
 export function renderInspector(section, view) {
   const { label, stepIndex, step, outputs, models, vocab, T, onClose } = view;
-  const excluded = view.excluded || excludedIds(vocab.special);
+  const excluded = view.excluded; // the manifest's generation.excluded_ids
   const words = view.words || step.window.map((id) => ({ text: tokenText(vocab, id), unknown: id === vocab.special.UNK }));
   const real = [];
   step.window.forEach((id, slot) => {
