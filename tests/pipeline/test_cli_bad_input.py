@@ -93,7 +93,7 @@ def test_generate_names_a_missing_checkpoint_or_vocabulary(tmp_path):
     assert_refused(cli("generate", tmp_path / "none.pt", "Lily"), "none.pt not found")
     assert_refused(cli("generate", SHIPPED, "Lily", "--vocab", tmp_path / "none.json"), "none.json not found", "--vocab")
     (tmp_path / "bad.json").write_text("{not json")
-    assert_refused(cli("generate", SHIPPED, "Lily", "--vocab", tmp_path / "bad.json"), "bad.json is not a vocab.json")
+    assert_refused(cli("generate", SHIPPED, "Lily", "--vocab", tmp_path / "bad.json"), "bad.json is not valid JSON")
 
 
 def test_generate_names_a_damaged_checkpoint(tmp_path):

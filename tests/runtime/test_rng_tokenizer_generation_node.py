@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from export.generate import Mulberry32, choose_next, generate_ids
+from export.generate import EXCLUDED_IDS, Mulberry32, choose_next, generate_ids
 from export.wordlm import BOS_ID, EOS_ID, PAD_ID, UNK_ID, tokenize
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,14 +65,14 @@ def test_choose_next_matches_python():
         rng = Mulberry32(c["seed"]) if c["temperature"] > 0 else None
         expected.append([choose_next(np.array(c["logits"], dtype=np.float32), c["temperature"], rng) for _ in range(20)])
     got = run_node("""
-      const { chooseNext, excludedIds } = await rt("generate.js");
+      const { chooseNext } = await rt("generate.js");
       const { Mulberry32 } = await rt("rng.js");
-      const excluded = excludedIds(payload.special);
+      const excluded = payload.excluded;  // the manifest's generation.excluded_ids
       return payload.cases.map((c) => {
         const rng = c.temperature > 0 ? new Mulberry32(c.seed) : null;
         const logits = Float32Array.from(c.logits);
         return Array.from({length: 20}, () => chooseNext(logits, c.temperature, rng, excluded));
-      });""", {"cases": cases, "special": SPECIAL})
+      });""", {"cases": cases, "special": SPECIAL, "excluded": sorted(EXCLUDED_IDS)})
     assert got == expected
 
 
@@ -82,11 +82,13 @@ def test_context_window_and_options():
       const errors = [];
       for (const opts of [{maxNewTokens: 0}, {maxNewTokens: 65}, {maxNewTokens: 2.5}, {maxNewTokens: 3, temperature: -1},
                           {maxNewTokens: 3, seed: 1.5}]) {
-        try { g.checkOptions(opts); errors.push(null); } catch (e) { errors.push(e.name); }
+        try { g.checkOptions(opts, 64); errors.push(null); } catch (e) { errors.push(e.name); }
       }
       return { short: g.contextWindow([1, 5, 6], 5, 0), long: g.contextWindow([1,2,3,4,5,6,7], 4, 0), errors,
-               ok: g.checkOptions({maxNewTokens: 64}).maxNewTokens, padded: g.contextWindow([9], 3, 7) };""", None)
+               noLimit: (() => { try { g.checkOptions({maxNewTokens: 3}); return null; } catch (e) { return e.message; } })(),
+               ok: g.checkOptions({maxNewTokens: 64}, 64).maxNewTokens, padded: g.contextWindow([9], 3, 7) };""", None)
     assert got["padded"] == [7, 7, 9]  # the pad id is the vocabulary's, not a constant
+    assert "manifest" in got["noLimit"]  # the limit is the manifest's, never a constant of the browser's
     assert got["short"] == [0, 0, 1, 5, 6]
     assert got["long"] == [4, 5, 6, 7]
     assert got["errors"] == ["RangeError"] * 5
@@ -139,7 +141,7 @@ def test_generation_loop_matches_python_step_for_step(temperature, seed):
       const out = [];
       for (const history of payload.starts) {
         const options = { maxNewTokens: payload.limit, temperature: payload.temperature, seed: payload.seed,
-                          T: payload.T, special: payload.special };
+                          T: payload.T, special: payload.special, limit: payload.limit, excluded: payload.excluded };
         const whole = await generateIds(run, history, options);
         const g = new Generation(history, options);
         const windows = [];
@@ -147,7 +149,8 @@ def test_generation_loop_matches_python_step_for_step(temperature, seed):
         out.push({ ids: whole.ids, eos: whole.endedWithEos, stepIds: g.ids, windows });
       }
       return out;""", {"table": table.tolist(), "starts": starts, "limit": limit, "temperature": temperature,
-                       "seed": seed, "T": T, "special": SPECIAL})
+                       "seed": seed, "T": T, "special": SPECIAL,
+                       "excluded": sorted(EXCLUDED_IDS)})
     from export.windows import context_window
     for history, (ids, ended), g in zip(starts, want, got):
         assert g["ids"] == ids and g["eos"] == ended, (history, g["ids"], ids)

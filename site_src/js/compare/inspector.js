@@ -5,7 +5,7 @@
 
 import { el } from "../runtime/dom.js";
 import { heatmapTable } from "../runtime/heatmap.js";
-import { excludedIds, probabilities, topK } from "../runtime/generate.js";
+import { probabilities, topK } from "../runtime/generate.js";
 import { tokenText } from "./format.js";
 import { siteUrl } from "../runtime/assets.js";
 import { detokenize } from "../runtime/tokenizer.js";
@@ -24,7 +24,7 @@ const STEPPER_PAGE = "lesson/4-model-training-generation/"; // page 4, where the
 // Returns {heading, close}.
 export function renderInspector(section, view) {
   const { label, stepIndex, step, outputs, models, vocab, T, onClose } = view;
-  const excluded = view.excluded || excludedIds(vocab.special);
+  const excluded = view.excluded; // the manifest's generation.excluded_ids
   const words = view.words || step.window.map((id) => ({ text: tokenText(vocab, id), unknown: id === vocab.special.UNK }));
   const real = [];
   step.window.forEach((id, slot) => {
