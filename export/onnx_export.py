@@ -57,7 +57,7 @@ from .corpus import Corpus
 from .defaults import MIN_TEMPERATURE, PRESET_MAX_NEW, PRESET_SEED
 from .evidence import ONNX_REPORT, file_sha256, preset_of, story_examples
 from .generate import EXCLUDED_IDS, MAX_NEW_TOKENS, generate_ids, prompt_history
-from .models import MODEL_NAMES, count_parameters, get_spec, shipped_models
+from .models import count_parameters, get_spec, shipped_models
 from .train import run_dir
 from .windows import context_window
 from .wordlm import SPECIAL_IDS
@@ -237,11 +237,12 @@ def _checkpoint_for(runs: Path, name: str, corpus: Corpus) -> Path:
     return ckpt
 
 
-def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] = MODEL_NAMES, log=print) -> dict:
+def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] | None = None, log=print) -> dict:
     """Export, compare encodings, check parity; write models, compact checkpoints, parity vectors, the manifest
     and the report (``runs/onnx_report.json``) that the evidence stage puts in evidence.json."""
     itos, T = corpus.vocab.itos, corpus.T
     test = corpus.windows["test"]
+    models = models or tuple(s.name for s in shipped_models())  # sweep models are trained, not shipped
     checkpoints = {name: _checkpoint_for(runs, name, corpus) for name in models}
     parity_x, parity = parity_batch(corpus), parity_document(corpus)
     preset_history = prompt_history(itos, parity["prompts"][0]["text"])
@@ -385,8 +386,8 @@ def reexport(checkpoints: Path, out: Path, data=None, log=print) -> dict:
     preset = evidence["preset"]
     preset_history = prompt_history(itos, preset["prompt"])
     files, sizes = {}, {}
-    for name in MODEL_NAMES:
-        path = checkpoints / f"{name}-seed{PRESET_SEED}.pt"
+    for name in (s.name for s in shipped_models()):
+        path = checkpoints / Artefacts(out).checkpoint(name).name
         if not path.is_file():
             raise FileNotFoundError(f"{path} not found: restore wasm_assets/checkpoints/ or run `python -m export onnx`")
         model = load_compact(path)
