@@ -303,6 +303,7 @@ def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] | 
         }
         log(f"{name}: shipping {report[name]['encoding']} ({len(shipped) / 1e6:.2f} MB)")
     atomic.write_json(Artefacts(out).parity, parity, indent=None)
+    _write_teaching_graphs(out, log)
     write_manifest(out, models)
     full = {"models": report, "checkpoints": {name: file_sha256(ckpt) for name, ckpt in checkpoints.items()}}
     atomic.write_json(Path(runs) / ONNX_REPORT, full)
@@ -326,7 +327,26 @@ def manifest_entry(out: Path, name: str, C: int, T: int) -> dict:
             "inputs": [i.name for i in proto.graph.input], "outputs": [o.name for o in proto.graph.output],
             "encoding": DESCRIPTIONS[model.encoding],
             "kind": spec.kind, "d_model": spec.d_model, "hidden": spec.hidden, "head_dim": spec.head_dim,
-            "colour": shown.colour, "colour_dark": shown.colour_dark}
+            "colour": shown.colour, "colour_dark": shown.colour_dark, **_steps_entry(out, name)}
+
+
+def _steps_entry(out: Path, name: str) -> dict:
+    """Page 4's teaching graph of ``name`` (export/teaching_graph.py), when there is one: {"steps": {...}}."""
+    from .artefacts import Artefacts
+    from .teaching_graph import check_fresh
+
+    artefacts = Artefacts(out)
+    path = artefacts.teaching_onnx(name)
+    if not path.is_file():
+        return {}
+    check_fresh(artefacts, name)
+    data = path.read_bytes()
+    graph = onnx.load_from_string(data).graph
+    # the name the graph gives its external weights file: the browser maps it to the shipped file's bytes
+    locations = {e.value for i in graph.initializer for e in i.external_data if e.key == "location"}
+    return {"steps": {"file": f"models/{path.name}", "bytes": len(data), "sha256": sha256(data),
+                      "weights": f"models/{name}.onnx", "external_path": ",".join(sorted(locations)),
+                      "outputs": [o.name for o in graph.output]}}
 
 
 def write_manifest(out: Path, models: tuple[str, ...] | None = None) -> Path:
@@ -342,6 +362,14 @@ def write_manifest(out: Path, models: tuple[str, ...] | None = None) -> Path:
         "generation": {"max_new_tokens": MAX_NEW_TOKENS, "excluded_ids": sorted(EXCLUDED_IDS),
                        "min_temperature": MIN_TEMPERATURE},
     }, indent=1)
+
+
+def _write_teaching_graphs(out: Path, log=print) -> None:
+    """The teaching graphs point into the shipped files' bytes, so they are written again with them."""
+    from .teaching_graph import ATTENTION_MODELS, write_all
+
+    if all((out / "models" / f"{name}.onnx").is_file() for name in ATTENTION_MODELS):
+        write_all(out, log=log)
 
 
 def all_head_masks(heads: int) -> list[list[float]]:
@@ -421,5 +449,6 @@ def reexport(checkpoints: Path, out: Path, data=None, log=print) -> dict:
     for name, data_bytes in files.items():
         atomic.write_bytes(Artefacts(out).model_onnx(name), data_bytes)
     atomic.write_json(Artefacts(out).parity, parity, indent=None)
+    _write_teaching_graphs(out, log)
     write_manifest(out)
     return refresh(out, onnx_sizes=sizes)["onnx"]

@@ -153,7 +153,7 @@ GRAPH: tuple[Stage, ...] = (
           "every model x seed (one run: `train --models M --seeds S`; finished runs are skipped)"),
     Stage("onnx", ("runs/<model>-seed11/",), "models/manifest.json", _onnx,
           "the seed-11 models to ONNX with parity checks, their compact checkpoints and the manifest",
-          also=("models/*.onnx", "checkpoints/", "parity.json", "runs/onnx_report.json")),
+          also=("models/*.onnx", "models/*.steps.onnx", "checkpoints/", "parity.json", "runs/onnx_report.json")),
     Stage("measure", ("stories", "runs/<model>-seed<seed>/", "runs/onnx_report.json"), "runs/measurements.json",
           _measure, "every figure measured from the runs: the evidence's core"),
     Stage("heads", ("stories", "checkpoints/", "runs/measurements.json"), "heads.json", _heads,

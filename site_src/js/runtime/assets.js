@@ -102,7 +102,7 @@ function staleError(path, url) {
     dispatchEvent(new CustomEvent("mha:new-build", { detail: { path } })); // main.js shows the update notice
   }
   return new AssetError(STALE_MESSAGE, {
-    kind: "stale", url, advice: `This page belongs to the earlier version, whose files (${path} among them) the site no longer holds.`,
+    kind: "stale", url, advice: `This page belongs to the earlier version; its files (${path} among them) have been replaced.`,
   });
 }
 

@@ -66,9 +66,9 @@ const PROBE_MODEL = "CAgSA21oYTo7ChAKAXgSAXkiCElkZW50aXR5EgVwcm9iZVoPCgF4EgoKCAg
 //
 // The WebAssembly engine is the largest file a page waits for (about 12 MB),
 // so its bytes count in the page's progress: it is downloaded here, counted as
-// it arrives, and only then started, by onnxruntime, from its own URL, which
-// the browser (or the service worker) now answers from its cache, so the
-// engine still compiles from a URL and the compiled code is kept for the next visit.
+// it arrives, while onnxruntime asks for the same URL to compile it as it
+// streams in (the browser's cache serves both from one download, and keeps the
+// compiled code for the next visit).
 
 const engine = { loaded: 0, total: 0, done: false };
 const engineEvents = new EventTarget();
@@ -132,12 +132,16 @@ async function downloadEngine(build) {
 
 async function startEngine(ort, build, downloaded) {
   const [glue, binary] = ENGINE_FILES[build];
-  await Promise.all([importRuntimeFile(glue), downloaded]); // the glue stays in the module map; onnxruntime's own import reuses it
+  await importRuntimeFile(glue); // stays in the module map; onnxruntime's own import reuses it
+  const downloadError = downloaded.then(() => null, (err) => err);
   const probe = Uint8Array.from(atob(PROBE_MODEL), (c) => c.charCodeAt(0));
   try {
     const session = await serial(() => ort.InferenceSession.create(probe, { executionProviders: ["wasm"] }));
     await serial(() => session.release());
+    await downloaded.catch(() => {}); // the progress reaches the engine's last byte before "Ready"
   } catch (err) {
+    const failed = await downloadError;
+    if (failed) throw failed; // offline, or replaced by a new build: said in those words
     const path = ORT_DIR + binary;
     const url = siteUrl(path);
     let status = 0;
