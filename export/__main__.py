@@ -223,8 +223,10 @@ def cmd_all(args) -> None:
     evidence = cmd_evidence(args, corpus, cfg, results, onnx_report=report)
     cmd_heads(args)  # reads evidence.json, writes heads.json; the evidence writer embeds it
     cmd_walkthrough(args, prompt=evidence["preset"]["prompt"])
-    from .lesson import subwords, worksheet
+    from .artefacts import Artefacts
+    from .lesson import example_search, subwords, worksheet
 
+    print(f"wrote {example_search.write(Artefacts(args.out))}")  # page 1's sentence, from the ONNX models
     print(f"wrote {worksheet.write(Path(args.out) / 'worksheet.json')}")
     print(f"wrote {subwords.write(Path(args.out) / 'subwords.json', getattr(args, 'data', None))}")
 

@@ -97,6 +97,11 @@ class Artefacts:
         return self.root / "subwords.json"
 
     @property
+    def example_search(self) -> Path:
+        """Page 1's sentence, chosen by export/lesson/example_search.py."""
+        return self.root / "example_search.json"
+
+    @property
     def walkthrough(self) -> Path:
         return self.root / "walkthrough.json"
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 from .common import WASM_ASSETS, FigureError, load_json, project_on_path
 from .svg import FONT, arrow, box, display, line, path, pct, rect, shape, svg, text
 
-COAT_PREFIX = "She wore a red wool hooded coat"  # page 1's opening example
+
+
+def page1_sentence() -> str:
+    """Page 1's sentence: the one ``export/lesson/example_search.py`` chose with the four-head model."""
+    found = load_json("example_search.json")
+    return found["chosen"]["text"]
 
 
 # Weight bars: one row per source token, one column per head.
@@ -47,25 +52,26 @@ def weight_bars(name: str, title: str, tokens: list[str], weights: list[list[flo
 
 def figure_coat_query() -> tuple[str, str]:
     tokens, weights, unknown = _coat_attention("one_head")
-    body = weight_bars("coat-query", "One query at “coat”: the one-head model's weights over the coat prefix",
+    last = display(tokens[-1])
+    body = weight_bars("coat-query", f"One query at “{last}”: the one-head model's weights over the sentence",
                        tokens, weights, len(tokens) - 1, ["the one head"], ["h0"],
                        note_rows={j: "(UNK)" for j in unknown})
-    cap = ("**One query, one set of weights.** The trained one-head model (seed 11, the model the "
-           "comparison page runs) reads *she wore a red wool hooded coat*; the bars are the weights of its "
-           "single query at the receiver *coat* (the last token, marked ▸) over every source, adding up to 1. "
-           "Whatever this head takes from *red* it must take with that one weight for every coordinate of "
-           "its message." + _unknown_note(tokens, unknown))
+    cap = (f"**One query, one set of weights.** The trained one-head model (seed 11, the model the "
+           f"comparison page runs) reads *{page1_sentence()}*; the bars are the weights of its single query "
+           f"at the receiver *{last}* (the last token, marked ▸) over every source, BOS included; they add "
+           "up to 1." + _unknown_note(tokens, unknown))
     return body, cap
 
 
 def figure_coat_heads() -> tuple[str, str]:
     tokens, weights, unknown = _coat_attention("four_heads")
-    body = weight_bars("coat-heads", "Four queries at “coat”: the four-head model's weights, one column per head",
+    last = display(tokens[-1])
+    body = weight_bars("coat-heads", f"Four queries at “{last}”: the four-head model's weights, one column per head",
                        tokens, weights, len(tokens) - 1, [f"head {h + 1}" for h in range(len(weights))],
                        [f"h{h}" for h in range(len(weights))], note_rows={j: "(UNK)" for j in unknown})
-    cap = ("**Same receiver, four queries.** The trained four-head model on the same prefix: each head has "
-           "its own query at *coat* and its own weights (each column adds up to 1). Compare where each "
-           "column puts its largest weight. Nobody told the heads to differ; training made them so.")
+    cap = (f"**Same receiver, four queries.** The trained four-head model on the same sentence: each head "
+           f"has its own query at *{last}* and its own weights (each column adds up to 1). Compare where "
+           "each column puts its largest weight. Nobody told the heads to differ; training made them so.")
     return body, cap
 
 
@@ -79,7 +85,7 @@ def _unknown_note(tokens, unknown) -> str:
 
 
 def _coat_attention(model: str):
-    """Final-query attention of a shipped ONNX model over BOS + the coat prefix."""
+    """Final-query attention of a shipped ONNX model over BOS + page 1's sentence."""
     project_on_path()
     import numpy as np
 
@@ -90,8 +96,9 @@ def _coat_attention(model: str):
 
     vocab = load_json("vocab.json")
     itos, T = vocab["itos"], vocab["T"]
-    history = prompt_history(itos, COAT_PREFIX)
-    words = ["<BOS>", *tokenize(COAT_PREFIX)]
+    sentence = page1_sentence()
+    history = prompt_history(itos, sentence)
+    words = ["<BOS>", *tokenize(sentence)]
     onnx = WASM_ASSETS / "models" / f"{model}.onnx"
     if not onnx.is_file():
         raise FigureError(f"{onnx} is missing; run `python -m export onnx`")
