@@ -2,7 +2,7 @@
 // Used by tests/test_lesson_word_budget_browser.py: evaluate this function in the page.
 // Counted: every rendered text node of the article (prose, headings, captions, tables,
 // quiz questions and options, text widgets wrote, figure labels drawn as SVG text).
-// Not counted: code listings (<pre>: the listing rule covers them), the text inside a
+// Not counted: code listings (.mha-code with its source line, and any <pre>: the listing rule covers them), the text inside a
 // closed <details> (a door: only its summary shows), SVG <title>/<desc> (read by screen
 // readers only), permalink signs and anything not rendered (display:none, hidden).
 () => {
@@ -20,7 +20,7 @@
   const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     const el = node.parentElement;
-    if (!el || el.closest("pre, script, style, title, desc, .headerlink, .md-source-file")) continue;
+    if (!el || el.closest("pre, .mha-code, script, style, title, desc, .headerlink, .md-source-file")) continue;
     if (closedDoor(el)) continue;
     const svg = el.closest("svg");
     if (!svg && !el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) continue;

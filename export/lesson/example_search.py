@@ -96,6 +96,11 @@ def search(assets: Artefacts) -> dict:
     scores = [r["score"] for r in rows]
     chosen = max(rows, key=lambda r: r["score"])
     words = ["<BOS>", *tokenize(chosen["text"])]
+    # The one-head model on the same sentence: page 1 shows it first (its weight on BOS is explained there).
+    one = session(assets.model_onnx("one_head").read_bytes())
+    k = texts.index(chosen["text"])
+    _, one_attention = one.run(["logits", "attention"], feeds(one, windows[k:k + 1]))
+    one_head = [float(x) for x in one_attention[0, 0, -len(words):]]
     return {
         "schema": SCHEMA,
         "model": MODEL,
@@ -117,6 +122,7 @@ def search(assets: Artefacts) -> dict:
             "favourites": chosen["favourites"],
             "bos": chosen["bos"],
             "weights": [[float(x) for x in head] for head in chosen["weights"]],
+            "one_head_weights": one_head,
         },
         "candidates": [{"text": r["text"], "score": round(r["score"], 6), "heads": r["heads"]} for r in rows],
     }

@@ -19,6 +19,7 @@ and checks it against the file it names):
     {{ wt("loss", ".3f") }}      wasm_assets/walkthrough.json (export/walkthrough.py)
     {{ toy("n_targets") }}       the Lily toy computed now by export.lesson.walkthrough.lily_example()
     {{ vocab_id("lily") }}       the token's id in wasm_assets/vocab.json
+    {{ ex("chosen.score", ".2f") }}  wasm_assets/example_search.json (page 1's sentence search)
 
 ``fmt`` is a Python format spec (``".2f"``, ``","``, ``".1%"``, ``""``);
 ``fn`` is an optional transform applied first: ``abs``, ``neg``, ``exp``.
@@ -87,7 +88,8 @@ log = logging.getLogger("mkdocs.hooks.evidence_macros")
 
 ROOT = Path(__file__).resolve().parents[2]
 WASM_ASSETS = Path(os.environ.get("MHA_WASM_ASSETS") or ROOT / "wasm_assets")
-SOURCES = {"evidence": "evidence.json", "walkthrough": "walkthrough.json", "vocab": "vocab.json"}
+SOURCES = {"evidence": "evidence.json", "walkthrough": "walkthrough.json", "vocab": "vocab.json",
+           "example": "example_search.json"}  # example: page 1's sentence (export/lesson/example_search.py)
 TRANSFORMS = {"abs": abs, "neg": lambda x: -x, "exp": math.exp}
 
 
@@ -210,6 +212,8 @@ wt_val = _value("walkthrough")
 toy_val = _value("toy")
 res = _figure("results")
 res_val = _value("results")
+ex = _figure("example")      # {{ ex("n_candidates", ",") }}: page 1's sentence search
+ex_val = _value("example")
 
 
 def has(path: str, source: str = "evidence") -> bool:
@@ -711,6 +715,7 @@ MACROS = {
     "attention_cost_table": attention_cost_table,
     "knockout_table": knockout_table, "knockout_summary": knockout_summary, "head_atlas_figure": head_atlas_figure,
     "head_descriptions": head_descriptions, "head_knockout_quiz": head_knockout_quiz,
+    "ex": ex, "ex_val": ex_val,
 }
 
 

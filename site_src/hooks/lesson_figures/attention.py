@@ -56,10 +56,8 @@ def figure_coat_query() -> tuple[str, str]:
     body = weight_bars("coat-query", f"One query at “{last}”: the one-head model's weights over the sentence",
                        tokens, weights, len(tokens) - 1, ["the one head"], ["h0"],
                        note_rows={j: "(UNK)" for j in unknown})
-    cap = (f"**One query, one set of weights.** The trained one-head model (seed 11, the model the "
-           f"comparison page runs) reads *{page1_sentence()}*; the bars are the weights of its single query "
-           f"at the receiver *{last}* (the last token, marked ▸) over every source, BOS included; they add "
-           "up to 1." + _unknown_note(tokens, unknown))
+    cap = (f"**One query, one set of weights.** The trained one-head model (seed 11) at the receiver "
+           f"*{last}* (marked ▸): one weight per source, BOS included, adding up to 1." + _unknown_note(tokens, unknown))
     return body, cap
 
 
@@ -69,9 +67,8 @@ def figure_coat_heads() -> tuple[str, str]:
     body = weight_bars("coat-heads", f"Four queries at “{last}”: the four-head model's weights, one column per head",
                        tokens, weights, len(tokens) - 1, [f"head {h + 1}" for h in range(len(weights))],
                        [f"h{h}" for h in range(len(weights))], note_rows={j: "(UNK)" for j in unknown})
-    cap = (f"**Same receiver, four queries.** The trained four-head model on the same sentence: each head "
-           f"has its own query at *{last}* and its own weights (each column adds up to 1). Compare where "
-           "each column puts its largest weight. Nobody told the heads to differ; training made them so.")
+    cap = (f"**Same receiver, four queries.** The trained four-head model: each head has its own query at "
+           f"*{last}* and its own weights; each column adds up to 1.")
     return body, cap
 
 
