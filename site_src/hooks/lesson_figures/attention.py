@@ -198,10 +198,8 @@ def figure_operation_flow() -> tuple[str, str]:
             f"({D} by {D}) to an update of {T} by {D}, and added to E (the residual) to give the output.")
     body = svg("operation-flow", W, height, "The complete two-head operation, with the worksheet's shapes", desc,
                "".join(parts))
-    cap = ("**The whole operation in one picture.** Follow E down both lanes: the two heads read the *same* "
-           "E with their own matrices, score, mask, weigh and mix their values (the dashed V route does not "
-           "pass through the scores), and only then are their messages joined and mixed by W_O. Boxes with a "
-           "thick border hold learned numbers. The lane of the head you pick in the explorer below is "
-           "highlighted.")
+    cap = ("**The whole operation.** Both heads read the same E with their own matrices (thick borders: "
+           "learned numbers); the dashed V route skips the scores; W_O mixes the joined messages. The "
+           "explorer's head is highlighted.")
     return body, cap
 
