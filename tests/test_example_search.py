@@ -67,3 +67,25 @@ def test_split_score_sets_bos_and_the_receiver_aside():
     out = example_search.split_score(w, words)
     assert out["favourites"] == ["he", "saw"] and out["heads"] == [1, 2]
     assert out["score"] == pytest.approx(0.05)
+
+
+def test_every_sentence_the_pages_run_through_a_model_is_in_the_vocabulary():
+    """Page 1's sentence, page 4's batch and page 5's preset prompt: no word the model reads as UNK."""
+    from export.wordlm import tokenize
+
+    assets = Artefacts()
+    for path in (assets.example_search, assets.walkthrough, assets.evidence):
+        if not path.is_file():
+            pytest.skip(f"{path} not written yet")
+    itos = set(json.loads(assets.vocab.read_text(encoding="utf-8"))["itos"])
+    walkthrough = json.loads(assets.walkthrough.read_text(encoding="utf-8"))
+    evidence = json.loads(assets.evidence.read_text(encoding="utf-8"))
+    sentences = {
+        "page 1": json.loads(assets.example_search.read_text(encoding="utf-8"))["chosen"]["text"],
+        "page 5 preset": evidence["preset"]["prompt"],
+        **{f"page 4 row {i}": " ".join(t for t in row["prefix"] if t != "<BOS>")
+           for i, row in enumerate(walkthrough["rows"])},
+    }
+    for where, text in sentences.items():
+        unknown = [w for w in tokenize(text) if w not in itos]
+        assert not unknown, f"{where}: {text!r} has words outside the vocabulary: {unknown}"

@@ -19,7 +19,9 @@ EXPECTED = {  # built page -> figures it must show
     "lesson/4-model-training-generation/index.html": {"model-map", "mask"},
     "lesson/5-results/index.html": {"traces-zoom", "parameters"},
 }
-FIGURE = re.compile(r'<figure class="mha-fig" id="fig-(?P<name>[\w-]+)" data-fig="(?P=name)">(?P<body>.*?)</figure>', re.S)
+# Attribute order is free: a figure inside a door (<details markdown>) is re-serialised by md_in_html.
+FIGURE = re.compile(r'<figure class="mha-fig" (?=[^>]*\bdata-fig="(?P<name>[\w-]+)")(?=[^>]*\bid="fig-(?P=name)")[^>]*>'
+                    r'(?P<body>.*?)</figure>', re.S)
 
 
 def _text(fragment: str) -> str:
