@@ -92,8 +92,10 @@ def test_page1_two_source_slider(make_page, base_url):
 def test_page2_worksheet_tables_match_json(make_page, base_url):
     ws = _worksheet()
     page, _ = _open(make_page, base_url, PAGE2)
-    page.wait_for_selector("table[data-matrix='output']")
+    page.wait_for_selector("table[data-matrix='output']", state="attached")
     page.wait_for_function("document.querySelectorAll('table.mha-ws__matrix').length >= 20")
+    # The complete worksheet sits behind a "Go deeper" door (issue 23): open it, as a learner would.
+    page.locator("details.mha-deeper:has(table[data-matrix='output']) > summary").click()
     assert page.locator(".mha-panel--error").count() == 0
     for h in range(2):
         cells = page.locator(f"table[data-matrix='A-{h + 1}'] tbody tr").nth(9).locator("td")
