@@ -97,17 +97,27 @@ class Artefacts:
         return self.root / "subwords.json"
 
     @property
-    def example_search(self) -> Path:
-        """Page 1's sentence, chosen by export/lesson/example_search.py."""
-        return self.root / "example_search.json"
-
-    @property
     def walkthrough(self) -> Path:
         return self.root / "walkthrough.json"
 
     @property
     def notebook(self) -> Path:
         return self.root / "mha-lesson.ipynb"
+
+    @property
+    def notebook_requirements(self) -> Path:
+        """Exact versions the notebook last ran with (the downloads' requirements.txt)."""
+        return self.root / "notebook-requirements.txt"
+
+    @property
+    def page_data(self) -> Path:
+        """What the page hooks draw and tabulate, computed by ``python -m export pagedata``."""
+        return self.root / "page_data.json"
+
+    @property
+    def example_search(self) -> Path:
+        """Page 1's example sentence, chosen by a search (written by the prose tooling when present)."""
+        return self.root / "example_search.json"
 
     # microgpt
     @property

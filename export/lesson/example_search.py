@@ -103,6 +103,7 @@ def search(assets: Artefacts) -> dict:
     one_head = [float(x) for x in one_attention[0, 0, -len(words):]]
     return {
         "schema": SCHEMA,
+        "sentence": chosen["text"],  # what the page-data stage runs every attention model on (page 1)
         "model": MODEL,
         "checkpoint": onnx.name,
         "grammar": {"who": WHO, "verb": VERB, "size": SIZE, "colour": COLOUR, "thing": THING},

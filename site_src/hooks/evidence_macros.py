@@ -17,7 +17,7 @@ and checks it against the file it names):
     {{ ev("comparison.relative_change_four_vs_one", ".1%", fn="abs") }}
     {{ ev("stories.long.0.token_count") }}     list items by index (-1: last)
     {{ wt("loss", ".3f") }}      wasm_assets/walkthrough.json (export/walkthrough.py)
-    {{ toy("n_targets") }}       the Lily toy computed now by export.lesson.walkthrough.lily_example()
+    {{ toy("n_targets") }}       the Lily toy (page_data.json "toy": export.lesson.walkthrough.lily_example())
     {{ vocab_id("lily") }}       the token's id in wasm_assets/vocab.json
     {{ ex("chosen.score", ".2f") }}  wasm_assets/example_search.json (page 1's sentence search)
 
@@ -62,7 +62,7 @@ holding ``p.mha-quiz__question``,
 ``ol.mha-quiz__whys`` (one ``li`` per option, in the order shown).
 
 Page 5's interpretation figures (``export/lesson/results.py``, computed from
-the evidence): ``{{ res("parameters.four_heads.parts.vocab_head.share", ".1%") }}``,
+the evidence by ``python -m export pagedata`` into ``page_data.json``): ``{{ res("parameters.four_heads.parts.vocab_head.share", ".1%") }}``,
 ``res_val(path)``, ``{{ parameter_table() }}``, ``{{ attention_cost_table() }}``.
 """
 from __future__ import annotations
@@ -72,11 +72,8 @@ import html
 import json
 import logging
 import math
-import os
 import random
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -84,12 +81,14 @@ import markdown as md_lib
 from markupsafe import Markup
 from mkdocs.exceptions import Abort, PluginError
 
+import export.artefacts as artefacts  # standard library only: the build reads files, never computes
+
 log = logging.getLogger("mkdocs.hooks.evidence_macros")
 
-ROOT = Path(__file__).resolve().parents[2]
-WASM_ASSETS = Path(os.environ.get("MHA_WASM_ASSETS") or ROOT / "wasm_assets")
-SOURCES = {"evidence": "evidence.json", "walkthrough": "walkthrough.json", "vocab": "vocab.json",
-           "example": "example_search.json"}  # example: page 1's sentence (export/lesson/example_search.py)
+# Each macro source is a file the pipeline wrote (or a part of page_data.json).
+SOURCES = {"evidence": "evidence", "walkthrough": "walkthrough", "vocab": "vocab", "page_data": "page_data",
+           "example": "example_search"}  # example: page 1's sentence (export/lesson/example_search.py)
+PAGE_DATA_PARTS = ("toy", "results")  # sources that are a part of page_data.json
 TRANSFORMS = {"abs": abs, "neg": lambda x: -x, "exp": math.exp}
 
 
@@ -151,23 +150,14 @@ class _Data:
 
     def get(self, source: str) -> Any:
         if source not in self.cache:
-            if source == "toy":
-                if str(ROOT) not in sys.path:
-                    sys.path.insert(0, str(ROOT))
-                from export.lesson.walkthrough import lily_example
-
-                self.cache[source] = lily_example(self.get("vocab")["itos"])
-            elif source == "results":
-                if str(ROOT) not in sys.path:
-                    sys.path.insert(0, str(ROOT))
-                from export.lesson.results import compute
-
-                self.cache[source] = compute(self.get("evidence"))
+            if source in PAGE_DATA_PARTS:
+                self.cache[source] = self.get("page_data")[source]
             else:
-                path = WASM_ASSETS / SOURCES[source]
+                path = getattr(artefacts.Artefacts(), SOURCES[source])
                 if not path.is_file():
-                    hint = ("run `python -m export walkthrough`" if source == "walkthrough"
-                            else "run `make models` (python -m export all)")
+                    hint = {"walkthrough": "run `python -m export walkthrough`",
+                            "page_data": "run `python -m export pagedata`"}.get(
+                                source, "run `make models` (python -m export all)")
                     raise MacroError(f"{path} does not exist: {hint}")
                 doc = json.loads(path.read_text())
                 if source == "vocab":
@@ -214,6 +204,7 @@ res = _figure("results")
 res_val = _value("results")
 ex = _figure("example")      # {{ ex("n_candidates", ",") }}: page 1's sentence search
 ex_val = _value("example")
+page_data_val = _value("page_data")
 
 
 def has(path: str, source: str = "evidence") -> bool:
@@ -511,11 +502,9 @@ def _res_cell(path: str, fmt: str = ",") -> str:
 
 def parameter_table() -> Markup:
     """Parameters per part and model, with each part's share of the model's total."""
-    from export.lesson.results import PART_LABELS
-
     models = list(val("protocol.models"))
     body = []
-    for part, label in PART_LABELS.items():
+    for part, label in res_val("part_labels").items():
         cells = [f'<th scope="row">{html.escape(label)}</th>']
         for m in models:
             p = f"parameters.{m}.parts.{part}"
@@ -562,14 +551,6 @@ def _kind(kind: str) -> str:
 
 
 WEAK_LEAN = 1.5  # a head whose strongest kind gets less than 1.5x the even share is described as spreading evenly
-
-
-def detokenize(tokens: list[str]) -> str:
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from export.wordlm import detokenize as join
-
-    return join(tokens)
 
 
 def compare_link(prompt: str, model: str, head: int) -> str:
@@ -647,8 +628,8 @@ MACROS = {
     "res": res, "res_val": res_val, "parameter_table": parameter_table,
     "attention_cost_table": attention_cost_table,
     "knockout_table": knockout_table, "head_atlas_figure": head_atlas_figure,
-    # page 5 words these in its Markdown (issue 23): numbers, links and token text only
-    "head_ranks": head_ranks, "compare_link": compare_link, "detokenize": detokenize, "WEAK_LEAN": WEAK_LEAN,
+    # page 5 words these in its Markdown (issue 23): numbers, links and page-data text only
+    "head_ranks": head_ranks, "compare_link": compare_link, "WEAK_LEAN": WEAK_LEAN, "page_data_val": page_data_val,
     "ex": ex, "ex_val": ex_val,
 }
 

@@ -1,15 +1,8 @@
 """Pages 1 and 2: the weights of one or more queries, and the whole two-head operation as a flow."""
 from __future__ import annotations
 
-from .common import WASM_ASSETS, FigureError, load_json, project_on_path
+from .common import FigureError, attention_models, load_json, page_data
 from .svg import FONT, arrow, box, display, line, path, pct, rect, shape, svg, text
-
-
-
-def page1_sentence() -> str:
-    """Page 1's sentence: the one ``export/lesson/example_search.py`` chose with the four-head model."""
-    found = load_json("example_search.json")
-    return found["chosen"]["text"]
 
 
 # Weight bars: one row per source token, one column per head.
@@ -51,7 +44,7 @@ def weight_bars(name: str, title: str, tokens: list[str], weights: list[list[flo
 
 
 def figure_coat_query() -> tuple[str, str]:
-    tokens, weights, unknown = _coat_attention("one_head")
+    tokens, weights, unknown = _coat_attention(1)
     last = display(tokens[-1])
     body = weight_bars("coat-query", f"One query at “{last}”: the one-head model's weights over the sentence",
                        tokens, weights, len(tokens) - 1, ["the one head"], ["h0"],
@@ -62,7 +55,7 @@ def figure_coat_query() -> tuple[str, str]:
 
 
 def figure_coat_heads() -> tuple[str, str]:
-    tokens, weights, unknown = _coat_attention("four_heads")
+    tokens, weights, unknown = _coat_attention(attention_models()[-1]["heads"])
     last = display(tokens[-1])
     body = weight_bars("coat-heads", f"Four queries at “{last}”: the four-head model's weights, one column per head",
                        tokens, weights, len(tokens) - 1, [f"head {h + 1}" for h in range(len(weights))],
@@ -81,31 +74,17 @@ def _unknown_note(tokens, unknown) -> str:
 
 
 
-def _coat_attention(model: str):
-    """Final-query attention of a shipped ONNX model over BOS + page 1's sentence."""
-    project_on_path()
-    import numpy as np
+def _coat_attention(heads: int):
+    """Final-query attention of the shipped attention model with ``heads`` heads over BOS + page 1's prefix.
 
-    from export.generate import prompt_history
-    from export.onnx_export import feeds, session
-    from export.windows import context_window
-    from export.wordlm import UNK_ID, tokenize
-
-    vocab = load_json("vocab.json")
-    itos, T = vocab["itos"], vocab["T"]
-    sentence = page1_sentence()
-    history = prompt_history(itos, sentence)
-    words = ["<BOS>", *tokenize(sentence)]
-    onnx = WASM_ASSETS / "models" / f"{model}.onnx"
-    if not onnx.is_file():
-        raise FigureError(f"{onnx} is missing; run `python -m export onnx`")
-    sess = session(onnx.read_bytes())
-    window = np.asarray([context_window(history, T)], dtype=np.int64)
-    _, attention = sess.run(["logits", "attention"], feeds(sess, window))  # [1, heads, T], every head on
-    n = len(history)
-    weights = [[float(w) for w in head[-n:]] for head in attention[0]]
-    unknown = [j for j, i in enumerate(history) if i == UNK_ID]
-    return words, weights, unknown
+    Computed by the page-data stage (``export/lesson/page_data.py``) with the ONNX models the browser runs.
+    """
+    coat = page_data()["coat"]
+    model = next((m["name"] for m in attention_models() if m["heads"] == heads), None)
+    if model is None or model not in coat["weights"]:
+        raise FigureError(f"no shipped attention model with {heads} head(s) in page_data.json; "
+                          "rerun `python -m export pagedata`")
+    return coat["tokens"], coat["weights"][model], coat["unknown"]
 
 
 def figure_fisherman_queries() -> tuple[str, str]:
