@@ -29,8 +29,8 @@ The section is the lines after the marker, up to (not including) the first of:
 
 Trailing blank lines are dropped and the common indentation is removed, so a
 block is always the file's lines ``start``-``end`` de-indented, line for line, with
-marker lines blanked (``tests/test_lesson_code.py`` checks every block of the built
-site that way). Markers are never visible in a shown block.
+marker lines blanked (``tests/site_build/test_code_listings_match_files.py`` checks every
+block of the built site that way). Markers are never visible in a shown block.
 """
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ const WIDGETS = {
   message_plane: "./lesson/message_plane.js",
   head_explorer: "./lesson/head_explorer.js",
   worksheet: "./lesson/worksheet.js",
+  stepper: "./lesson/stepper.js",
   "microgpt-watch": "./microgpt/watch.js",
   "microgpt-explore": "./microgpt/explore.js",
   "microgpt-exercise": "./microgpt/exercise.js",
