@@ -14,6 +14,8 @@ from .svg import FONT, esc, line, rect, svg, text
 ARTEFACT = "toy_task.json"
 MAIN = "pair"
 HEAD_CLASS = {1: "mha-toy--h1", 2: "mha-toy--h2", 4: "mha-toy--h4"}
+SHORT = {"pair": "pair: a and b", "mean": "mean: (a + b) / 2", "single": "single: a",
+         "pair_keys_see_numbers": "pair, keys see numbers"}
 VERDICT = {"multi-head better": "several heads better", "one head better": "one head better",
            "no clear gap": "no clear gap"}
 
@@ -51,7 +53,8 @@ def figure_toy_summary() -> tuple[str, str]:
                          f'data-accuracy-sd="{r["accuracy_sd"]!r}">{_pc(r["accuracy_mean"])} '
                          f'± {100 * r["accuracy_sd"]:.1f}</td>')
         verdict = VERDICT[t["gap"]["verdict"]] if t["gap"] else "–"
-        rows.append(f'<tr data-task="{esc(t["task"])}"><th scope="row">{esc(t["description"])}</th>'
+        rows.append(f'<tr data-task="{esc(t["task"])}"><th scope="row" title="{esc(t["description"])}">'
+                    f'{esc(SHORT.get(t["task"], t["task"]))}</th>'
                     f'<td data-chance="{t["chance"]!r}">{_pc(t["chance"])}</td>{"".join(cells)}'
                     f'<td>{esc(t["expected"])}</td><td data-verdict="{esc(t["gap"]["verdict"] if t["gap"] else "")}">'
                     f"{esc(verdict)}</td></tr>")
@@ -60,16 +63,19 @@ def figure_toy_summary() -> tuple[str, str]:
              f'<th scope="col">result</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
     main = _task(MAIN)
     one, best = main["by_heads"]["1"], main["by_heads"][str(main["gap"]["multi_heads"])]
+    gap = main["gap"]
+    ratio = (f"{gap['ratio_to_sd']:.0f} times the larger seed sd" if gap["ratio_to_sd"]
+             else "with no spread between seeds")
     cap = (f"**Every task of the stage, the same budget for every head count.** Share of held-out sequences "
-           f"solved, mean ± sd (percentage points) over "
-           f"{len(cfg['seeds'])} seeds, of attention models with the same width ({cfg['d_model']}) and the same "
-           f"{one['parameters']:,} parameters, split into 1, 2 or 4 heads; each trained {cfg['steps']:,} updates "
-           f"with the better of {len(cfg['lr_grid'])} learning rates. On the pair task, one head solves "
-           f"{_pc(one['accuracy_mean'])} and {_heads_label(best['heads'])} {_pc(best['accuracy_mean'])}, "
-           + (f"{main['gap']['ratio_to_sd']:.0f} times the larger seed sd. " if main["gap"]["ratio_to_sd"]
-              else "with no spread between seeds. ") +
-           "\"Result\" calls a gap only when it is over 5 points and 5 times the larger sd.")
-    return f'<div class="mha-toy__scroll">{table}</div>', cap
+           f"solved, mean ± sd (percentage points) over {len(cfg['seeds'])} seeds, of attention models with the "
+           f"same width ({cfg['d_model']}) and the same {one['parameters']:,} parameters, split into 1, 2 or 4 "
+           f"heads; each trained {cfg['steps']:,} updates with the better of {len(cfg['lr_grid'])} learning rates "
+           f"(chosen on a separate seed). On the pair task one head solves {_pc(one['accuracy_mean'])} and "
+           f"{_heads_label(best['heads'])} {_pc(best['accuracy_mean'])}: a gap of "
+           f"{100 * gap['accuracy_difference']:.0f} points, {ratio}. \"Result\" calls a gap only when it is over "
+           "5 points and 5 times the larger sd.")
+    return (f'<div class="mha-toy__scroll" tabindex="0" role="region" aria-label="Every task tried, '
+            f'by head count (scrolls sideways on a narrow screen)">{table}</div>', cap)
 
 
 def figure_toy_curves() -> tuple[str, str]:
@@ -110,9 +116,15 @@ def figure_toy_curves() -> tuple[str, str]:
     body = svg("toy-curves", W, Hh, "Learning curves on the pair task for 1, 2 and 4 heads",
                "; ".join(desc) + ".", "".join(parts))
     one = t["by_heads"]["1"]
+    solved_by = {h: sum(run["accuracy"] >= 0.9 for run in t["by_heads"][str(h)]["runs"]) for h in heads}
+    n = len(one["runs"])
+    counts = "; ".join(f"{_heads_label(h)}: {solved_by[h]} of {n}" for h in heads)
     cap = (f"**Learning curves on the pair task**: the share of held-out sequences solved (both numbers within "
            f"{data['setting']['tolerance']}) during training, one line per seed and head count; the dotted line is "
-           f"chance ({_pc(t['chance'])}). One head ends at {_pc(one['accuracy_mean'])}.")
+           f"chance ({_pc(t['chance'])}). One head ends at {_pc(one['accuracy_mean'])} on average. Seeds that "
+           f"solve at least 90 % within the {steps:,} updates: {counts}. Every model starts on a plateau near "
+           "chance; a model with several heads leaves it once its heads have split A and B between them, and "
+           "within this budget not every two-head seed got there.")
     return body, cap
 
 
@@ -129,7 +141,7 @@ def _answer(x) -> str:
 def figure_toy_attention() -> tuple[str, str]:
     data = _data()
     t = _task(MAIN)
-    heads = [h for h in data["config"]["heads"] if h <= 2]
+    heads = [1, t["gap"]["multi_heads"]]  # one head against the head count that did best
     example = t["by_heads"]["1"]["examples"][0]
     labels = [_slot_label(tag, v) for tag, v in zip(example["tags"], example["numbers"])]
     n = len(labels)
@@ -148,7 +160,7 @@ def figure_toy_attention() -> tuple[str, str]:
     for h in heads:
         ex = t["by_heads"][str(h)]["examples"][0]
         for k, row in enumerate(ex["attention"]):
-            name = "one head" if h == 1 else f"head {k + 1} of 2"
+            name = "one head" if h == 1 else f"head {k + 1} of {h}"
             parts.append(text(left - 6, y + rh / 2 + 4, name, "mha-fig__label", anchor="end", size=FONT - 1.5))
             for j, w in enumerate(row):
                 x = left + j * cw
@@ -166,12 +178,17 @@ def figure_toy_attention() -> tuple[str, str]:
             y += rh
         desc[-1] += f"; this model answers {_answer(ex['predicted'])}"
         y += rh
-    body = svg("toy-attention", W, Hh, "Where the query looks: one head against two heads on one held-out sequence",
+    body = svg("toy-attention", W, Hh, "Where the query looks: one head against several on one held-out sequence",
                f"Slots: {', '.join(f'{a} {b}'.strip() for a, b in labels)}. The answer is "
                f"{_answer(example['target'])}. " + "; ".join(desc) + ".", "".join(parts))
     answers = {h: t["by_heads"][str(h)]["examples"][0]["predicted"] for h in heads}
+    multi = heads[1]
+    one_row = t["by_heads"]["1"]["examples"][0]["attention"][0]
+    on_ab = sum(w for w, tag in zip(one_row, example["tags"]) if tag in ("A", "B"))
     cap = (f"**Where the query looks**, on one held-out sequence: the answer is A's and B's numbers, "
            f"{_answer(example['target'])}; D slots are distractors; cells give the percentage of each head's "
-           f"attention. The one-head model answers {_answer(answers[1])}, the two-head model "
-           f"{_answer(answers[2])}.")
+           f"attention (seed {t['by_heads']['1']['runs'][0]['seed']} models). The one-head model answers "
+           f"{_answer(answers[1])}, with {100 * on_ab:.0f} % of its weight on A and B together: whatever its weights, "
+           "its message holds one blend of numbers, so it cannot report two. "
+           f"The {multi}-head model answers {_answer(answers[multi])}: its heads give A and B their own weights.")
     return body, cap
