@@ -7,14 +7,13 @@ the snapshot it shows through the bands' ``data-snapshot``.
 """
 from __future__ import annotations
 
-from .common import load_json
+from .common import assets, load_json
 from .svg import FONT, line, rect, svg, text
 
-ARTEFACT = "head_growth.json"
 
 
 def figure_head_growth() -> tuple[str, str]:
-    data = load_json(ARTEFACT)
+    data = load_json(assets().head_growth.name)
     snaps = data["snapshots"]
     heads = len(snaps[-1]["atlas"])
     changes = [[s["knockout"][f"without_{h + 1}"]["perplexity_change"] for s in snaps] for h in range(heads)]

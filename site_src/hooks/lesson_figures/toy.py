@@ -8,10 +8,9 @@ tests/test_toy_task.py checks that the page shows the artefact.
 """
 from __future__ import annotations
 
-from .common import FigureError, load_json
+from .common import FigureError, assets, load_json
 from .svg import FONT, esc, line, rect, svg, text
 
-ARTEFACT = "toy_task.json"
 MAIN = "pair"
 HEAD_CLASS = {1: "mha-toy--h1", 2: "mha-toy--h2", 4: "mha-toy--h4"}
 SHORT = {"pair": "pair: a and b", "mean": "mean: (a + b) / 2", "single": "single: a",
@@ -21,14 +20,14 @@ VERDICT = {"multi-head better": "several heads better", "one head better": "one 
 
 
 def _data() -> dict:
-    return load_json(ARTEFACT)
+    return load_json(assets().toy_task.name)
 
 
 def _task(name: str) -> dict:
     for t in _data()["tasks"]:
         if t["task"] == name:
             return t
-    raise FigureError(f"{ARTEFACT} has no task {name!r}; rerun `python -m export toy-task`")
+    raise FigureError(f"{assets().toy_task.name} has no task {name!r}; rerun `python -m export toy_task`")
 
 
 def _pc(x: float) -> str:

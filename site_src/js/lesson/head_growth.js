@@ -1,6 +1,6 @@
 // Lesson page 5: heads forming during training, scrubbed with a slider.
 //
-// Reads wasm_assets/head_growth.json (written by `python -m export head-growth`):
+// Reads wasm_assets/head_growth.json (written by `python -m export head_growth`):
 // snapshots of a rerun of the four-head seed-11 training at log-spaced updates,
 // each with every head's attention from the final position of a few prompts,
 // the head-atlas shares and the knock-out perplexities. The slider picks a
