@@ -119,7 +119,7 @@ def figure_toy_curves() -> tuple[str, str]:
     n = len(one["runs"])
     counts = "; ".join(f"{_heads_label(h)}: {solved_by[h]} of {n}" for h in heads)
     cap = (f"**Learning curves on the pair task**: the share of held-out sequences solved (both numbers within "
-           f"{data['setting']['tolerance']}) during training, one line per seed and head count; the dotted line is "
+           f"{data['setting']['tolerance']}) during training, one line per seed and head count; the thin grey line is "
            f"chance ({_pc(t['chance'])}). One head ends at {_pc(one['accuracy_mean'])} on average. Seeds that "
            f"solve at least 90 % within the {steps:,} updates: {counts}. Every model starts on a plateau near "
            "chance; a model with several heads leaves it once its heads have split A and B between them, and "
