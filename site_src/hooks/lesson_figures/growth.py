@@ -29,7 +29,8 @@ def figure_head_growth() -> tuple[str, str]:
     for i, s in enumerate(snaps):
         parts.append(rect(X(i) - step / 2 if i else X(i), mt, step if 0 < i < len(snaps) - 1 else step / 2, ph,
                           "mha-hg__band", extra=f' data-snapshot="{i}"'))
-        parts.append(text(X(i), mt + ph + 15, f"{s['update']:,}", "mha-fig__small", anchor="middle", size=FONT - 2))
+        edge = "start" if i == 0 else "end" if i == len(snaps) - 1 else "middle"  # the end labels stay inside
+        parts.append(text(X(i), mt + ph + 15, f"{s['update']:,}", "mha-fig__small", anchor=edge, size=FONT - 2))
     parts.append(rect(ml, mt, pw, ph, "mha-fig__plot"))
     tick = 0.05 if top - low < 0.3 else 0.1 if top - low < 0.6 else 0.25
     v = 0.0

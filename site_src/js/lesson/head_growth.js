@@ -57,7 +57,8 @@ export async function mount(root) {
   const select = el("select", { id: promptId, "data-hg": "prompt" },
     ...data.prompts.map((p, i) => el("option", { value: String(i), text: p })));
   const updateText = el("output", { for: sliderId, class: "mha-hg__update", "data-hg": "update" });
-  const table = el("div", { class: "mha-hg__scroll" });
+  const table = el("div", { class: "mha-hg__scroll", tabindex: "0", role: "region",
+    "aria-label": "Each head's attention on the prompt (scrolls sideways on a narrow screen)" });
   const roles = el("ul", { class: "mha-hg__roles", "data-hg": "roles" });
   const summary = el("p", { class: "mha-hg__summary", "aria-live": "polite", "data-hg": "summary" });
   const figure = () => document.getElementById("fig-head-growth");

@@ -37,7 +37,7 @@ def test_slider_scrubs_through_the_snapshots(make_page, base_url, load_asset):
         want = snap["prompts"][p_index]["weights"]
         got = root.locator("td[data-weight]").evaluate_all(
             "cells => cells.map((c) => [Number(c.dataset.head), Number(c.dataset.slot), Number(c.dataset.weight)])")
-        assert sorted(got) == sorted((h + 1, j, w) for h, row in enumerate(want) for j, w in enumerate(row))
+        assert sorted(map(tuple, got)) == sorted((h + 1, j, w) for h, row in enumerate(want) for j, w in enumerate(row))
     roles = root.locator("[data-hg='roles'] li")
     assert roles.count() == len(snap["atlas"])
     ko = snap["knockout"]["without_1"]["test_perplexity"]
