@@ -91,6 +91,15 @@ class Artefacts:
     def validation_traces_svg(self) -> Path:
         return self.root / "validation_traces.svg"
 
+    # Why several heads (issue 20): the one-vs-several-head toy task and the heads forming in training
+    @property
+    def toy_task(self) -> Path:
+        return self.root / "toy_task.json"
+
+    @property
+    def head_growth(self) -> Path:
+        return self.root / "head_growth.json"
+
     # Page data
     @property
     def palette_css(self) -> Path:

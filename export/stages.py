@@ -137,6 +137,18 @@ def _evidence(ctx: Context) -> None:
     assemble(ctx.out, ctx.runs)
 
 
+def _toy_task(ctx: Context) -> None:
+    from .toy_task import build
+
+    build(ctx.out)
+
+
+def _head_growth(ctx: Context) -> None:
+    from .head_growth import build
+
+    build(ctx.out, runs=ctx.runs, data=getattr(ctx.args, "data", None))
+
+
 def _palette(ctx: Context) -> None:
     from .palette import write
 
@@ -168,10 +180,15 @@ GRAPH: tuple[Stage, ...] = (
           _walkthrough, "page 4: the lesson's B = 2 batch through the shipped four-head model"),
     Stage("worksheet", (), "worksheet.json", _worksheet, "page 2: the seeded two-head worksheet"),
     Stage("subwords", ("stories",), "subwords.json", _subwords, "page 3: a byte-pair encoder trained on the stories"),
+    Stage("toy_task", (), "toy_task.json", _toy_task,
+          "page 5: tiny 1/2/4-head models of equal width on the synthetic task one head cannot learn"),
     Stage("example_search", ("vocab.json", "models/*.onnx"), "example_search.json", _example_search,
           "page 1: the in-vocabulary sentence where two heads of the four-head model most clearly differ"),
     Stage("evidence", ("runs/measurements.json", "heads.json"), "evidence.json", _evidence,
           "assembled last: the measurements and every stage section", also=("validation_traces.svg",)),
+    Stage("head_growth", ("stories", "evidence.json"), "head_growth.json", _head_growth,
+          "page 5: a rerun of the four-head seed-11 training with snapshots (resumable), each measured",
+          also=("runs/head-growth/",)),
     Stage("pagedata", ("evidence.json", "vocab.json", "walkthrough.json", "models/manifest.json", "models/*.onnx",
                        "example_search.json"),
           "page_data.json", _pagedata, "what the pages draw that is computed, not measured: the build only renders"),

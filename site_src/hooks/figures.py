@@ -36,6 +36,7 @@ _HOOKS = str(Path(__file__).resolve().parent)  # the lesson_figures package sits
 if _HOOKS not in sys.path:
     sys.path.append(_HOOKS)
 from lesson_figures import attention, model, results, tokens  # noqa: E402
+from lesson_figures import growth, toy  # noqa: E402  (issue 20: the toy task, heads forming in training)
 from lesson_figures.common import FigureError  # noqa: E402
 from lesson_figures.tokens import subwords_result  # noqa: E402,F401  (tests call it through this hook)
 
@@ -51,6 +52,10 @@ FIGURES = {
     "tokenizers": tokens.figure_tokenizers,
     "traces-zoom": results.figure_traces_zoom,
     "parameters": results.figure_parameters,
+    "toy-summary": toy.figure_toy_summary,
+    "toy-curves": toy.figure_toy_curves,
+    "toy-attention": toy.figure_toy_attention,
+    "head-growth": growth.figure_head_growth,
 }
 
 # Figures that a widget updates get a live line under the picture (page 2: the head explorer).

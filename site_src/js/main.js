@@ -14,6 +14,7 @@ const WIDGETS = {
   walkthrough: "./lesson/walkthrough.js",
   two_source: "./lesson/two_source.js",
   message_plane: "./lesson/message_plane.js",
+  head_growth: "./lesson/head_growth.js",
   head_explorer: "./lesson/head_explorer.js",
   worksheet: "./lesson/worksheet.js",
   stepper: "./lesson/stepper.js",
