@@ -31,6 +31,9 @@ class ModelSpec:
     d_model: int = D_MODEL
     hidden: int = HIDDEN
     colour: str = "#999999"  # its line in the validation-trace plot
+    # Whether the browser gets it (ONNX file, manifest entry, compact checkpoint). The head-count
+    # sweep's models are trained and measured like the others but not shipped.
+    ships: bool = True
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -66,10 +69,15 @@ MODELS = (
     ModelSpec("mlp", "MLP", "mlp", colour="#E69F00"),  # Okabe-Ito colours, safe for colour-blind readers
     ModelSpec("one_head", "One head", "attention", heads=1, colour="#56B4E9"),
     ModelSpec("four_heads", "Four heads", "attention", heads=4, colour="#009E73"),
+    # The head-count sweep (page 5, "How many heads?"): same width 64, so head width 32, 8 and 4.
+    ModelSpec("two_heads", "Two heads", "attention", heads=2, colour="#CC79A7", ships=False),
+    ModelSpec("eight_heads", "Eight heads", "attention", heads=8, colour="#D55E00", ships=False),
+    ModelSpec("sixteen_heads", "Sixteen heads", "attention", heads=16, colour="#0072B2", ships=False),
 )
 REGISTRY = {spec.name: spec for spec in MODELS}
 MODEL_NAMES = tuple(REGISTRY)
 MODEL_LABELS = {spec.name: spec.label for spec in MODELS}
+SHIPPED_NAMES = tuple(spec.name for spec in MODELS if spec.ships)
 
 
 def get_spec(name: str) -> ModelSpec:
