@@ -6,12 +6,14 @@
     onnx      export the seed-11 checkpoints to ONNX, check parity, write the manifest
               (--from-checkpoints DIR: rebuild them from the shipped compact checkpoints)
     evidence  write evidence.json (and the trace plot) from finished runs and the ONNX report
+    sweep     the head-count sweep: every attention model's runs (1, 2, 4, 8, 16 heads) -> head_sweep.json
+              (--time-updates: also time one update per model, one thread, on an idle machine)
     heads     measure each head: knock-out perplexities and the head atlas (heads.json)
     manifest  write models/manifest.json again from the shipped models and checkpoints
     walkthrough  write walkthrough.json: the lesson's B = 2 batch through the shipped four-head model
     generate  continue a prompt with a checkpoint (full or compact)
     unicode   write the browser tokenizer's table of code points Python's Unicode does not assign
-    all       vocab, train, onnx, evidence, walkthrough, the page-2 worksheet and page-3 subwords: stories -> wasm_assets/
+    all       vocab, train, onnx, sweep, evidence, walkthrough, the page-2 worksheet and page-3 subwords: stories -> wasm_assets/
 
 Each stage writes its own files once; a bad option stops with one line on
 stderr and exit status 2 before anything is written.
@@ -216,10 +218,20 @@ def cmd_unicode(args) -> None:
     print(f"wrote {path} (Unicode {UNICODE_VERSION})")
 
 
+def cmd_sweep(args, seeds=None) -> None:
+    from .head_sweep import write
+
+    write(Path(args.runs), tuple(seeds or args.seeds), Path(args.out), measure_time=getattr(args, "time_updates", False))
+
+
 def cmd_all(args) -> None:
     corpus, cfg, results = cmd_train(args)
     cmd_vocab(args, corpus)
     report = cmd_onnx(args, corpus)
+    from .head_sweep import sweep_models
+
+    if all(name in cfg.models for name in sweep_models()):
+        cmd_sweep(args, cfg.seeds)  # before the evidence, which embeds head_sweep.json
     evidence = cmd_evidence(args, corpus, cfg, results, onnx_report=report)
     cmd_heads(args)  # reads evidence.json, writes heads.json; the evidence writer embeds it
     cmd_walkthrough(args, prompt=evidence["preset"]["prompt"])
@@ -273,6 +285,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rebuild the ONNX files from the compact checkpoints in DIR (e.g. wasm_assets/checkpoints) "
                         "instead of the training runs")
     p.set_defaults(func=cmd_onnx)
+    p = sub.add_parser("sweep", help="the head-count sweep (1, 2, 4, 8, 16 heads) from finished runs: head_sweep.json")
+    p.add_argument("--runs", default="runs", help="folder with the finished runs")
+    p.add_argument("--seeds", type=_seeds, default=SEEDS)
+    p.add_argument("--out", default="wasm_assets")
+    p.add_argument("--time-updates", action="store_true",
+                   help="also time one training update per model on one thread (on an otherwise idle machine)")
+    p.set_defaults(func=cmd_sweep)
     p = sub.add_parser("manifest", help="write models/manifest.json from the shipped models and checkpoints")
     p.add_argument("--out", default="wasm_assets", help="folder with models/, checkpoints/ and vocab.json")
     p.set_defaults(func=cmd_manifest)

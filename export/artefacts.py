@@ -87,6 +87,10 @@ class Artefacts:
     def validation_traces_svg(self) -> Path:
         return self.root / "validation_traces.svg"
 
+    @property
+    def head_sweep(self) -> Path:
+        return self.root / "head_sweep.json"
+
     # Page data
     @property
     def worksheet(self) -> Path:

@@ -56,7 +56,7 @@ from .corpus import Corpus
 from .defaults import PRESET_MAX_NEW, PRESET_SEED
 from .evidence import ONNX_REPORT, file_sha256, preset_of, story_examples
 from .generate import EXCLUDED_IDS, MAX_NEW_TOKENS, generate_ids, prompt_history
-from .models import MODEL_NAMES, count_parameters
+from .models import SHIPPED_NAMES, count_parameters
 from .train import run_dir
 from .windows import context_window
 from .wordlm import SPECIAL_IDS
@@ -236,7 +236,7 @@ def _checkpoint_for(runs: Path, name: str, corpus: Corpus) -> Path:
     return ckpt
 
 
-def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] = MODEL_NAMES, log=print) -> dict:
+def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] = SHIPPED_NAMES, log=print) -> dict:
     """Export, compare encodings, check parity; write models, compact checkpoints, parity vectors, the manifest
     and the report (``runs/onnx_report.json``) that the evidence stage puts in evidence.json."""
     itos, T = corpus.vocab.itos, corpus.T
@@ -326,7 +326,7 @@ def manifest_entry(out: Path, name: str, C: int, T: int) -> dict:
             "colour": spec.colour}
 
 
-def write_manifest(out: Path, models: tuple[str, ...] = MODEL_NAMES) -> Path:
+def write_manifest(out: Path, models: tuple[str, ...] = SHIPPED_NAMES) -> Path:
     """``models/manifest.json``: the shipped models with their registry specs, and the settings the site shares."""
     vocab = json.loads((out / "vocab.json").read_text())
     C, T = vocab["C"], vocab["T"]
@@ -381,7 +381,7 @@ def reexport(checkpoints: Path, out: Path, data=None, log=print) -> dict:
     preset = evidence["preset"]
     preset_history = prompt_history(itos, preset["prompt"])
     files, sizes = {}, {}
-    for name in MODEL_NAMES:
+    for name in SHIPPED_NAMES:
         path = checkpoints / f"{name}-seed{PRESET_SEED}.pt"
         if not path.is_file():
             raise FileNotFoundError(f"{path} not found: restore wasm_assets/checkpoints/ or run `python -m export onnx`")

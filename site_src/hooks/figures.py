@@ -35,7 +35,7 @@ from mkdocs.exceptions import PluginError
 _HOOKS = str(Path(__file__).resolve().parent)  # the lesson_figures package sits next to this hook
 if _HOOKS not in sys.path:
     sys.path.append(_HOOKS)
-from lesson_figures import attention, model, results, tokens  # noqa: E402
+from lesson_figures import attention, head_sweep, model, results, tokens  # noqa: E402
 from lesson_figures.common import FigureError  # noqa: E402
 from lesson_figures.tokens import subwords_result  # noqa: E402,F401  (tests call it through this hook)
 
@@ -51,6 +51,7 @@ FIGURES = {
     "tokenizers": tokens.figure_tokenizers,
     "traces-zoom": results.figure_traces_zoom,
     "parameters": results.figure_parameters,
+    "head-sweep": head_sweep.figure_head_sweep,
 }
 
 # Figures that a widget updates get a live line under the picture (page 2: the head explorer).
