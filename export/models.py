@@ -30,7 +30,8 @@ class ModelSpec:
     heads: int = 0  # 0 for the MLP
     d_model: int = D_MODEL
     hidden: int = HIDDEN
-    colour: str = "#999999"  # its line in the validation-trace plot
+    colour: str = "#999999"  # the model's colour (light scheme; export/palette.py): plots, figures, manifest
+    colour_dark: str = "#bbbbbb"  # the same on the dark scheme
     # Whether the browser gets it (ONNX file, manifest entry, compact checkpoint). The head-count
     # sweep's models are trained and measured like the others but not shipped.
     ships: bool = True
@@ -65,19 +66,45 @@ class ModelSpec:
                                                                       other.hidden)
 
 
+# Model colours are olive and greys, never near one of the head colours (export/palette.py).
 MODELS = (
-    ModelSpec("mlp", "MLP", "mlp", colour="#E69F00"),  # Okabe-Ito colours, safe for colour-blind readers
-    ModelSpec("one_head", "One head", "attention", heads=1, colour="#56B4E9"),
-    ModelSpec("four_heads", "Four heads", "attention", heads=4, colour="#009E73"),
-    # The head-count sweep (page 5, "How many heads?"): same width 64, so head width 32, 8 and 4.
-    ModelSpec("two_heads", "Two heads", "attention", heads=2, colour="#CC79A7", ships=False),
-    ModelSpec("eight_heads", "Eight heads", "attention", heads=8, colour="#D55E00", ships=False),
-    ModelSpec("sixteen_heads", "Sixteen heads", "attention", heads=16, colour="#0072B2", ships=False),
+    ModelSpec("mlp", "MLP", "mlp", colour="#5e4b00", colour_dark="#d6d47e"),
+    ModelSpec("one_head", "One head", "attention", heads=1, colour="#595959", colour_dark="#9a9a9a"),
+    ModelSpec("four_heads", "Four heads", "attention", heads=4, colour="#1f1f1f", colour_dark="#ececec"),
+    # The head-count sweep (page 5, "How many heads?"): width 64 too, so heads 32, 8 and 4 wide. Trained and
+    # measured like the others, not shipped; their colours only keep the palette's distances (never drawn).
+    ModelSpec("two_heads", "Two heads", "attention", heads=2, colour="#939393", colour_dark="#5c5c5c", ships=False),
+    ModelSpec("eight_heads", "Eight heads", "attention", heads=8, colour="#cdcdcd", colour_dark="#262626",
+              ships=False),
+    ModelSpec("sixteen_heads", "Sixteen heads", "attention", heads=16, colour="#a0a000", colour_dark="#a0a032",
+              ships=False),
 )
 REGISTRY = {spec.name: spec for spec in MODELS}
 MODEL_NAMES = tuple(REGISTRY)
 MODEL_LABELS = {spec.name: spec.label for spec in MODELS}
-SHIPPED_NAMES = tuple(spec.name for spec in MODELS if spec.ships)
+
+
+# Queries: code outside the registry asks these instead of typing a model's name.
+
+def shipped_models() -> tuple[ModelSpec, ...]:
+    """The models the site ships (a registry entry may be a sweep model that is trained but not shipped)."""
+    return tuple(s for s in MODELS if s.ships)
+
+
+def attention_models(shipped: bool = True) -> tuple[ModelSpec, ...]:
+    """The attention models, fewest heads first."""
+    pool = shipped_models() if shipped else MODELS
+    return tuple(sorted((s for s in pool if s.kind == "attention"), key=lambda s: s.heads))
+
+
+def single_head_model() -> ModelSpec:
+    """The shipped one-head attention model: the comparison's baseline for multi-head attention."""
+    return next(s for s in attention_models() if s.heads == 1)
+
+
+def most_heads_model() -> ModelSpec:
+    """The shipped attention model with the most heads (the one whose heads the lesson takes apart)."""
+    return attention_models()[-1]
 
 
 def get_spec(name: str) -> ModelSpec:

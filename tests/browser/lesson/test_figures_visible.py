@@ -1,0 +1,87 @@
+"""The lesson's generated figures in headless Chromium: visible, inside the page, light and dark, phone and desktop.
+
+Uses the shared fixtures (built site, local server, pages that fail on console
+errors and on requests to other origins).
+"""
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+PAGES = {
+    "lesson/1-why-more-heads/": 3,
+    "lesson/2-multihead-operation/": 1,
+    "lesson/3-training-examples/": 1,
+    "lesson/4-model-training-generation/": 2,
+    "lesson/5-results/": 2,
+}
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("path", PAGES)
+def test_figures_are_visible_and_fit(make_page, base_url, path, width, scheme):
+    page, watch = make_page(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    page.set_default_timeout(20000)
+    page.goto(base_url + path)
+    page.wait_for_load_state("networkidle")
+    expected = "slate" if scheme == "dark" else "default"
+    assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == expected
+    # Some figures sit behind "Go deeper" doors (issue 23): every door open, every figure is checked.
+    page.evaluate("() => document.querySelectorAll('details.mha-deeper').forEach((d) => { d.open = true; })")
+    figures = page.locator("figure.mha-fig")
+    assert figures.count() >= PAGES[path]
+    for k in range(figures.count()):
+        fig = figures.nth(k)
+        name = fig.get_attribute("data-fig")
+        fig.scroll_into_view_if_needed()
+        svg = fig.locator("svg.mha-fig__svg")
+        assert svg.is_visible() and fig.locator("figcaption").is_visible(), name
+        box = svg.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5, f"{name} leaves the page: {box}"
+        assert box["width"] >= min(300, width - 40), f"{name} is only {box['width']}px wide"
+        # text is drawn in the page's foreground colour, so it follows light and dark mode
+        colours = svg.evaluate("""s => {
+            const t = s.querySelector('text.mha-fig__label, text:not([class])'); const bg = getComputedStyle(document.body).backgroundColor;
+            return [getComputedStyle(t).fill, getComputedStyle(s).color, bg]; }""")
+        assert colours[0] == colours[1] and colours[0] != colours[2], f"{name}: text {colours[0]} on {colours[2]}"
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 1, f"{path} is {overflow}px wider than the window"
+    watch.check()
+
+
+def test_head_explorer_highlights_its_head_in_the_flow(make_page, base_url):
+    page, watch = make_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(20000)
+    page.goto(base_url + "lesson/2-multihead-operation/")
+    fig = page.locator('figure[data-fig="operation-flow"]')
+    page.wait_for_function("document.querySelector('figure[data-fig=\"operation-flow\"]').dataset.activeHead === '0'")
+    lanes = fig.locator(".mha-lane")
+    assert float(lanes.nth(0).evaluate("g => getComputedStyle(g).opacity")) == 1
+    page.locator(".mha-hx label", has_text="Head 2").click()
+    page.wait_for_function("document.querySelector('figure[data-fig=\"operation-flow\"]').dataset.activeHead === '1'")
+    page.wait_for_function("""() => {
+        const l = document.querySelectorAll('figure[data-fig="operation-flow"] .mha-lane');
+        return getComputedStyle(l[1]).opacity === '1' && Number(getComputedStyle(l[0]).opacity) < 1; }""")
+    assert "head 2" in fig.locator(".mha-fig__status").inner_text()
+    watch.check()
+
+
+def test_model_map_boxes_lead_to_their_stage_and_back(make_page, base_url):
+    page, watch = make_page(viewport={"width": 390, "height": 844})
+    page.set_default_timeout(20000)
+    page.goto(base_url + "lesson/4-model-training-generation/")
+    page.locator("#map-mask").click()
+    page.wait_for_function("location.hash === '#stage-mask'")
+    assert page.locator("#stage-mask").is_visible()
+    # Each stage's details, with its link back to the map, sit behind one "Go deeper" door (issue 23).
+    page.locator("details.mha-deeper:has(.mha-maplink) > summary").first.click()
+    page.locator('.mha-maplink a[href$="#map-mask"]').click()  # Material makes the href absolute
+    page.wait_for_function("location.hash === '#map-mask'")
+    # keyboard: a box is a link that takes the focus and follows Enter
+    page.focus("#map-scores")
+    assert page.evaluate("document.activeElement.id") == "map-scores"
+    page.keyboard.press("Enter")
+    page.wait_for_function("location.hash === '#stage-scores'")
+    watch.check()
