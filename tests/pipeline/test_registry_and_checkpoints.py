@@ -146,8 +146,8 @@ def test_shipped_compact_checkpoints_load_as_their_registry_spec(name):
 def test_manifest_carries_what_the_site_needs():
     manifest = json.loads((ASSETS / "models" / "manifest.json").read_text())
     vocab = json.loads((ASSETS / "vocab.json").read_text())
-    assert [m["name"] for m in manifest["models"]] == list(models.MODEL_NAMES)
-    assert [m["label"] for m in manifest["models"]] == [s.label for s in MODELS]
+    assert [m["name"] for m in manifest["models"]] == [s.name for s in models.shipped_models()]
+    assert [m["label"] for m in manifest["models"]] == [s.label for s in models.shipped_models()]
     assert (manifest["C"], manifest["T"], manifest["special"]) == (vocab["C"], vocab["T"], vocab["special"])
     assert manifest["preset"]["seed"] == 11 and manifest["preset"]["max_new_tokens"] == 24
     assert manifest["generation"]["excluded_ids"] == [0, 1, 3]
