@@ -9,6 +9,7 @@ in the order `all` runs them; each is also a command that reruns it alone:
     onnx      export the seed-11 checkpoints to ONNX, check parity, write the manifest
               (--from-checkpoints DIR: rebuild them from the shipped compact checkpoints)
     measure   every figure measured from the runs and the ONNX report -> runs/measurements.json
+    sweep     the head-count sweep: every attention model's runs (1, 2, 4, 8, 16 heads) -> head_sweep.json
     heads     measure each head: knock-out perplexities and the head atlas (heads.json)
     walkthrough  write walkthrough.json: the lesson's B = 2 batch through the shipped four-head model
     worksheet, subwords   page 2's worksheet, page 3's byte-pair encoder
@@ -321,6 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  ("subwords", cmd_stage, "page 3's subwords.json"),
                                  ("example_search", cmd_stage, "page 1's sentence, chosen with the four-head model"),
                                  ("palette", cmd_stage, "palette.css: the head and model colours for the site"),
+                                 ("sweep", cmd_stage, "head_sweep.json: the head-count sweep from finished runs"),
                                  ("pagedata", cmd_stage, "page_data.json: what the pages draw that is computed"),
                                  ("run", cmd_stage, "the named stages of the graph, in the order given"),
                                  ("all", cmd_all, "the whole pipeline, stories to wasm_assets/")):
@@ -330,6 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
 
             p.add_argument("stage_names", nargs="+", choices=list(STAGES), metavar="STAGE",
                            help=f"one or more of: {', '.join(STAGES)}")
+        if name in ("sweep", "all", "run"):
+            p.add_argument("--time-updates", action="store_true",
+                           help="sweep: also time one training update per model on one thread (an idle machine)")
         _add_data_args(p)
         _add_train_args(p)
         p.add_argument("--out", default="wasm_assets")

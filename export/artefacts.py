@@ -100,6 +100,10 @@ class Artefacts:
     def head_growth(self) -> Path:
         return self.root / "head_growth.json"
 
+    @property
+    def head_sweep(self) -> Path:
+        return self.root / "head_sweep.json"
+
     # Page data
     @property
     def palette_css(self) -> Path:

@@ -48,7 +48,7 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from . import atomic
@@ -210,6 +210,11 @@ SECTIONS = [data_sections, protocol_sections, story_sections, artefact_sections]
 
 def build_evidence(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path,
                    timing_note: str = "", onnx_report: dict | None = None) -> dict:
+    # The lesson's comparison is between the shipped models; the head-count sweep's other models
+    # have their own section (head_sweep.json, embedded below).
+    shipped = tuple(m for m in cfg.models if get_spec(m).ships) or cfg.models
+    cfg = replace(cfg, models=shipped)
+    results = [r for r in results if r.model in shipped]
     inputs = Inputs(corpus, cfg, results, Path(runs), timing_note, onnx_report)
     evidence = {"schema": SCHEMA}
     for section in SECTIONS:
@@ -219,7 +224,7 @@ def build_evidence(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], r
 
 # Stages after training write their own artefact; the evidence embeds each under its key
 # (the file stays the stage's output, evidence.json stays written in one place: here).
-STAGE_SECTIONS = {"heads": "heads.json"}
+STAGE_SECTIONS = {"heads": "heads.json", "head_sweep": "head_sweep.json"}
 
 
 def attach_stage_sections(evidence: dict, out: Path) -> dict:

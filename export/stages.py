@@ -131,6 +131,19 @@ def _example_search(ctx: Context) -> None:
     print(f"wrote {example_search.write(ctx.art)}")
 
 
+def _sweep(ctx: Context) -> None:
+    from .head_sweep import sweep_models, write
+
+    models = getattr(ctx.args, "models", None)
+    if models is not None and not set(sweep_models()) <= set(models):
+        print("sweep: skipped (--models leaves out some of the attention models; head_sweep.json unchanged)")
+        return
+    seeds = tuple(getattr(ctx.args, "seeds", ()) or ()) or None
+    from .defaults import SEEDS
+
+    write(ctx.runs, seeds or SEEDS, ctx.out, measure_time=getattr(ctx.args, "time_updates", False))
+
+
 def _evidence(ctx: Context) -> None:
     from .evidence import assemble
 
@@ -184,7 +197,10 @@ GRAPH: tuple[Stage, ...] = (
           "page 5: tiny 1/2/4-head models of equal width on the synthetic task one head cannot learn"),
     Stage("example_search", ("vocab.json", "models/*.onnx"), "example_search.json", _example_search,
           "page 1: the in-vocabulary sentence where two heads of the four-head model most clearly differ"),
-    Stage("evidence", ("runs/measurements.json", "heads.json"), "evidence.json", _evidence,
+    Stage("sweep", ("runs/<model>-seed<seed>/",), "head_sweep.json", _sweep,
+          "page 5's head-count sweep: every attention model (1, 2, 4, 8, 16 heads) x seed, alike-checked "
+          "(--time-updates: also time one update per model on one thread)"),
+    Stage("evidence", ("runs/measurements.json", "heads.json", "head_sweep.json"), "evidence.json", _evidence,
           "assembled last: the measurements and every stage section", also=("validation_traces.svg",)),
     Stage("head_growth", ("stories", "evidence.json"), "head_growth.json", _head_growth,
           "page 5: a rerun of the four-head seed-11 training with snapshots (resumable), each measured",

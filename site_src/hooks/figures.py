@@ -37,6 +37,7 @@ if _HOOKS not in sys.path:
     sys.path.append(_HOOKS)
 from lesson_figures import attention, model, results, tokens  # noqa: E402
 from lesson_figures import growth, toy  # noqa: E402  (issue 20: the toy task, heads forming in training)
+from lesson_figures import attention, head_sweep, model, results, tokens  # noqa: E402
 from lesson_figures.common import FigureError  # noqa: E402
 from lesson_figures.tokens import subwords_result  # noqa: E402,F401  (tests call it through this hook)
 
@@ -56,6 +57,7 @@ FIGURES = {
     "toy-curves": toy.figure_toy_curves,
     "toy-attention": toy.figure_toy_attention,
     "head-growth": growth.figure_head_growth,
+    "head-sweep": head_sweep.figure_head_sweep,
 }
 
 # Figures that a widget updates get a live line under the picture (page 2: the head explorer).
