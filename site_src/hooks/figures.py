@@ -35,7 +35,6 @@ from mkdocs.exceptions import PluginError
 _HOOKS = str(Path(__file__).resolve().parent)  # the lesson_figures package sits next to this hook
 if _HOOKS not in sys.path:
     sys.path.append(_HOOKS)
-from lesson_figures import attention, model, results, tokens  # noqa: E402
 from lesson_figures import growth, toy  # noqa: E402  (issue 20: the toy task, heads forming in training)
 from lesson_figures import attention, head_sweep, model, results, tokens  # noqa: E402
 from lesson_figures.common import FigureError  # noqa: E402
