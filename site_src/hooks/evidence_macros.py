@@ -39,12 +39,15 @@ answer sits in a ``<details>``):
     {% call quiz("Is PAD ever a target?",
                  [["No, it only fills empty input slots.", "Right: targets are real tokens or EOS."],
                   ["Yes, at the end of every story.", "No: a story ends with EOS, which is a target."]],
-                 correct=0) %}
+                 correct=0, hint="Ask which tokens a story's targets can be.") %}
     Markdown explanation, shown after the learner answers.
     {% endcall %}
 
 Every option is a pair: its text and one sentence saying why it is right or
-wrong (shown next to it once the learner has answered). ``correct`` is the
+wrong (shown next to it once the learner has answered). ``hint`` is one sentence
+that points at the idea, not at an option: a first wrong try shows it ("not
+yet") and lets the learner try again; the answer and the reasons appear after a
+second wrong try or on request. ``correct`` is the
 index in the list as written; the page shows the options in a shuffled order
 that is fixed per question (seeded by the question's text, see
 ``quiz_order``), so the position of the right answer carries no hint.
@@ -470,7 +473,8 @@ def _option(question: str, o: Any) -> tuple[str, str]:
     return str(o[0]), str(o[1])
 
 
-def quiz_html(question: str, options: list, correct: int, explanation: str, order_seed: int = 0) -> str:
+def quiz_html(question: str, options: list, correct: int, explanation: str, order_seed: int = 0,
+              hint: str = "") -> str:
     if not 0 <= correct < len(options):
         raise MacroError(f"quiz {question!r}: correct={correct} but there are {len(options)} options")
     pairs = [_option(question, o) for o in options]
@@ -486,19 +490,22 @@ def quiz_html(question: str, options: list, correct: int, explanation: str, orde
             f'<p class="mha-quiz__kicker">Check yourself</p>'
             f'<p class="mha-quiz__question">{_inline_md(question)}</p>'
             f'<ol class="mha-quiz__options" type="A">{items}</ol>'
-            f'<details class="mha-quiz__explanation"><summary>Show the answer</summary>'
+            # The "not yet" hint after a first wrong try (quiz.js); without JavaScript it is simply shown.
+            + (f'<p class="mha-quiz__hint"><strong>Hint:</strong> {_inline_md(hint)}</p>' if hint.strip() else "")
+            + f'<details class="mha-quiz__explanation"><summary>Show the answer</summary>'
             f'<p class="mha-quiz__answer"><strong>Answer: {letter}.</strong> {answer}</p>{body}'
             f'<p class="mha-quiz__whys-title">Option by option:</p>'
             f'<ol class="mha-quiz__whys" type="A">{whys}</ol></details></div>')
 
 
-def quiz(question: str, options: list, correct: int = 0, order_seed: int = 0, caller=None) -> Markup:
+def quiz(question: str, options: list, correct: int = 0, order_seed: int = 0, hint: str = "",
+         caller=None) -> Markup:
     explanation = caller() if caller is not None else ""
     # Strip the common indentation Jinja keeps from the call block.
     lines = str(explanation).splitlines()
     indent = min((len(l) - len(l.lstrip()) for l in lines if l.strip()), default=0)
     explanation = "\n".join(l[indent:] for l in lines)
-    return Markup("\n\n" + quiz_html(question, options, correct, explanation, order_seed) + "\n\n")
+    return Markup("\n\n" + quiz_html(question, options, correct, explanation, order_seed, hint) + "\n\n")
 
 
 def _res_cell(path: str, fmt: str = ",") -> str:
@@ -698,7 +705,9 @@ def head_knockout_quiz() -> Markup:
     return Markup("\n\n" + quiz_html(
         "Before you look at the table: which head of the four-head model, switched off alone, changes the "
         "model's most likely next token in the largest share of test windows?",
-        options, correct, "\n".join(lines)) + "\n\n")
+        options, correct, "\n".join(lines),
+        hint="A head matters most where many windows lean on it for the clue that decides the top choice.")
+        + "\n\n")
 
 
 MACROS = {
