@@ -15,6 +15,7 @@ const WIDGETS = {
   two_source: "./lesson/two_source.js",
   head_explorer: "./lesson/head_explorer.js",
   worksheet: "./lesson/worksheet.js",
+  query_keys: "./lesson/query_keys.js",
   "microgpt-watch": "./microgpt/watch.js",
   "microgpt-explore": "./microgpt/explore.js",
   "microgpt-exercise": "./microgpt/exercise.js",
