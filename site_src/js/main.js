@@ -16,6 +16,7 @@ const WIDGETS = {
   head_explorer: "./lesson/head_explorer.js",
   worksheet: "./lesson/worksheet.js",
   query_keys: "./lesson/query_keys.js",
+  predict_check: "./lesson/predict_check.js",
   "microgpt-watch": "./microgpt/watch.js",
   "microgpt-explore": "./microgpt/explore.js",
   "microgpt-exercise": "./microgpt/exercise.js",
