@@ -226,7 +226,8 @@ def cmd_all(args) -> None:
     from .lesson import subwords, worksheet
 
     print(f"wrote {worksheet.write(Path(args.out) / 'worksheet.json')}")
-    print(f"wrote {subwords.write(Path(args.out) / 'subwords.json', getattr(args, 'data', None))}")
+    for path in subwords.write(Path(args.out), getattr(args, "data", None)):
+        print(f"wrote {path}")
 
 
 def cmd_generate(args) -> None:

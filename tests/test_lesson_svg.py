@@ -149,15 +149,26 @@ def test_tokenizer_figure_states_the_bpe_and_asks_the_window_question(figs, page
 
 
 def test_cached_subwords_equal_a_fresh_training_run():
+    from export.artefacts import Artefacts
     from export.data import DEFAULT_DATA
     from export.lesson import subwords
 
     if not Path(DEFAULT_DATA).is_file():
         pytest.skip(f"the stories are not at {DEFAULT_DATA}; the build uses wasm_assets/subwords.json")
-    fresh = subwords.build()
+    fresh, encoder = subwords.build()
     cached = _json("subwords.json")
     assert fresh == cached, "wasm_assets/subwords.json is stale: run `python -m export.lesson.subwords`"
+    assert encoder == Artefacts().bpe_tokenizer.read_text(), \
+        "wasm_assets/bpe_tokenizer.json is stale: run `python -m export.lesson.subwords`"
     assert fresh["vocab_size"] == subwords.VOCAB_SIZE == _json("vocab.json")["C"]
+
+
+def test_the_figure_is_what_the_shipped_encoder_makes():
+    from export.artefacts import Artefacts
+    from export.lesson import subwords
+
+    data = _json("subwords.json")
+    assert subwords.three_ways(data["example"], subwords.load_bpe(Artefacts().bpe_tokenizer)) == data["tokens"]
 
 
 def test_build_without_stories_uses_the_cache(monkeypatch, tmp_path):
@@ -168,6 +179,18 @@ def test_build_without_stories_uses_the_cache(monkeypatch, tmp_path):
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
-    monkeypatch.setenv("TINYSTORIES_PATH", str(tmp_path / "absent.txt"))
-    data, origin = mod.subwords_result()
-    assert data == _json("subwords.json") and "subwords.json" in origin
+    from export.lesson import subwords
+
+    def no_training(*_a, **_k):
+        raise AssertionError("the site build trained the BPE: hooks only render (read wasm_assets/)")
+
+    monkeypatch.setattr(subwords, "train", no_training)
+    monkeypatch.setattr(subwords, "train_bpe", no_training)
+    # Whether or not the stories are on disk, the build reads the pipeline's file.
+    for stories in (str(tmp_path / "absent.txt"), None):
+        if stories:
+            monkeypatch.setenv("TINYSTORIES_PATH", stories)
+        else:
+            monkeypatch.delenv("TINYSTORIES_PATH", raising=False)
+        data, origin = mod.subwords_result()
+        assert data == _json("subwords.json") and "subwords.json" in origin

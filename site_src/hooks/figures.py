@@ -16,8 +16,8 @@ project's own code at build time, never from typing:
 * the shipped one-head and four-head ONNX models, run with onnxruntime on page 1's coat prefix,
 * ``export.multihead.MultiHeadAttentionLM.forward_full`` for the mask picture, and the
   models of ``export.models.build_model`` for the parameter groups,
-* ``export.lesson.subwords`` for page 3's tokenizers (trained now when the stories
-  are on disk, else read from ``wasm_assets/subwords.json``).
+* ``wasm_assets/subwords.json`` for page 3's tokenizers (written by ``export.lesson.subwords``;
+  the build never trains).
 
 The drawing code is the package ``lesson_figures`` next to this file (one module per
 part of the lesson). Colours come from CSS (``site_src/css/figures.css``): classes such as ``h0``..``h3``

@@ -17,6 +17,7 @@ const WIDGETS = {
   worksheet: "./lesson/worksheet.js",
   query_keys: "./lesson/query_keys.js",
   predict_check: "./lesson/predict_check.js",
+  token_playground: "./lesson/token_playground.js",
   "microgpt-watch": "./microgpt/watch.js",
   "microgpt-explore": "./microgpt/explore.js",
   "microgpt-exercise": "./microgpt/exercise.js",
