@@ -604,6 +604,15 @@ def knockout_table() -> Markup:
                   rows, ["---", "---:", "---:", "---:"])
 
 
+def _shipped_vs_trained() -> str:
+    """Why the knock-out's full model and the runs table differ in the last digit: two different weight files."""
+    onnx = val("onnx.four_heads")
+    return (f" (the table of runs gives {ev('onnx.four_heads.test_perplexity_torch', '.2f')} for the same seed: "
+            f"that is the trained float32 model, while the shipped copy the browser runs stores "
+            f"{html.escape(onnx['encoding'].split(',')[0].split(' (')[0])}, which moves perplexity by "
+            f"{format_value(onnx['test_perplexity_shipped'] / onnx['test_perplexity_torch'] - 1, '+.2%')})")
+
+
 def knockout_summary() -> Markup:
     """Which head the model leans on most and least, in words, from the knock-out numbers."""
     ko = val("heads.knockout")
@@ -612,7 +621,8 @@ def knockout_summary() -> Markup:
     least, most = without[0], without[-1]
     best_alone = min(range(1, heads + 1), key=lambda h: ko[f"only_{h}"]["test_perplexity"])
     return Markup(
-        f"With all four heads the shipped model's test perplexity is {_ko('all', 'test_perplexity', '.2f')}. "
+        f"With all four heads the shipped model's test perplexity is {_ko('all', 'test_perplexity', '.2f')}"
+        f"{_shipped_vs_trained()}. "
         f"The model leans most on **head {most}**: without it perplexity rises to "
         f"{_ko(f'without_{most}', 'test_perplexity', '.2f')} ({_ko(f'without_{most}', 'perplexity_change', '+.0%')}), "
         f"and its top next token changes in {_ko(f'without_{most}', 'top_token_changed', '.0%')} of the test windows. "
@@ -623,7 +633,7 @@ def knockout_summary() -> Markup:
 
 
 def head_atlas_figure() -> Markup:
-    """The generated atlas figure with its caption and, as its text alternative, the same numbers as a table."""
+    """The atlas figure (``::figure:: head-atlas``) and, as its text alternative, the same numbers as a table."""
     kinds = list(val("heads.kinds"))
     header = ["head", *[_kind(k) for k in kinds]]
     body = []
@@ -636,17 +646,10 @@ def head_atlas_figure() -> Markup:
     body.append(f'<tr><th scope="row">Spread evenly</th>{cells}</tr>')
     table = _grid("Average share of the final position's attention per kind of source (the figure's numbers)",
                   header, body)
-    alt = ("Bar chart: for each head of the one-head and four-head models, the average share of attention on the "
-           "final token itself, one to eight or more tokens back, the story-start marker, punctuation, an earlier "
-           "occurrence of the same word and the token after it; the numbers are in the table below the figure.")
-    return Markup(
-        f'\n\n<figure class="mha-figure mha-atlas"><div class="mha-atlas__scroll">'
-        f'<img src="../../wasm_assets/{html.escape(val("heads.figure"))}" alt="{html.escape(alt)}" width="830" '
-        f'style="max-width:100%;height:auto;background:#fff"></div>'
-        f'<figcaption>Where each head looks, on average over the {ev("heads.windows", ",")} windows of the test '
-        f'split: seed-{ev("heads.seed")} models, the same weights the compare page runs. Head colours are the '
-        f'ones the compare page uses.</figcaption></figure>\n\n'
-        f'<details class="mha-atlas__data"><summary>The atlas as a table</summary>{table}</details>\n\n')
+    # The figure itself is drawn by the figures hook (site_src/hooks/lesson_figures/results.py) from heads.json,
+    # in the site's themed SVG; this macro adds its numbers as a table.
+    return Markup('\n\n::figure:: head-atlas\n\n'
+                  f'<details class="mha-atlas__data"><summary>The atlas as a table</summary>{table}</details>\n\n')
 
 
 def head_descriptions() -> Markup:

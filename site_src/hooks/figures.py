@@ -51,6 +51,8 @@ FIGURES = {
     "tokenizers": tokens.figure_tokenizers,
     "traces-zoom": results.figure_traces_zoom,
     "parameters": results.figure_parameters,
+    "traces": results.figure_traces,
+    "head-atlas": results.figure_head_atlas,
 }
 
 # Figures that a widget updates get a live line under the picture (page 2: the head explorer).
@@ -69,7 +71,8 @@ def render(name: str) -> str:
         raise FigureError(f"unknown figure '{name}'; known: {', '.join(sorted(FIGURES))}")
     body, caption = FIGURES[name]()
     return (f'\n<figure class="mha-fig" id="fig-{name}" data-fig="{name}">'
-            f'<div class="mha-fig__scroll">{body}</div>{STATUS.get(name, "")}'
+            # focusable: on a phone a figure too wide for its text to stay readable scrolls sideways
+            f'<div class="mha-fig__scroll" tabindex="0">{body}</div>{STATUS.get(name, "")}'
             f"<figcaption>{_caption_html(caption)}</figcaption></figure>\n")
 
 
