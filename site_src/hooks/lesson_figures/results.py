@@ -51,17 +51,17 @@ def figure_traces_zoom() -> tuple[str, str]:
     v = math.ceil(y0 / tick) * tick
     while v <= y1:
         parts.append(line(ml, Y(v), ml + pw, Y(v), "mha-fig__grid"))
-        parts.append(text(ml - 4, Y(v) + 4, f"{v:.2f}", "mha-fig__small", anchor="end", size=FONT - 2))
+        parts.append(text(ml - 4, Y(v) + 4, f"{v:.2f}", "mha-fig__small", anchor="end", size=FONT - 1))
         v += tick
     xt = _nice_step(x1 - x0, 5)
     u = math.ceil(x0 / xt) * xt
     while u <= x1:
         parts.append(line(X(u), mt + ph, X(u), mt + ph + 4, "mha-fig__axis"))
-        parts.append(text(X(u), mt + ph + 16, f"{u:,.0f}", "mha-fig__small", anchor="middle", size=FONT - 2))
+        parts.append(text(X(u), mt + ph + 16, f"{u:,.0f}", "mha-fig__small", anchor="middle", size=FONT - 1))
         u += xt
-    parts.append(text(ml + pw / 2, Hh - 6, "update", "mha-fig__small", anchor="middle", size=FONT - 2))
+    parts.append(text(ml + pw / 2, Hh - 6, "update", "mha-fig__small", anchor="middle", size=FONT - 1))
     parts.append(f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
-                 f'class="mha-fig__small" font-size="{FONT - 2}">validation loss</text>')
+                 f'class="mha-fig__small" font-size="{FONT - 1}">validation loss</text>')
     desc = []
     for m in ("one_head", "four_heads"):
         for r in runs[m]:
@@ -139,14 +139,14 @@ def figure_parameters() -> tuple[str, str]:
         share = [f"{name} {g[name]:,} ({g[name] / total:.0%})" for name, _ in PARAM_GROUPS if g[name]]
         parts.append(text(ml, y + 10, " · ".join(f"{g[n] / total:.0%}" for n, _ in PARAM_GROUPS if g[n]) +
                           "  (" + ", ".join(n.split()[0] for n, _ in PARAM_GROUPS if g[n]) + ")",
-                          "mha-fig__small", size=FONT - 3))
+                          "mha-fig__small", size=FONT - 1))
         y += 22
         desc.append(f"{labels[m]}, {total:,} parameters: " + ", ".join(share))
     for k, (name, _) in enumerate(PARAM_GROUPS):
         lx = ml + (k % 2) * 200
         ly = y + (k // 2) * 18
         parts.append(rect(lx, ly, 12, 12, f"mha-param mha-param--{k}"))
-        parts.append(text(lx + 17, ly + 10, name, "mha-fig__small", size=FONT - 2))
+        parts.append(text(lx + 17, ly + 10, name, "mha-fig__small", size=FONT - 1))
     height = y + 2 * 18 + 4
     body = svg("parameters", W, height, "Where each model's parameters are", "; ".join(desc) + ".", "".join(parts))
     cap = ("**Where the parameters are.** Each bar is one model, drawn to the same scale, split into its "
