@@ -109,6 +109,21 @@ class Artefacts:
     def notebook(self) -> Path:
         return self.root / "mha-lesson.ipynb"
 
+    @property
+    def notebook_requirements(self) -> Path:
+        """Exact versions the notebook last ran with (the downloads' requirements.txt)."""
+        return self.root / "notebook-requirements.txt"
+
+    @property
+    def page_data(self) -> Path:
+        """What the page hooks draw and tabulate, computed by ``python -m export pagedata``."""
+        return self.root / "page_data.json"
+
+    @property
+    def example_search(self) -> Path:
+        """Page 1's example sentence, chosen by a search (written by the prose tooling when present)."""
+        return self.root / "example_search.json"
+
     # microgpt
     @property
     def microgpt_trained(self) -> Path:

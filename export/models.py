@@ -72,6 +72,29 @@ MODEL_NAMES = tuple(REGISTRY)
 MODEL_LABELS = {spec.name: spec.label for spec in MODELS}
 
 
+# Queries: code outside the registry asks these instead of typing a model's name.
+
+def shipped_models() -> tuple[ModelSpec, ...]:
+    """The models the site ships (a registry entry may be a sweep model that is trained but not shipped)."""
+    return tuple(s for s in MODELS if getattr(s, "ships", True))
+
+
+def attention_models(shipped: bool = True) -> tuple[ModelSpec, ...]:
+    """The attention models, fewest heads first."""
+    pool = shipped_models() if shipped else MODELS
+    return tuple(sorted((s for s in pool if s.kind == "attention"), key=lambda s: s.heads))
+
+
+def single_head_model() -> ModelSpec:
+    """The shipped one-head attention model: the comparison's baseline for multi-head attention."""
+    return next(s for s in attention_models() if s.heads == 1)
+
+
+def most_heads_model() -> ModelSpec:
+    """The shipped attention model with the most heads (the one whose heads the lesson takes apart)."""
+    return attention_models()[-1]
+
+
 def get_spec(name: str) -> ModelSpec:
     try:
         return REGISTRY[name]

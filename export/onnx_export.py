@@ -53,7 +53,7 @@ from . import atomic
 from .checkpoints import (DESCRIPTIONS, load_compact, load_full, plan, rounded_model, row_quantize,
                           save_compact)
 from .corpus import Corpus
-from .defaults import PRESET_MAX_NEW, PRESET_SEED
+from .defaults import MIN_TEMPERATURE, PRESET_MAX_NEW, PRESET_SEED
 from .evidence import ONNX_REPORT, file_sha256, preset_of, story_examples
 from .generate import EXCLUDED_IDS, MAX_NEW_TOKENS, generate_ids, prompt_history
 from .models import MODEL_NAMES, count_parameters
@@ -335,7 +335,8 @@ def write_manifest(out: Path, models: tuple[str, ...] = MODEL_NAMES) -> Path:
         "schema": MANIFEST_SCHEMA, "models": entries, "C": C, "T": T, "opset": OPSET,
         "special": dict(SPECIAL_IDS),
         "preset": {"seed": PRESET_SEED, "max_new_tokens": PRESET_MAX_NEW, "decoding": "greedy"},
-        "generation": {"max_new_tokens": MAX_NEW_TOKENS, "excluded_ids": sorted(EXCLUDED_IDS)},
+        "generation": {"max_new_tokens": MAX_NEW_TOKENS, "excluded_ids": sorted(EXCLUDED_IDS),
+                       "min_temperature": MIN_TEMPERATURE},
     }, indent=1)
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.site_paths import route_pattern
+
 from export.wordlm import detokenize
 from tests.browser_util import WAIT_READY_JS, open_compare
 
@@ -200,7 +202,7 @@ def test_number_fields_show_a_focus_ring(make_page, base_url):
 def test_a_runtime_that_does_not_load_is_said_once(make_page, base_url):
     """The status line keeps the failure (no download progress over it) and one alert says it in words."""
     page, _ = make_page(allow_console=(r"Failed to load resource", r"Failed to fetch dynamically imported module"))
-    page.route("**/vendor/ort/ort.wasm.min.mjs", lambda route: route.fulfill(status=404, body="gone"))
+    page.route(route_pattern("vendor/ort/ort.wasm.min.mjs"), lambda route: route.fulfill(status=404, body="gone"))
     state = open_compare(page, base_url, "?backend=wasm")
     assert state["ok"] is False
     alerts = page.locator(".mha-compare__alerts .mha-panel--error")

@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from tests.site_paths import route_pattern
+
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("require_models")]
 
 FAILED_LOAD = (r"Failed to load resource", r"Failed to fetch dynamically imported module")
@@ -35,8 +37,8 @@ def wait_text(page, selector: str, seconds: float = SECONDS) -> str:
     return page.inner_text(selector)
 
 
-def compare_alert(page, base_url, route_pattern, handler, started=None) -> str:
-    page.route(route_pattern, handler)
+def compare_alert(page, base_url, pattern, handler, started=None) -> str:
+    page.route(pattern, handler)
     started = time.monotonic()
     page.goto(base_url + "compare/?backend=wasm")
     text = wait_text(page, ".mha-compare__alerts .mha-panel--error", seconds=15)
@@ -53,21 +55,21 @@ def compare_alert(page, base_url, route_pattern, handler, started=None) -> str:
 @pytest.mark.parametrize("name", ["ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs"])
 def test_missing_onnxruntime_module_is_named(make_page, base_url, name):
     page, _ = make_page(allow_console=FAILED_LOAD)
-    text = compare_alert(page, base_url, f"**/vendor/ort/{name}", gone)
+    text = compare_alert(page, base_url, route_pattern(f"vendor/ort/{name}"), gone)
     assert f"vendor/ort/{name}" in text and "missing on this site" in text, text
     assert "tell the site's maintainer" in text and "Reload" in text, text
 
 
 def test_missing_onnxruntime_wasm_does_not_blame_the_model(make_page, base_url):
     page, _ = make_page(allow_console=ENGINE_LOG)
-    text = compare_alert(page, base_url, "**/vendor/ort/ort-wasm-simd-threaded.wasm", gone)
+    text = compare_alert(page, base_url, route_pattern("vendor/ort/ort-wasm-simd-threaded.wasm"), gone)
     assert "vendor/ort/ort-wasm-simd-threaded.wasm" in text and "onnxruntime" in text, text
     assert "model may" not in text and "damaged" not in text, text
 
 
 def test_damaged_onnxruntime_wasm_is_refused(make_page, base_url):
     page, _ = make_page(allow_console=ENGINE_LOG)
-    text = compare_alert(page, base_url, "**/vendor/ort/ort-wasm-simd-threaded.wasm",
+    text = compare_alert(page, base_url, route_pattern("vendor/ort/ort-wasm-simd-threaded.wasm"),
                          lambda route: route.fulfill(status=200, body=b"<html>not wasm</html>",
                                                      content_type="application/wasm"))
     assert "ort-wasm-simd-threaded.wasm" in text and "damaged" in text and "model" not in text, text
@@ -77,7 +79,7 @@ def test_vocabulary_of_the_wrong_shape_is_refused(make_page, base_url, load_asse
     vocab = load_asset("vocab.json")
     short = {**vocab, "itos": vocab["itos"][:100]}  # the columns would fill with blanks
     page, _ = make_page(allow_console=FAILED_LOAD)
-    page.route("**/wasm_assets/vocab.json", lambda route: route.fulfill(
+    page.route(route_pattern("wasm_assets/vocab.json"), lambda route: route.fulfill(
         status=200, body=json.dumps(short), content_type="application/json"))
     page.goto(base_url + "compare/?backend=wasm")
     text = wait_text(page, ".mha-compare__alerts .mha-panel--error")
@@ -95,7 +97,7 @@ def test_model_checksum_runs_without_crypto_subtle(make_page, base_url, assets_d
         # Same size, one byte changed: only the digest can tell.
         data = bytearray((assets_dir / "models" / "one_head.onnx").read_bytes())
         data[len(data) // 2] ^= 0xFF
-        page.route("**/wasm_assets/models/one_head.onnx", lambda route: route.fulfill(
+        page.route(route_pattern("wasm_assets/models/one_head.onnx"), lambda route: route.fulfill(
             status=200, body=bytes(data), content_type="application/octet-stream"))
     page.set_default_timeout(60000)
     page.goto(base_url + "compare/?backend=wasm")
@@ -114,7 +116,7 @@ def test_model_checksum_runs_without_crypto_subtle(make_page, base_url, assets_d
 
 def test_missing_worksheet_says_so_once(make_page, base_url):
     page, _ = make_page(allow_console=FAILED_LOAD)
-    page.route("**/wasm_assets/worksheet.json", gone)
+    page.route(route_pattern("wasm_assets/worksheet.json"), gone)
     started = time.monotonic()
     page.goto(base_url + "lesson/2-multihead-operation/")
     text = wait_text(page, ".mha-ws-failure")

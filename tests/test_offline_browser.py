@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("require_models")]
 ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "/some/sub/path/"
 MODELS = ("mlp", "one_head", "four_heads")
-SOLUTION = ROOT / "site_src" / "js" / "microgpt" / "exercise" / "solution.py"
+SOLUTION = ROOT / "site_src" / "pyodide" / "solution.py"
 OFFLINE_CONSOLE = (r"Failed to load resource", r"ERR_INTERNET_DISCONNECTED", r"fetching the script")
 
 
@@ -105,19 +105,19 @@ def test_links_do_not_keep_the_previous_pages_anchor(make_page, subpath_url):
 
 
 def _runtime_cache(page) -> list[str]:
-    return page.evaluate("""async () => {
+    return page.evaluate(r"""async () => {
       const names = (await caches.keys()).filter((n) => n.startsWith('mha-runtime-'));
       const urls = [];
       for (const name of names) for (const r of await (await caches.open(name)).keys()) urls.push(r.url);
-      return urls.map((u) => new URL(u).pathname.split('/').slice(-2).join('/')).sort(); }""")
+      return urls.map((u) => new URL(u).pathname.replace(/\/[0-9a-f]{12}\//, '/').split('/').slice(-2).join('/')).sort(); }""")
 
 
 def _wait_cached(page, files: set[str]) -> None:
-    page.wait_for_function("""async (files) => {
+    page.wait_for_function(r"""async (files) => {
       const names = (await caches.keys()).filter((n) => n.startsWith('mha-runtime-'));
       const have = new Set();
       for (const name of names) for (const r of await (await caches.open(name)).keys())
-        have.add(new URL(r.url).pathname.split('/').slice(-2).join('/'));
+        have.add(new URL(r.url).pathname.replace(/\/[0-9a-f]{12}\//, '/').split('/').slice(-2).join('/'));
       return files.every((f) => have.has(f)); }""", arg=sorted(files), timeout=60000, polling=250)
 
 

@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from export.checkpoints import load_full
 from export.corpus import prepare_corpus
 from export.data import load_stories
 from export.evidence import write_vocabulary
-from export.train import TrainConfig, _claim_is_alive, resolve_device, run_protocol
+from export.train import TrainConfig, resolve_device, run_protocol
 
 from test_registry import tiny_stories
 
@@ -160,58 +159,6 @@ def test_a_checkpoint_that_does_not_match_its_result_is_redone(tiny, tmp_path):
     run_protocol(tiny["corpus"], tiny["cfg"], runs, progress=False, log=log.append)
     assert any("another model" in line for line in log), log
     assert load_full(swapped).spec.name == "mlp"
-
-
-# claims -----------------------------------------------------------------------------------------
-
-def _finished_copy(tiny, runs: Path, skip: str) -> Path:
-    for name in ("mlp", "one_head"):
-        if name != skip:
-            (runs / f"{name}-seed11").mkdir(parents=True)
-            for f in ("best.pt", "result.json"):
-                (runs / f"{name}-seed11" / f).write_bytes((tiny["runs"] / f"{name}-seed11" / f).read_bytes())
-    folder = runs / f"{skip}-seed11"
-    folder.mkdir(parents=True)
-    return folder / "claimed.pid"
-
-
-@pytest.mark.parametrize("content, age", [
-    ("", 3600),  # empty, left long ago
-    ("1", 3600),  # the id of a live process that is not training (init), no heartbeat for an hour
-    ("999999999", 0),  # the id of no process at all
-    ("not a number", 0),
-])
-def test_an_abandoned_claim_is_taken_over(tiny, tmp_path, content, age):
-    lock = _finished_copy(tiny, tmp_path / "runs", "mlp")
-    lock.write_text(content)
-    os.utime(lock, (time.time() - age, time.time() - age))
-    assert not _claim_is_alive(lock, stale_after=120)
-    log = []
-    started = time.monotonic()
-    run_protocol(tiny["corpus"], tiny["cfg"], tmp_path / "runs", progress=False, log=log.append)
-    assert time.monotonic() - started < 60
-    assert any(line.startswith("mlp seed 11: best update") for line in log), log
-    assert not lock.exists()
-
-
-def test_waiting_for_a_silent_claim_has_an_end(tiny, tmp_path):
-    # A live process (init) holds a fresh claim but never shows a heartbeat: the wait ends after stale_after.
-    lock = _finished_copy(tiny, tmp_path / "runs", "mlp")
-    lock.write_text("1")
-    log = []
-    run_protocol(tiny["corpus"], tiny["cfg"], tmp_path / "runs", progress=False, log=log.append,
-                 stale_after=1.0, poll=0.05)
-    assert "mlp seed 11: being trained by another process" in log
-    assert any("abandoned" in line for line in log), log
-    assert load_full(tmp_path / "runs" / "mlp-seed11" / "best.pt").spec.name == "mlp"
-
-
-def test_a_live_owner_keeps_its_claim(tmp_path):
-    lock = tmp_path / "claimed.pid"
-    lock.write_text(str(os.getpid()))
-    assert _claim_is_alive(lock, stale_after=120)
-    lock.write_text("")  # being written this instant
-    assert _claim_is_alive(lock, stale_after=120)
 
 
 # device -----------------------------------------------------------------------------------------

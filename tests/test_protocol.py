@@ -43,7 +43,8 @@ def tiny_protocol(tiny_data, tmp_path_factory):
     runs = out / "runs"
     common = ["--data", str(tiny_data), "--runs", str(runs), "--updates", "12", "--batch-size", "16",
               "--seeds", "11,29", "--eval-every", "4", "--vocab-size", "24", "--context", "8", "--no-progress"]
-    first = run_cli("evidence", *common, "--out", str(out / "assets"))
+    first = run_cli("run", "vocab", "tokenizer_vectors", "train", "measure", "evidence", *common,
+                    "--out", str(out / "assets"))
     assert first.returncode == 0, first.stderr
     second = run_cli("train", *common)
     assert second.returncode == 0, second.stderr

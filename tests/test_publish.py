@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 from export.serve import built_for, serve_in_thread
+from tests.site_paths import url_path
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "pages.yml"
@@ -81,7 +82,7 @@ def test_service_worker_precaches_pages_but_not_runtime_files(built_site):
     assert len(urls) > 30
     for needed in ("index.html", "compare/index.html", "microgpt/index.html", "js/main.js",
                    "js/runtime/ort.js", "css/site.css", "wasm_assets/vocab.json", "wasm_assets/models/manifest.json",
-                   "wasm_assets/microgpt-trained.json", "sitemap.xml", "vendor/codemirror/editor.js"):
+                   "wasm_assets/microgpt-trained.json", "sitemap.xml", url_path(built_site, "vendor/codemirror/editor.js")):
         assert needed in urls, needed
     for url in urls:
         assert not url.startswith(("vendor/ort/", "vendor/pyodide/", "downloads/")) and not url.endswith(".onnx"), url
@@ -91,7 +92,7 @@ def test_service_worker_precaches_pages_but_not_runtime_files(built_site):
 def test_gzip_serving_matches_the_files(built_site):
     server, url = serve_in_thread(built_site, compress=True)
     try:
-        for rel, encoded in (("js/main.js", True), ("vendor/ort/ort-wasm-simd-threaded.wasm", True),
+        for rel, encoded in (("js/main.js", True), (url_path(built_site, "vendor/ort/ort-wasm-simd-threaded.wasm"), True),
                              ("wasm_assets/models/mlp.onnx", False)):
             if not (built_site / rel).is_file():
                 continue

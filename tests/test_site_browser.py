@@ -5,10 +5,13 @@ request to another origin (see conftest.make_page).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from tests.browser_util import WAIT_READY_JS, open_compare, wait_ready
+from tests.site_paths import route_pattern
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("require_models")]
 MODELS = ("mlp", "one_head", "four_heads")
@@ -16,7 +19,7 @@ NO_WEBGPU = "Object.defineProperty(Navigator.prototype, 'gpu', { get: () => unde
 
 
 def _ort_builds(watch) -> set[str]:
-    return {u.rsplit("/", 1)[-1] for u in watch.requests if "/vendor/ort/ort." in u}
+    return {u.rsplit("/", 1)[-1] for u in watch.requests if re.search(r"/vendor/ort/(?:[0-9a-f]{12}/)?ort\.", u)}
 
 
 def test_tokenizer_vectors_match_in_browser(make_page, base_url, load_asset):
@@ -177,8 +180,8 @@ def test_bad_prompts_give_a_result_and_stay_escaped(make_page, base_url):
 
 def test_missing_and_corrupt_models_show_a_panel(make_page, base_url):
     page, _ = make_page(allow_console=(r"Failed to load resource",))
-    page.route("**/wasm_assets/models/four_heads.onnx", lambda route: route.fulfill(status=404, body="gone"))
-    page.route("**/wasm_assets/models/one_head.onnx", lambda route: route.fulfill(status=200, body=b"\x00" * 5000))
+    page.route(route_pattern("wasm_assets/models/four_heads.onnx"), lambda route: route.fulfill(status=404, body="gone"))
+    page.route(route_pattern("wasm_assets/models/one_head.onnx"), lambda route: route.fulfill(status=200, body=b"\x00" * 5000))
     state = open_compare(page, base_url, "?backend=wasm")
     assert set(state["backends"]) == {"mlp"} and set(state["errors"]) == {"one_head", "four_heads"}, state
     four = page.inner_text(".mha-col[data-model='four_heads'] .mha-col__problem")
@@ -191,7 +194,7 @@ def test_missing_and_corrupt_models_show_a_panel(make_page, base_url):
 
 def test_missing_artefacts_leave_the_page_usable(make_page, base_url):
     page, _ = make_page(allow_console=(r"Failed to load resource",))
-    page.route("**/wasm_assets/vocab.json", lambda route: route.fulfill(status=404, body="gone"))
+    page.route(route_pattern("wasm_assets/vocab.json"), lambda route: route.fulfill(status=404, body="gone"))
     state = open_compare(page, base_url)
     assert state["ok"] is False
     alert = page.inner_text(".mha-compare__alerts")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from export.serve import normalise_prefix
+from tests.site_paths import built_file, url_path
 
 ROOT = Path(__file__).resolve().parents[1]
 ORT_FILES = {
@@ -31,8 +32,8 @@ def test_build_contains_pages_runtime_and_assets(built_site: Path, assets_dir: P
     for page in ("index.html", "compare/index.html", "js/main.js", "js/compare/compare.js", "js/runtime/ort.js",
                  "js/runtime/tokenizer.js", "js/runtime/generate.js", "js/runtime/rng.js", "css/site.css"):
         assert (built_site / page).is_file(), page
-    assert {p.name for p in (built_site / "vendor/ort").iterdir()} == ORT_FILES
-    assert {p.name for p in (built_site / "vendor/pyodide").iterdir()} == PYODIDE_FILES
+    assert {p.name for p in built_file(built_site, "vendor/ort/").iterdir()} == ORT_FILES
+    assert {p.name for p in built_file(built_site, "vendor/pyodide/").iterdir()} == PYODIDE_FILES
     if assets_dir.is_dir():
         for path in assets_dir.rglob("*"):
             if path.is_file():
@@ -61,7 +62,7 @@ def test_pages_load_nothing_from_other_origins(built_site: Path):
     assert 'data-mha-widget="compare"' in (built_site / "compare/index.html").read_text()
 
 
-def test_server_headers_and_mime_types(servers):
+def test_server_headers_and_mime_types(servers, built_site):
     url = servers["isolated"]
     status, headers, _ = _get(url)
     assert status == 200
@@ -71,7 +72,7 @@ def test_server_headers_and_mime_types(servers):
                        ("vendor/ort/ort-wasm-simd-threaded.wasm", "application/wasm"),
                        ("js/main.js", "text/javascript"),
                        ("vendor/pyodide/pyodide-lock.json", "application/json")):
-        status, headers, _ = _get(url + path)
+        status, headers, _ = _get(url + url_path(built_site, path))
         assert status == 200 and headers["Content-Type"] == mime, (path, headers.get("Content-Type"))
     status, headers, _ = _get(servers["plain"])
     assert status == 200 and "Cross-Origin-Embedder-Policy" not in headers

@@ -17,7 +17,7 @@ and checks it against the file it names):
     {{ ev("comparison.relative_change_four_vs_one", ".1%", fn="abs") }}
     {{ ev("stories.long.0.token_count") }}     list items by index (-1: last)
     {{ wt("loss", ".3f") }}      wasm_assets/walkthrough.json (export/walkthrough.py)
-    {{ toy("n_targets") }}       the Lily toy computed now by export.lesson.walkthrough.lily_example()
+    {{ toy("n_targets") }}       the Lily toy (page_data.json "toy": export.lesson.walkthrough.lily_example())
     {{ vocab_id("lily") }}       the token's id in wasm_assets/vocab.json
 
 ``fmt`` is a Python format spec (``".2f"``, ``","``, ``".1%"``, ``""``);
@@ -64,7 +64,7 @@ holding ``p.mha-quiz__question``,
 ``ol.mha-quiz__whys`` (one ``li`` per option, in the order shown).
 
 Page 5's interpretation figures (``export/lesson/results.py``, computed from
-the evidence): ``{{ res("parameters.four_heads.parts.vocab_head.share", ".1%") }}``,
+the evidence by ``python -m export pagedata`` into ``page_data.json``): ``{{ res("parameters.four_heads.parts.vocab_head.share", ".1%") }}``,
 ``res_val(path)``, ``{{ parameter_table() }}``, ``{{ attention_cost_table() }}``.
 """
 from __future__ import annotations
@@ -74,11 +74,8 @@ import html
 import json
 import logging
 import math
-import os
 import random
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -86,11 +83,13 @@ import markdown as md_lib
 from markupsafe import Markup
 from mkdocs.exceptions import Abort, PluginError
 
+import export.artefacts as artefacts  # standard library only: the build reads files, never computes
+
 log = logging.getLogger("mkdocs.hooks.evidence_macros")
 
-ROOT = Path(__file__).resolve().parents[2]
-WASM_ASSETS = Path(os.environ.get("MHA_WASM_ASSETS") or ROOT / "wasm_assets")
-SOURCES = {"evidence": "evidence.json", "walkthrough": "walkthrough.json", "vocab": "vocab.json"}
+# Each macro source is a file the pipeline wrote (or a part of page_data.json).
+SOURCES = {"evidence": "evidence", "walkthrough": "walkthrough", "vocab": "vocab", "page_data": "page_data"}
+PAGE_DATA_PARTS = ("toy", "results")  # sources that are a part of page_data.json
 TRANSFORMS = {"abs": abs, "neg": lambda x: -x, "exp": math.exp}
 
 
@@ -152,23 +151,14 @@ class _Data:
 
     def get(self, source: str) -> Any:
         if source not in self.cache:
-            if source == "toy":
-                if str(ROOT) not in sys.path:
-                    sys.path.insert(0, str(ROOT))
-                from export.lesson.walkthrough import lily_example
-
-                self.cache[source] = lily_example(self.get("vocab")["itos"])
-            elif source == "results":
-                if str(ROOT) not in sys.path:
-                    sys.path.insert(0, str(ROOT))
-                from export.lesson.results import compute
-
-                self.cache[source] = compute(self.get("evidence"))
+            if source in PAGE_DATA_PARTS:
+                self.cache[source] = self.get("page_data")[source]
             else:
-                path = WASM_ASSETS / SOURCES[source]
+                path = getattr(artefacts.Artefacts(), SOURCES[source])
                 if not path.is_file():
-                    hint = ("run `python -m export walkthrough`" if source == "walkthrough"
-                            else "run `make models` (python -m export all)")
+                    hint = {"walkthrough": "run `python -m export walkthrough`",
+                            "page_data": "run `python -m export pagedata`"}.get(
+                                source, "run `make models` (python -m export all)")
                     raise MacroError(f"{path} does not exist: {hint}")
                 doc = json.loads(path.read_text())
                 if source == "vocab":
@@ -514,11 +504,9 @@ def _res_cell(path: str, fmt: str = ",") -> str:
 
 def parameter_table() -> Markup:
     """Parameters per part and model, with each part's share of the model's total."""
-    from export.lesson.results import PART_LABELS
-
     models = list(val("protocol.models"))
     body = []
-    for part, label in PART_LABELS.items():
+    for part, label in res_val("part_labels").items():
         cells = [f'<th scope="row">{html.escape(label)}</th>']
         for m in models:
             p = f"parameters.{m}.parts.{part}"
@@ -565,14 +553,6 @@ def _kind(kind: str) -> str:
 
 
 WEAK_LEAN = 1.5  # a head whose strongest kind gets less than 1.5x the even share is described as spreading evenly
-
-
-def detokenize(tokens: list[str]) -> str:
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from export.wordlm import detokenize as join
-
-    return join(tokens)
 
 
 def compare_link(prompt: str, model: str, head: int) -> str:
@@ -678,7 +658,7 @@ def head_descriptions() -> Markup:
             c = head["clearest"]
             top = c["top_sources"][0]
             text += (f' Its clearest test window (the largest share on {_kind(head["signature"])}: '
-                     f'{ev(f"{p}.clearest.share", ".0%")}) ends “…&#8202;{html.escape(detokenize(c["tokens"][-8:]))}”; '
+                     f'{ev(f"{p}.clearest.share", ".0%")}) ends “…&#8202;{html.escape(lookup(DATA.get("page_data"), f"heads.clearest_endings.{model}.{i}", "page_data"))}”; '
                      f'there it puts {ev(f"{p}.clearest.top_sources.0.weight", ".0%")} on '
                      f'<code>{html.escape(top["token"])}</code>, {ev(f"{p}.clearest.top_sources.0.offset")} back. '
                      f'<a href="{compare_link(c["prompt"], model, head["head"])}">Open this window in the compare '

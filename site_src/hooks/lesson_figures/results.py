@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from .common import load_json, project_on_path
+from .common import load_json, page_data
 from .svg import FONT, line, path, rect, svg, text
 
 
@@ -106,10 +106,7 @@ PARAM_GROUPS = (
 
 def parameter_groups(ev: dict) -> dict[str, dict[str, int]]:
     """Parameters per group for each model, from the same count as page 5's table (checked against evidence)."""
-    project_on_path()
-    from export.lesson.results import parameters
-
-    counted = parameters(ev)
+    counted = page_data()["results"]["parameters"]
     return {m: {g: sum(counted[m]["parts"].get(p, {"count": 0})["count"] for p in keys) for g, keys in PARAM_GROUPS}
             for m in ev["protocol"]["models"]}
 

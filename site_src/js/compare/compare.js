@@ -45,6 +45,7 @@ class CompareWidget {
     this.lastRun = null;
     this.states = {};
     this.limit = MAX_NEW_TOKENS;
+    this.minTemperature = Number.MIN_VALUE; // until the manifest says
     this.defaultTokens = null; // the preset's token count, once known
     this.view = new CompareView(root, {
       preference: this.preference,
@@ -70,7 +71,10 @@ class CompareWidget {
     if (!request || !state.ok || this.disposed) return;
     this.focus = { model: request.model, head: request.head };
     await this.generate({ prompt: request.prompt });
-    if (this.states[request.model]?.steps.length) await this.inspect(request.model, 0);
+    // request.model comes from the address: only the manifest's own names count
+    // ("constructor" or "__proto__" must not reach an object lookup).
+    if (!this.modelList.some((m) => m.name === request.model)) return;
+    if (Object.hasOwn(this.states, request.model) && this.states[request.model]?.steps.length) await this.inspect(request.model, 0);
   }
 
   // ------------------------------------------------------------ loading
@@ -105,6 +109,8 @@ class CompareWidget {
     this.T = this.vocab.T;
     const generation = manifest.generation || {};
     if (Number.isInteger(generation.max_new_tokens) && generation.max_new_tokens > 0) this.limit = generation.max_new_tokens;
+    // The smallest temperature above 0 (export/defaults.py): below it every model would emit padding.
+    this.minTemperature = Number.isFinite(generation.min_temperature) && generation.min_temperature > 0 ? generation.min_temperature : Number.MIN_VALUE;
     this.excluded = Array.isArray(generation.excluded_ids) ? generation.excluded_ids : excludedIds(this.vocab.special);
     view.setLimit(this.limit);
     this.manifestPreset = manifest.preset || {};
@@ -283,7 +289,7 @@ class CompareWidget {
 
   // One field, when the learner leaves it: its message appears or goes.
   checkField(key, clearOnly = false) {
-    const { problems = {} } = parseOptions(this.fieldTexts(), this.limit);
+    const { problems = {} } = parseOptions(this.fieldTexts(), this.limit, this.minTemperature);
     this.view.showFieldProblems(problems, key, clearOnly);
   }
 
@@ -309,7 +315,7 @@ class CompareWidget {
     if (overrides.temperature !== undefined) view.temperature.value = String(overrides.temperature);
     if (overrides.seed !== undefined) view.seed.value = String(overrides.seed);
     this.describePrompt();
-    const { options, problems } = parseOptions(this.fieldTexts(), this.limit);
+    const { options, problems } = parseOptions(this.fieldTexts(), this.limit, this.minTemperature);
     const firstBad = view.showFieldProblems(problems || {});
     if (!options) {
       const names = Object.keys(problems).map((k) => view.fieldLabel(k));

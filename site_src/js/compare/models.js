@@ -21,7 +21,8 @@ export class ModelSet {
   constructor(view, { models, T, pad, bos }) {
     this.view = view;
     this.models = models;
-    this.byName = Object.fromEntries(models.map((m) => [m.name, m]));
+    // No prototype: a name from the address such as "constructor" finds nothing.
+    this.byName = Object.assign(Object.create(null), Object.fromEntries(models.map((m) => [m.name, m])));
     this.T = T;
     this.pad = pad;
     this.bos = bos;

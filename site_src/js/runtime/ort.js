@@ -6,7 +6,7 @@
 // points there, so the site works from any static server and under a sub-path.
 // Without cross-origin isolation WebAssembly runs on one thread.
 
-import { AssetError, describeFile, siteUrl } from "./assets.js";
+import { AssetError, describeFile, explainFailure, siteUrl } from "./assets.js";
 import { NonFiniteLogitsError } from "./generate.js";
 
 export const ORT_DIR = "vendor/ort/";
@@ -34,20 +34,24 @@ async function importRuntimeFile(name) {
     return await import(url);
   } catch (err) {
     console.warn(err);
-    // import() says only "Failed to fetch dynamically imported module"; a
-    // request tells a missing file from a broken one (syntax, wrong MIME type).
-    let status = 0;
-    try {
-      status = (await fetch(url, { method: "HEAD" })).status;
-    } catch { /* offline: say it could not be downloaded */ }
-    if (status === 404 || status === 410) {
-      throw new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url });
-    }
-    if (status >= 200 && status < 300) {
-      throw new RuntimeLoadError(`${describeFile(path)} is damaged or was served with the wrong type: this browser could not run it`, { kind: "corrupt", url });
-    }
-    throw new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, { kind: "network", url });
+    throw await explainFailure(path, url, await importFailure(path, url));
   }
+}
+
+// import() says only "Failed to fetch dynamically imported module"; a
+// request tells a missing file from a broken one (syntax, wrong MIME type).
+async function importFailure(path, url) {
+  let status = 0;
+  try {
+    status = (await fetch(url, { method: "HEAD" })).status;
+  } catch { /* offline: say it could not be downloaded */ }
+  if (status === 404 || status === 410) {
+    return new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url });
+  }
+  if (status >= 200 && status < 300) {
+    return new RuntimeLoadError(`${describeFile(path)} is damaged or was served with the wrong type: this browser could not run it`, { kind: "corrupt", url });
+  }
+  return new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, { kind: "network", url });
 }
 
 // A 74-byte ONNX model (y = Identity(x), float [1], opset 13): starting a
@@ -74,13 +78,14 @@ async function startEngine(ort, build) {
     } catch { /* offline */ }
     console.warn(`onnxruntime did not start: ${err.message}`);
     if (status === 404 || status === 410) {
-      throw new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url });
+      throw await explainFailure(path, url, new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url }));
     }
     if (!status || status >= 300) {
-      throw new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, { kind: "network", url });
+      throw await explainFailure(path, url,
+        new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, { kind: "network", url }));
     }
-    throw new RuntimeLoadError(`onnxruntime's WebAssembly engine (${path}) did not start: the file is damaged, or this browser cannot run it`,
-      { kind: "corrupt", url, advice: "Reload the page; if it keeps failing, try a current Chrome, Edge, Firefox or Safari, or tell the site's maintainer." });
+    throw await explainFailure(path, url, new RuntimeLoadError(`onnxruntime's WebAssembly engine (${path}) did not start: the file is damaged, or this browser cannot run it`,
+      { kind: "corrupt", url, advice: "Reload the page; if it keeps failing, try a current Chrome, Edge, Firefox or Safari, or tell the site's maintainer." }));
   }
 }
 
