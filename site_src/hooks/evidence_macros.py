@@ -584,10 +584,13 @@ def knockout_table() -> Markup:
                   rows, ["---", "---:", "---:", "---:"])
 
 
-def _shipped_vs_trained() -> str:
-    """Why the knock-out's full model and the runs table differ in the last digit: two different weight files."""
+def shipped_vs_trained() -> Markup:
+    """Why the knock-out's full model and the runs table differ in the last digit: two different weight files.
+
+    ``{{ shipped_vs_trained() }}`` right after the knock-out's all-heads perplexity: a parenthesis that names
+    the runs table's figure (the trained float32 model) and the shipped copy's encoding."""
     onnx = val("onnx.four_heads")
-    return (f" (the table of runs gives {ev('onnx.four_heads.test_perplexity_torch', '.2f')} for the same seed: "
+    return Markup(f" (the table of runs gives {ev('onnx.four_heads.test_perplexity_torch', '.2f')} for the same seed: "
             f"that is the trained float32 model, while the shipped copy the browser runs stores "
             f"{html.escape(onnx['encoding'].split(',')[0].split(' (')[0])}, which moves perplexity by "
             f"{format_value(onnx['test_perplexity_shipped'] / onnx['test_perplexity_torch'] - 1, '+.2%')})")
@@ -602,7 +605,7 @@ def knockout_summary() -> Markup:
     best_alone = min(range(1, heads + 1), key=lambda h: ko[f"only_{h}"]["test_perplexity"])
     return Markup(
         f"With all four heads the shipped model's test perplexity is {_ko('all', 'test_perplexity', '.2f')}"
-        f"{_shipped_vs_trained()}. "
+        f"{shipped_vs_trained()}. "
         f"The model leans most on **head {most}**: without it perplexity rises to "
         f"{_ko(f'without_{most}', 'test_perplexity', '.2f')} ({_ko(f'without_{most}', 'perplexity_change', '+.0%')}), "
         f"and its top next token changes in {_ko(f'without_{most}', 'top_token_changed', '.0%')} of the test windows. "
@@ -703,6 +706,7 @@ MACROS = {
     "attention_cost_table": attention_cost_table,
     "knockout_table": knockout_table, "knockout_summary": knockout_summary, "head_atlas_figure": head_atlas_figure,
     "head_descriptions": head_descriptions, "head_knockout_quiz": head_knockout_quiz,
+    "shipped_vs_trained": shipped_vs_trained,
 }
 
 
