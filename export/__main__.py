@@ -3,6 +3,7 @@
 The stages of the graph (export/stages.py; `python -m export stages` prints it),
 in the order `all` runs them; each is also a command that reruns it alone:
 
+    palette   write palette.css: the head and model colours (export/palette.py, the registry)
     vocab     write vocab.json and the tokenizer test vectors
     train     the protocol (models x seeds), resumable, in --runs; one run: --models M --seeds S
     onnx      export the seed-11 checkpoints to ONNX, check parity, write the manifest
@@ -17,6 +18,7 @@ in the order `all` runs them; each is also a command that reruns it alone:
     run STAGE...  the named stages, in the order given
 
 Other commands: audit (print the split and audit), manifest (rewrite models/manifest.json),
+steps (rewrite page 4's teaching graphs, which onnx also writes, and the manifest),
 generate (continue a prompt with a checkpoint), unicode (the browser tokenizer's table of
 unassigned code points), stages (print the graph), runs (the run names, for Make).
 
@@ -199,6 +201,14 @@ def cmd_manifest(args) -> None:
     print(f"wrote {write_manifest(Path(args.out))}")
 
 
+def cmd_steps(args) -> None:
+    from .onnx_export import write_manifest
+    from .teaching_graph import write_all
+
+    write_all(Path(args.out))
+    print(f"wrote {write_manifest(Path(args.out))}")
+
+
 def cmd_unicode(args) -> None:
     from . import atomic
     from .wordlm import UNICODE_TABLE, UNICODE_VERSION, unicode_table_js
@@ -260,6 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  ("tokenizer_vectors", cmd_stage, "the browser tokenizer's test vectors"),
                                  ("worksheet", cmd_stage, "page 2's worksheet.json"),
                                  ("subwords", cmd_stage, "page 3's subwords.json"),
+                                 ("palette", cmd_stage, "palette.css: the head and model colours for the site"),
                                  ("pagedata", cmd_stage, "page_data.json: what the pages draw that is computed"),
                                  ("run", cmd_stage, "the named stages of the graph, in the order given"),
                                  ("all", cmd_all, "the whole pipeline, stories to wasm_assets/")):
@@ -292,6 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("manifest", help="write models/manifest.json from the shipped models and checkpoints")
     p.add_argument("--out", default="wasm_assets", help="folder with models/, checkpoints/ and vocab.json")
     p.set_defaults(func=cmd_manifest)
+    p = sub.add_parser("steps", help="write page 4's teaching graphs (every tensor of forward_full) and the manifest")
+    p.add_argument("--out", default="wasm_assets", help="folder with models/, checkpoints/ and vocab.json")
+    p.set_defaults(func=cmd_steps)
     p = sub.add_parser("heads", help="knock-out perplexities and the head atlas of the shipped attention models")
     _add_data_args(p)
     p.add_argument("--out", default="wasm_assets", help="folder with evidence.json; heads.json and the atlas go here")

@@ -55,6 +55,10 @@ class Artefacts:
     def model_onnx(self, name: str) -> Path:
         return self.models_dir / f"{name}.onnx"
 
+    def teaching_onnx(self, name: str) -> Path:
+        """Page 4's stepper: forward_full with every intermediate tensor (export/teaching_graph.py)."""
+        return self.models_dir / f"{name}.steps.onnx"
+
     @property
     def manifest(self) -> Path:
         return self.models_dir / "manifest.json"
@@ -88,6 +92,11 @@ class Artefacts:
         return self.root / "validation_traces.svg"
 
     # Page data
+    @property
+    def palette_css(self) -> Path:
+        """The head and model colours as CSS custom properties (``python -m export palette``)."""
+        return self.root / "palette.css"
+
     @property
     def worksheet(self) -> Path:
         return self.root / "worksheet.json"

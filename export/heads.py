@@ -36,15 +36,16 @@ import torch.nn.functional as F
 from . import atomic
 from .generate import EXCLUDED_IDS, generate_ids, prompt_history
 from .checkpoints import load_compact
+from .palette import HEAD_LIGHT
 from .models import attention_models, most_heads_model
 from .windows import context_window
 from .wordlm import BOS_ID, PAD_ID, UNK_ID, detokenize, tokenize
 
 # The site's head palette (colour-blind-safe, Okabe-Ito hues darkened for 4.5:1 on white),
 # the light-scheme values of site_src/css/figures.css's --mha-head-1..4: head k has
-# the same colour in every figure, table and widget (tests/test_heads.py keeps the
+# the same colour in every figure, table and widget (tests/pipeline/test_heads_stage.py keeps the
 # two equal). The atlas image and the compare page's inspector read them from the evidence.
-SITE_HEAD_PALETTE = ("#0072b2", "#c24f00", "#007a5a", "#a8417f")
+SITE_HEAD_PALETTE = HEAD_LIGHT
 
 def head_colours() -> dict[str, list[str]]:
     """Head k of every shipped attention model has the palette's k-th colour."""

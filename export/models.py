@@ -30,7 +30,8 @@ class ModelSpec:
     heads: int = 0  # 0 for the MLP
     d_model: int = D_MODEL
     hidden: int = HIDDEN
-    colour: str = "#999999"  # its line in the validation-trace plot
+    colour: str = "#999999"  # the model's colour (light scheme; export/palette.py): plots, figures, manifest
+    colour_dark: str = "#bbbbbb"  # the same on the dark scheme
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -62,10 +63,11 @@ class ModelSpec:
                                                                       other.hidden)
 
 
+# Model colours are olive and greys, never near one of the head colours (export/palette.py).
 MODELS = (
-    ModelSpec("mlp", "MLP", "mlp", colour="#E69F00"),  # Okabe-Ito colours, safe for colour-blind readers
-    ModelSpec("one_head", "One head", "attention", heads=1, colour="#56B4E9"),
-    ModelSpec("four_heads", "Four heads", "attention", heads=4, colour="#009E73"),
+    ModelSpec("mlp", "MLP", "mlp", colour="#5e4b00", colour_dark="#d6d47e"),
+    ModelSpec("one_head", "One head", "attention", heads=1, colour="#595959", colour_dark="#9a9a9a"),
+    ModelSpec("four_heads", "Four heads", "attention", heads=4, colour="#1f1f1f", colour_dark="#ececec"),
 )
 REGISTRY = {spec.name: spec for spec in MODELS}
 MODEL_NAMES = tuple(REGISTRY)

@@ -132,6 +132,12 @@ def _evidence(ctx: Context) -> None:
     assemble(ctx.out, ctx.runs)
 
 
+def _palette(ctx: Context) -> None:
+    from .palette import write
+
+    write(ctx.art.palette_css)
+
+
 def _pagedata(ctx: Context) -> None:
     from .lesson.page_data import write
 
@@ -139,6 +145,8 @@ def _pagedata(ctx: Context) -> None:
 
 
 GRAPH: tuple[Stage, ...] = (
+    Stage("palette", ("export/models.py", "export/palette.py"), "palette.css", _palette,
+          "the head and model colours as CSS custom properties"),
     Stage("vocab", ("stories",), "vocab.json", _vocab, "the vocabulary (C tokens, T) from the training stories"),
     Stage("tokenizer_vectors", ("stories",), "tokenizer_vectors.json", _tokenizer_vectors,
           "texts, tokens and ids the browser's tokenizer is tested against"),
@@ -146,7 +154,7 @@ GRAPH: tuple[Stage, ...] = (
           "every model x seed (one run: `train --models M --seeds S`; finished runs are skipped)"),
     Stage("onnx", ("runs/<model>-seed11/",), "models/manifest.json", _onnx,
           "the seed-11 models to ONNX with parity checks, their compact checkpoints and the manifest",
-          also=("models/*.onnx", "checkpoints/", "parity.json", "runs/onnx_report.json")),
+          also=("models/*.onnx", "models/*.steps.onnx", "checkpoints/", "parity.json", "runs/onnx_report.json")),
     Stage("measure", ("stories", "runs/<model>-seed<seed>/", "runs/onnx_report.json"), "runs/measurements.json",
           _measure, "every figure measured from the runs: the evidence's core"),
     Stage("heads", ("stories", "checkpoints/", "runs/measurements.json"), "heads.json", _heads,
@@ -166,7 +174,7 @@ STAGES = {stage.name: stage for stage in GRAPH}
 
 def check_order() -> None:
     """Every input a stage names is an earlier stage's output (or the stories, or one of its pictures)."""
-    made = {"stories", "runs/<model>-seed11/"}  # the seed-11 runs are some of train's output
+    made = {"stories", "runs/<model>-seed11/", "export/models.py", "export/palette.py"}  # the seed-11 runs are some of train's output
     for stage in GRAPH:
         missing = [i for i in stage.inputs if i not in made]
         if missing:

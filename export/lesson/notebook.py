@@ -21,7 +21,7 @@ The downloadable archive (``site_src/hooks/downloads.py``) is such a folder.
 The site ships the notebook *with its outputs*: ``python -m export.lesson.notebook
 --execute wasm_assets/mha-lesson.ipynb`` runs it (nbclient, one kernel, about
 half a minute) and saves the result, which the build copies into the
-downloads. ``tests/test_lesson_downloads.py`` fails when the saved notebook's
+downloads. ``tests/site_build/test_downloads.py`` fails when the saved notebook's
 code differs from ``build_notebook()``: then run that command again.
 """
 from __future__ import annotations

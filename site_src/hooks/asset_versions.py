@@ -9,7 +9,8 @@ After every hook that writes into ``site/wasm_assets/`` or ``site/vendor/``
   names relative to one folder, so the folder carries the version;
 * gives every file under ``wasm_assets/`` the digest of its content, which the
   pages append as ``?v=<digest>``;
-* writes both maps to ``site/build.json`` (with a build id: the digest of the
+* notes every such file's size (for progress bars);
+* writes the maps to ``site/build.json`` (with a build id: the digest of the
   maps) and to ``site/js/runtime/asset_map.js``, which
   ``site_src/js/runtime/assets.js`` imports, so ``siteUrl()`` turns a plain
   site path into this build's versioned URL.
@@ -82,18 +83,24 @@ def version_package(package: Path) -> str:
 
 def version_site(site: Path) -> dict:
     """Version the site's runtime files in place; returns the map written to build.json."""
-    folders = {}
+    folders, sizes = {}, {}
     vendor = site / FOLDER_ROOT
     if vendor.is_dir():
         for package in sorted(p for p in vendor.iterdir() if p.is_dir()):
             prefix = f"{FOLDER_ROOT}/{package.name}/"
             folders[prefix] = f"{prefix}{version_package(package)}/"
+            for path in _files(site / folders[prefix]):
+                sizes[prefix + path.relative_to(site / folders[prefix]).as_posix()] = path.stat().st_size
     files = {}
     for root in FILE_ROOTS:
         for path in _files(site / root) if (site / root).is_dir() else []:
             files[path.relative_to(site).as_posix()] = _file_digest(path)[:DIGEST_CHARS]
+            sizes[path.relative_to(site).as_posix()] = path.stat().st_size
     body = json.dumps({"files": files, "folders": folders}, sort_keys=True, separators=(",", ":"))
-    return {"build": hashlib.sha256(body.encode()).hexdigest()[:DIGEST_CHARS], "files": files, "folders": folders}
+    # sizes: what a download of each file amounts to once decoded (a progress
+    # bar cannot learn it from a gzip response's Content-Length).
+    return {"build": hashlib.sha256(body.encode()).hexdigest()[:DIGEST_CHARS], "files": files, "folders": folders,
+            "sizes": sizes}
 
 
 def read_versions(site: Path) -> dict:
@@ -131,6 +138,7 @@ def on_post_build(config) -> None:
         "// This build's content versions (site_src/hooks/asset_versions.py wrote it; do not edit).\n"
         f"export const BUILD_ID = {json.dumps(versions['build'])};\n"
         f"export const FILE_VERSIONS = {json.dumps(versions['files'], sort_keys=True)};\n"
-        f"export const FOLDER_VERSIONS = {json.dumps(versions['folders'], sort_keys=True)};\n"))
+        f"export const FOLDER_VERSIONS = {json.dumps(versions['folders'], sort_keys=True)};\n"
+        f"export const FILE_SIZES = {json.dumps(versions['sizes'], sort_keys=True)};\n"))
     log.info("asset_versions: build %s, %d files and %d packages versioned", versions["build"],
              len(versions["files"]), len(versions["folders"]))

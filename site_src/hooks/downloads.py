@@ -14,7 +14,7 @@ After the pages are written it puts into ``site/downloads/``:
   (``wasm_assets/mha-lesson.ipynb``, written by
   ``python -m export.lesson.notebook --execute wasm_assets/mha-lesson.ipynb``).
 
-``tests/test_lesson_downloads.py`` unpacks the archive into an empty folder,
+``tests/site_build/test_downloads.py`` unpacks the archive into an empty folder,
 makes a fresh virtual environment from its requirements and runs the notebook
 there, comparing what it prints with ``evidence.json``.
 """

@@ -19,6 +19,7 @@ const WIDGETS = {
   query_keys: "./lesson/query_keys.js",
   predict_check: "./lesson/predict_check.js",
   token_playground: "./lesson/token_playground.js",
+  stepper: "./lesson/stepper.js",
   "microgpt-watch": "./microgpt/watch.js",
   "microgpt-explore": "./microgpt/explore.js",
   "microgpt-exercise": "./microgpt/exercise.js",

@@ -13,7 +13,7 @@
 // no longer be trusted (health), it is replaced at once, and the job's result
 // carries a line that says why. Every result says how the job ended.
 
-import { siteUrl } from "../runtime/assets.js";
+import { OFFLINE_ADVICE, STALE_MESSAGE, liveBuild, siteUrl } from "../runtime/assets.js";
 
 export const TIME_LIMIT_MS = 5000;
 // Characters shown per job, whatever the worker sends (Python cuts at 20,000
@@ -69,10 +69,15 @@ export class PythonRunner {
     const worker = new Worker(new URL("./exercise/worker.js", import.meta.url), { type: "module", name: "pyodide-exercise" });
     slot.worker = worker;
     const current = () => slot === this.slot;
-    const fail = (text) => {
+    const fail = async (reason) => {
       if (slot.failed || slot.info) return;
-      slot.failed = text;
+      slot.failed = reason;
       clearTimeout(slot.slowTimer);
+      // A file that did not come: offline, or replaced by a new build (runtime/assets.js liveBuild).
+      const live = await liveBuild();
+      const text = live === "new" ? `${STALE_MESSAGE} (${reason})`
+        : live === "offline" ? `${reason.replace(/\s*\(.*\)$/, "")}. ${OFFLINE_ADVICE.replace(/\.$/, "")}` : reason;
+      slot.failed = text;
       if (current()) this.setState({ phase: "error", text: `Python could not start: ${text}.` });
       slot.reject(new Error(text));
     };

@@ -5,3 +5,4 @@
 export const BUILD_ID = "";
 export const FILE_VERSIONS = {};
 export const FOLDER_VERSIONS = {};
+export const FILE_SIZES = {};

@@ -12,7 +12,7 @@
 // and Pyodide load their own files by fixed names from one folder. So a page
 // only ever asks for the files of the build it came from.
 
-import { BUILD_ID, FILE_VERSIONS, FOLDER_VERSIONS } from "./asset_map.js";
+import { BUILD_ID, FILE_SIZES, FILE_VERSIONS, FOLDER_VERSIONS } from "./asset_map.js";
 import { sha256HexJS } from "./sha256.js";
 
 export const SITE_ROOT = new URL("../../", import.meta.url);
@@ -33,6 +33,11 @@ export function siteUrl(path) {
 }
 
 export const buildId = BUILD_ID;
+
+// The decoded size of a runtime file of this build (0 when the build does not say).
+export function fileSize(path) {
+  return Number.isInteger(FILE_SIZES[path]) ? FILE_SIZES[path] : 0;
+}
 
 export class AssetError extends Error {
   constructor(message, { kind = "missing", url = "", advice = "" } = {}) {
@@ -97,7 +102,7 @@ function staleError(path, url) {
     dispatchEvent(new CustomEvent("mha:new-build", { detail: { path } })); // main.js shows the update notice
   }
   return new AssetError(STALE_MESSAGE, {
-    kind: "stale", url, advice: `This page belongs to the earlier version, whose files (${path} among them) the site no longer holds.`,
+    kind: "stale", url, advice: `This page belongs to the earlier version; its files (${path} among them) have been replaced.`,
   });
 }
 

@@ -36,8 +36,8 @@ function header(spec, scope) {
 // 300-letter word never widens the table or the page.
 function labelHeader(spec, scope) {
   const th = header(spec, scope);
-  const label = el("span", { class: "mha-heat__label" }, [...th.childNodes]);
   const text = th.textContent;
+  const label = el("span", { class: "mha-heat__label" }, [...th.childNodes]);
   if (text.length > 12) label.title = text;
   th.replaceChildren(label);
   return th;
