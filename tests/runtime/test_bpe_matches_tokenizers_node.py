@@ -13,7 +13,7 @@ import re
 import pytest
 
 from export.artefacts import Artefacts
-from tests.test_site_runtime_node import NODE, run_node
+from tests.runtime.test_rng_tokenizer_generation_node import NODE, run_node
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (make setup needs it for npm ci)")
 
