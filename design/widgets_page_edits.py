@@ -23,9 +23,8 @@ LESSON = Path(__file__).resolve().parents[1] / "docs" / "lesson"
 
 WIDGETS = {
     "1-why-more-heads.md": ("query-keys", "query_keys", 'data-head="1" data-sources="1,5,6,7"',
-                            "Try it before any formula: drag the query or a key (or Tab to a tip and use the arrow keys) "
-                            "and watch the dot products and the weights; a key that points the way the query points takes "
-                            "the largest share, and the weights always add up to 1.",
+                            "Drag the query or a key and watch the dot products and the weights: the key that points most "
+                            "the query's way takes the largest share.",
                             "This picture of one query and four keys runs in your browser and needs JavaScript; it is loading&hellip;"),
     "2-multihead-operation.md": ("predict-check", "predict_check", 'data-head="1" data-receiver="1" data-source="0"',
                                  "Before the tables of the next steps, predict four of their cells yourself, for receiver 1 "

@@ -128,12 +128,12 @@ export async function mount(root) {
   });
   const queryCell = el("span", { class: "mha-qk__q" });
   const table = el("table", { class: "mha-qk__table" },
-    el("caption", {}, "Query ", queryCell, "; for each source, its key, the dot product q · k and the softmax weight"),
+    el("caption", {}, queryCell, ": each source\u2019s key, q · k and weight"),
     el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "source" }), el("th", { scope: "col", text: "key k" }),
       el("th", { scope: "col", text: "q · k" }), el("th", { scope: "col", text: "weight" }))),
     body);
   const summary = el("p", { class: "mha-qk__summary", role: "status", "aria-live": "polite" });
-  const reset = el("button", { type: "button", class: "md-button mha-qk__reset", text: "Back to the worksheet's arrows" });
+  const reset = el("button", { type: "button", class: "md-button mha-qk__reset", text: "Reset the arrows" });
 
   function draw() {
     const q = arrows[0].v;
@@ -167,7 +167,7 @@ export async function mount(root) {
       r.dot.dataset.value = String(dots[i]);
     });
     const best = w.indexOf(Math.max(...w));
-    summary.textContent = `The query reads most from ${labels[best]}: weight ${w[best].toFixed(2)}; the ${w.length} weights add up to 1.`;
+    summary.textContent = `Most weight: ${labels[best]}, ${w[best].toFixed(2)}. The weights add up to 1.`;
     root.dataset.weights = w.map((x) => x.toFixed(4)).join(",");
   }
 
@@ -219,7 +219,7 @@ export async function mount(root) {
   });
 
   const help = el("p", { class: "mha-qk__help", id: `${id}-help`,
-    text: "Drag the tip of the query (q) or of a key; or focus a tip with Tab and move it with the arrow keys (Shift: bigger steps)." });
+    text: "Drag a tip, or Tab to it and use the arrow keys (Shift: bigger steps)." });
   plane.setAttribute("aria-describedby", help.id);
   root.replaceChildren(el("div", { class: "mha-qk" },
     el("div", { class: "mha-qk__plane" }, plane),
