@@ -88,18 +88,6 @@ from page_macros.quiz import QUIZ_SALT, quiz, quiz_html, quiz_order  # noqa: E40
 # ---------------------------------------------------------------------------
 # Page 5's prose about the heads (issue 23 moves it into the page's Markdown).
 
-def shipped_vs_trained() -> Markup:
-    """Why the knock-out's full model and the runs table differ in the last digit: two different weight files.
-
-    ``{{ shipped_vs_trained() }}`` right after the knock-out's all-heads perplexity: a parenthesis that names
-    the runs table's figure (the trained float32 model) and the shipped copy's encoding."""
-    onnx = val("onnx.four_heads")
-    return Markup(f" (the table of runs gives {ev('onnx.four_heads.test_perplexity_torch', '.2f')} for the same seed: "
-                  f"that is the trained float32 model, while the shipped copy the browser runs stores "
-                  f"{html.escape(onnx['encoding'].split(',')[0].split(' (')[0])}, which moves perplexity by "
-                  f"{format_value(onnx['test_perplexity_shipped'] / onnx['test_perplexity_torch'] - 1, '+.2%')})")
-
-
 def head_ranks() -> dict:
     """Which head the knock-outs rank first and last (numbers only: page 5 words them)."""
     ko = val("heads.knockout")
@@ -145,7 +133,6 @@ MACROS = {
     # page 5 words these in its Markdown (issue 23): numbers, links and page-data text only
     "head_ranks": head_ranks, "compare_link": compare_link, "WEAK_LEAN": WEAK_LEAN, "page_data_val": page_data_val,
     "ex": ex, "ex_val": ex_val,
-    "shipped_vs_trained": shipped_vs_trained,
 }
 
 
