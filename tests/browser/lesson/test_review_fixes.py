@@ -24,8 +24,10 @@ LESSON = ["lesson/1-why-more-heads/", "lesson/2-multihead-operation/", "lesson/3
           "lesson/4-model-training-generation/", "lesson/5-results/"]
 
 SMALLEST_TEXT_JS = """() => {
+  // every figure counts, the ones behind a "Go deeper" door too: open them all first
+  for (const d of document.querySelectorAll('details')) d.open = true;
   const found = [];
-  const visible = (n) => n.getBoundingClientRect().width > 0 && !n.closest('details:not([open])');
+  const visible = (n) => n.getBoundingClientRect().width > 0;
   for (const t of document.querySelectorAll('svg text')) {
     if (!visible(t) || !t.textContent.trim()) continue;
     const m = t.ownerSVGElement.getScreenCTM();
