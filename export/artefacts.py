@@ -119,6 +119,11 @@ class Artefacts:
         return self.root / "subwords.json"
 
     @property
+    def bpe_tokenizer(self) -> Path:
+        """Page 3's byte-pair encoder, in Hugging Face tokenizers' own JSON format."""
+        return self.root / "bpe_tokenizer.json"
+
+    @property
     def walkthrough(self) -> Path:
         return self.root / "walkthrough.json"
 

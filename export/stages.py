@@ -122,7 +122,8 @@ def _worksheet(ctx: Context) -> None:
 def _subwords(ctx: Context) -> None:
     from .lesson import subwords
 
-    print(f"wrote {subwords.write(ctx.art.subwords, getattr(ctx.args, 'data', None))}")
+    for path in subwords.write(ctx.out, getattr(ctx.args, "data", None)):
+        print(f"wrote {path}")
 
 
 def _example_search(ctx: Context) -> None:
@@ -192,7 +193,8 @@ GRAPH: tuple[Stage, ...] = (
     Stage("walkthrough", ("checkpoints/", "vocab.json", "runs/measurements.json"), "walkthrough.json",
           _walkthrough, "page 4: the lesson's B = 2 batch through the shipped four-head model"),
     Stage("worksheet", (), "worksheet.json", _worksheet, "page 2: the seeded two-head worksheet"),
-    Stage("subwords", ("stories",), "subwords.json", _subwords, "page 3: a byte-pair encoder trained on the stories"),
+    Stage("subwords", ("stories",), "subwords.json", _subwords, "page 3: a byte-pair encoder trained on the stories",
+          also=("bpe_tokenizer.json",)),
     Stage("toy_task", (), "toy_task.json", _toy_task,
           "page 5: tiny 1/2/4-head models of equal width on the synthetic task one head cannot learn"),
     Stage("example_search", ("vocab.json", "models/*.onnx"), "example_search.json", _example_search,

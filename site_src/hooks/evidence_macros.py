@@ -112,17 +112,10 @@ def head_atlas_figure() -> Markup:
     body.append(f'<tr><th scope="row">Spread evenly</th>{cells}</tr>')
     table = _grid("Average share of the final position's attention per kind of source (the figure's numbers)",
                   header, body)
-    alt = ("Bar chart: for each head of the one-head and four-head models, the average share of attention on the "
-           "final token itself, one to eight or more tokens back, the story-start marker, punctuation, an earlier "
-           "occurrence of the same word and the token after it; the numbers are in the table below the figure.")
-    return Markup(
-        f'\n\n<figure class="mha-figure mha-atlas"><div class="mha-atlas__scroll">'
-        f'<img src="../../wasm_assets/{html.escape(val("heads.figure"))}" alt="{html.escape(alt)}" width="830" '
-        f'style="max-width:100%;height:auto;background:#fff"></div>'
-        f'<figcaption>Where each head looks, on average over the {ev("heads.windows", ",")} windows of the test '
-        f'split: seed-{ev("heads.seed")} models, the same weights the compare page runs. Head colours are the '
-        f'ones the compare page uses.</figcaption></figure>\n\n'
-        f'<details class="mha-atlas__data"><summary>The atlas as a table</summary>{table}</details>\n\n')
+    # The figure itself is drawn by the figures hook (site_src/hooks/lesson_figures/results.py) from heads.json,
+    # in the site's themed SVG; this macro adds its numbers as a table.
+    return Markup('\n\n::figure:: head-atlas\n\n'
+                  f'<details class="mha-atlas__data"><summary>The atlas as a table</summary>{table}</details>\n\n')
 
 
 MACROS = {

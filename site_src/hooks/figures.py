@@ -16,8 +16,8 @@ project's own code at build time, never from typing:
 * the shipped one-head and four-head ONNX models, run with onnxruntime on page 1's coat prefix,
 * ``export.multihead.MultiHeadAttentionLM.forward_full`` for the mask picture, and the
   models of ``export.models.build_model`` for the parameter groups,
-* ``export.lesson.subwords`` for page 3's tokenizers (trained now when the stories
-  are on disk, else read from ``wasm_assets/subwords.json``).
+* ``wasm_assets/subwords.json`` for page 3's tokenizers (written by ``export.lesson.subwords``;
+  the build never trains).
 
 The drawing code is the package ``lesson_figures`` next to this file (one module per
 part of the lesson). Colours come from CSS (``site_src/css/figures.css``): classes such as ``h0``..``h3``
@@ -57,6 +57,8 @@ FIGURES = {
     "toy-attention": toy.figure_toy_attention,
     "head-growth": growth.figure_head_growth,
     "head-sweep": head_sweep.figure_head_sweep,
+    "traces": results.figure_traces,
+    "head-atlas": results.figure_head_atlas,
 }
 
 # Figures that a widget updates get a live line under the picture (page 2: the head explorer).
@@ -75,7 +77,8 @@ def render(name: str) -> str:
         raise FigureError(f"unknown figure '{name}'; known: {', '.join(sorted(FIGURES))}")
     body, caption = FIGURES[name]()
     return (f'\n<figure class="mha-fig" id="fig-{name}" data-fig="{name}">'
-            f'<div class="mha-fig__scroll">{body}</div>{STATUS.get(name, "")}'
+            # focusable: on a phone a figure too wide for its text to stay readable scrolls sideways
+            f'<div class="mha-fig__scroll" tabindex="0">{body}</div>{STATUS.get(name, "")}'
             f"<figcaption>{_caption_html(caption)}</figcaption></figure>\n")
 
 

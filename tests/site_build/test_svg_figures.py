@@ -157,15 +157,26 @@ def test_tokenizer_figure_states_the_bpe_and_asks_the_window_question(figs, page
 
 
 def test_cached_subwords_equal_a_fresh_training_run():
+    from export.artefacts import Artefacts
     from export.data import DEFAULT_DATA
     from export.lesson import subwords
 
     if not Path(DEFAULT_DATA).is_file():
         pytest.skip(f"the stories are not at {DEFAULT_DATA}; the build uses wasm_assets/subwords.json")
-    fresh = subwords.build()
+    fresh, encoder = subwords.build()
     cached = _json("subwords.json")
     assert fresh == cached, "wasm_assets/subwords.json is stale: run `python -m export.lesson.subwords`"
+    assert encoder == Artefacts().bpe_tokenizer.read_text(), \
+        "wasm_assets/bpe_tokenizer.json is stale: run `python -m export.lesson.subwords`"
     assert fresh["vocab_size"] == subwords.VOCAB_SIZE == _json("vocab.json")["C"]
+
+
+def test_the_figure_is_what_the_shipped_encoder_makes():
+    from export.artefacts import Artefacts
+    from export.lesson import subwords
+
+    data = _json("subwords.json")
+    assert subwords.three_ways(data["example"], subwords.load_bpe(Artefacts().bpe_tokenizer)) == data["tokens"]
 
 
 def test_figure_reads_the_shipped_subwords_with_or_without_stories(monkeypatch, tmp_path):

@@ -36,7 +36,7 @@ def weight_bars(name: str, title: str, tokens: list[str], weights: list[list[flo
             bar_w = (col_w - 42) * w
             parts.append(rect(x0, y + 4, bar_w, row_h - 8, f"mha-fig__bar {head_classes[h]}"))
             parts.append(text(x0 + bar_w + 3, y + row_h * 0.68, pct(w), "mha-fig__value",
-                              weight="700" if j == best[h] else None, size=FONT - 2))
+                              weight="700" if j == best[h] else None, size=FONT - 1))
     desc = f"Receiver: {display(tokens[receiver])} (marked ▸). " + "; ".join(
         f"{head_labels[h]}: " + ", ".join(f"{display(t)} {pct(weights[h][j])}" for j, t in enumerate(tokens))
         + f" (largest on {display(tokens[best[h]])})" for h in range(heads))
@@ -143,7 +143,7 @@ def figure_operation_flow() -> tuple[str, str]:
         g.append(path(f"M{vx:g},{y_lane + box_h:g} L{vx:g},{y_lane + 4 * (box_h + gap) - 2:g}",
                       "mha-fig__wire mha-fig__wire--value"))
         g.append(text(vx + (-4 if h == H - 1 else 4), y_lane + 4 * (box_h + gap) - 8, "V", "mha-fig__small",
-                      anchor="end" if h == H - 1 else "start", size=FONT - 3))
+                      anchor="end" if h == H - 1 else "start", size=FONT - 1))
         g.append("</g>")
         parts.append("".join(g))
         # E feeds every head: same input
@@ -167,7 +167,7 @@ def figure_operation_flow() -> tuple[str, str]:
     # the residual route from E down the left margin
     parts.append(path(f"M{cx - 110:g},30 L14,30 L14,{y3 + 20:g} L{cx - 132:g},{y3 + 20:g}",
                       "mha-fig__wire mha-fig__wire--residual"))
-    parts.append(f'<text x="10" y="{(30 + y3) / 2:g}" class="mha-fig__small" font-size="{FONT - 2}" '
+    parts.append(f'<text x="10" y="{(30 + y3) / 2:g}" class="mha-fig__small" font-size="{FONT - 1}" '
                  f'transform="rotate(-90 10 {(30 + y3) / 2:g})" text-anchor="middle" dy="-2">residual: E</text>')
     height = y3 + 50
     desc = (f"E, {T} rows of width {D}, feeds both heads. In each head: its own projections give Q, K and V "
