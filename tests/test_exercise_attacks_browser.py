@@ -58,7 +58,10 @@ def wrong() -> str:
 def exercise(request, browser, servers):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    watch = PageWatch(page)
+    # The deep-recursion attack overflows the browser's stack: Pyodide says so on the console, and that
+    # job's worker is thrown away like any other.
+    watch = PageWatch(page, allow_console=(r"Pyodide has suffered a fatal error", r"The cause of the fatal error",
+                                           r"Maximum call stack size exceeded"))
     info = open_microgpt(page, servers[request.param])
     assert info["isolated"] is (request.param == "isolated")
     yield page
@@ -117,6 +120,13 @@ def test_deep_recursion_shows_only_the_learners_frames(exercise):
         assert inside not in result["error"], (inside, result["error"])
     verdict = check(page, solution())
     assert verdict["passed"], verdict
+
+
+def test_a_crash_is_said_in_words(exercise):
+    page = exercise
+    result = page.evaluate(RUN_JS, "import sys\nsys.setrecursionlimit(10**6)\ndef down(n):\n    return down(n + 1)\ndown(0)\n")
+    assert not result["ok"] and ("RecursionError" in result["error"] or "Python crashed" in result["error"]), result
+    assert page.evaluate(RUN_JS, "print('still here')\n")["ok"]
 
 
 def test_every_job_gets_a_fresh_python(exercise):

@@ -45,6 +45,13 @@ function downloads() {
   return { count, handoff: Boolean(count && container && globalThis.isSecureContext && globalThis.caches) };
 }
 
+// The handed-off files are complete: the service worker may store them now
+// (without a controller yet, main.js asks it again once it takes over).
+function tellServiceWorker() {
+  const controller = globalThis.navigator && navigator.serviceWorker && navigator.serviceWorker.controller;
+  if (controller) controller.postMessage({ type: "CACHE_FROM_HTTP_CACHE" });
+}
+
 export class PythonRunner {
   constructor({ onState = () => {}, onOutput = () => {} } = {}) {
     this.onState = onState;
@@ -141,6 +148,7 @@ export class PythonRunner {
           startedAt: slot.started, readyMs: now - slot.started, readyAt: now,
         };
         if (isSpare()) this.showSpare();
+        if (slot.handoff) tellServiceWorker();
         slot.resolve(slot.info);
       } else if (msg.type === "error") {
         fail(String(msg.message));
@@ -155,6 +163,8 @@ export class PythonRunner {
       if (!slot.info) fail(event.message || "the Python worker failed to load");
       else if (this.pending && this.pending.slot === slot) this.hardStop(this.pending, "crash");
     };
+    const how = downloads();
+    slot.handoff = how.handoff;
     worker.postMessage({
       type: "init",
       indexURL: siteUrl("vendor/pyodide/"),
@@ -164,7 +174,7 @@ export class PythonRunner {
       floatsURL: siteUrl("wasm_assets/microgpt_floats.py"),
       sizesURL: siteUrl("pyodide/sizes.json"),
       interruptBuffer: slot.interrupt,
-      ...downloads(),
+      ...how,
     });
     return slot;
   }

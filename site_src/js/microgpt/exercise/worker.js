@@ -289,10 +289,14 @@ function memoryBytes() {
   }
 }
 
-// Python itself failed (not the learner's code, which sandbox.py catches).
+// Python itself failed (not the learner's code, which sandbox.py catches):
+// e.g. recursion deep enough to overflow the browser's own stack.
 function failure(err) {
-  const message = oneLine(err);
-  return { ok: false, outputs: [], failed: true, error: message, message, stop: /KeyboardInterrupt/.test(message) ? "interrupt" : "" };
+  const why = oneLine(err);
+  const message = /KeyboardInterrupt/.test(why) ? why
+    : `Python crashed while running your code (${why}). Deep recursion does this when sys.setrecursionlimit ` +
+      "is raised; the next Run or Check gets a fresh Python.";
+  return { ok: false, outputs: [], failed: true, error: message, message, stop: /KeyboardInterrupt/.test(why) ? "interrupt" : "" };
 }
 
 function health(result) {
