@@ -52,6 +52,7 @@ const completeOnly = { cacheWillUpdate: async ({ response }) => (response && res
 // (site_src/js/microgpt/exercise/worker.js). A file found there is moved into
 // the runtime cache instead of being downloaded a second time.
 const HANDOFF_CACHE = "pyodide-handoff";
+const HANDED_OFF = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]; // what the worker fetch()es
 
 async function fromHandoff(request) {
   if (!(await caches.has(HANDOFF_CACHE))) return null;
@@ -70,8 +71,8 @@ async function fromHandoff(request) {
 async function adoptHandoff() {
   if (!(await caches.has(HANDOFF_CACHE))) return;
   const requests = await (await caches.open(HANDOFF_CACHE)).keys();
-  const handed = new Set(requests.map((r) => sitePath(new URL(r.url))));
-  if (!RUNTIME_FILES.filter((path) => path.startsWith("vendor/pyodide/")).every((path) => handed.has(path))) return;
+  const handed = new Set(requests.map((r) => sitePath(new URL(r.url)).split("/").pop()));
+  if (!HANDED_OFF.every((name) => handed.has(name))) return;
   for (const request of requests) await fromHandoff(request);
   await caches.delete(HANDOFF_CACHE);
 }

@@ -34,8 +34,11 @@ const MODEL_FILE = "microgpt-trained.json";
 const REFERENCE = "/opt/reference/microgpt_floats.py"; // diagnosis.REFERENCE, outside sys.path
 // The files loadPyodide needs; a missing one would leave it waiting for ever.
 const RUNTIME_FILES = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
-// Where a first visit leaves what it downloaded for the service worker (site_src/hooks/service_worker.js).
+// Where a first visit leaves what it downloaded for the service worker (site_src/hooks/service_worker.js):
+// the files Pyodide fetch()es. Its two module scripts come through import(), which
+// the service worker finds in the HTTP cache (or serves itself, once it controls this worker).
 const HANDOFF_CACHE = "pyodide-handoff";
+const HANDED_OFF = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
 
 let pyodide = null;
 let fs = null; // the file-system calls, kept before any learner code runs
@@ -158,7 +161,7 @@ function countingFetch(realFetch, tracker, handoff, pending) {
       bytes.set(chunk, at);
       at += chunk.byteLength;
     }
-    if (handoff && RUNTIME_FILES.includes(name) && self.caches) {
+    if (handoff && HANDED_OFF.includes(name) && self.caches) {
       pending.push(caches.open(HANDOFF_CACHE)
         .then((cache) => cache.put(url, new Response(bytes, { status: 200, headers })))
         .catch(() => {}));
@@ -167,6 +170,27 @@ function countingFetch(realFetch, tracker, handoff, pending) {
     Object.defineProperty(copy, "url", { value: response.url }); // Pyodide resolves paths against it
     return copy;
   };
+}
+
+// Module scripts (pyodide.mjs, pyodide.asm.mjs) arrive through import(), which
+// no fetch wrapper sees: their sizes are counted from this worker's resource timing.
+function watchModuleScripts(tracker) {
+  if (typeof PerformanceObserver !== "function") return;
+  const counted = new Set();
+  try {
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        const name = fileName(entry.name);
+        if (name.endsWith(".mjs") && !counted.has(name) && entry.decodedBodySize) {
+          counted.add(name);
+          tracker.add(name, entry.decodedBodySize);
+          tracker.report();
+        }
+      }
+    }).observe({ type: "resource", buffered: true });
+  } catch {
+    // no resource timing here: the percent then stops short of 100 until Python is ready
+  }
 }
 
 // Printed bytes -> text, cut so that at most OUTPUT_LIMIT characters are passed on,
@@ -227,11 +251,7 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     ]);
     files.catch(() => {});
     await checkRuntimeFiles(indexURL);
-    if (count) {
-      // Module scripts are loaded by import(), which this fetch cannot see: fetch
-      // them first (counted, handed off); import() then finds them in the HTTP cache.
-      await Promise.all(["pyodide.mjs", "pyodide.asm.mjs"].map((name) => fetch(indexURL + name).then((r) => r.arrayBuffer()).catch(() => {})));
-    }
+    if (count) watchModuleScripts(tracker);
     let loadPyodide;
     try {
       ({ loadPyodide } = await import(indexURL + "pyodide.mjs"));
