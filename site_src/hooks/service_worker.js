@@ -22,7 +22,7 @@ import { registerRoute } from "workbox-routing";
 import { CacheFirst, NetworkFirst } from "workbox-strategies";
 import { clientsClaim } from "workbox-core";
 
-/* global RUNTIME_CACHE, OTHER_CACHE, RUNTIME_PATTERN, RUNTIME_FILES */
+/* global RUNTIME_CACHE, OTHER_CACHE, RUNTIME_PATTERN, RUNTIME_FILES, BUILD_FILE */
 const runtimePattern = new RegExp(RUNTIME_PATTERN);
 const scope = new URL(self.registration.scope);
 
@@ -84,8 +84,9 @@ registerRoute(({ url, request }) => request.method === "GET" && isRuntimeFile(ur
   new CacheFirst({ cacheName: RUNTIME_CACHE, plugins: [completeOnly, handedOff] }));
 
 // Anything else of this site that is not precached (downloads, test vectors):
-// the network first, the last copy when offline.
-registerRoute(({ url, request }) => request.method === "GET" && sitePath(url) !== null,
+// the network first, the last copy when offline. Not BUILD_FILE: it says which
+// build is live now, so it always comes from the network (or fails offline).
+registerRoute(({ url, request }) => request.method === "GET" && sitePath(url) !== null && sitePath(url) !== BUILD_FILE,
   new NetworkFirst({ cacheName: OTHER_CACHE, plugins: [completeOnly] }));
 
 self.addEventListener("activate", (event) => {

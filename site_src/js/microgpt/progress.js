@@ -6,6 +6,7 @@
 // updateProgress(patch) and hear about changes through onProgress(fn).
 
 import { el } from "../runtime/dom.js";
+import { QUIZ } from "./quiz.js"; // read only inside functions: quiz.js imports this module too
 
 export const STORAGE_KEY = "mha-microgpt-progress";
 const VERSION = 1;
@@ -38,7 +39,7 @@ export function getProgress() {
           code: typeof saved.code === "string" ? saved.code : null,
           solved: saved.solved === true,
           failedChecks: Number.isInteger(saved.failedChecks) ? saved.failedChecks : 0,
-          quiz: saved.quiz && typeof saved.quiz === "object" ? saved.quiz : {},
+          quiz: savedQuiz(saved.quiz),
         };
       }
     } catch (err) {
@@ -46,6 +47,23 @@ export function getProgress() {
     }
   }
   return memory;
+}
+
+// The saved quiz answers that belong to this page's questions: an unknown
+// question, a choice that is not one of its answers, or a "correct" flag that
+// disagrees with the question is dropped; whether an answer is right is
+// decided here again, never read from storage.
+export function savedQuiz(saved) {
+  const quiz = {};
+  if (!saved || typeof saved !== "object" || Array.isArray(saved)) return quiz;
+  for (const q of QUIZ) {
+    if (!Object.hasOwn(saved, q.id)) continue;
+    const answer = saved[q.id];
+    const choice = answer && typeof answer === "object" ? answer.choice : undefined;
+    if (!Number.isInteger(choice) || choice < 0 || choice >= q.choices.length) continue;
+    quiz[q.id] = { choice, correct: choice === q.answer };
+  }
+  return quiz;
 }
 
 function persist(reason) {
@@ -86,9 +104,6 @@ export function onProgress(fn) {
   return () => events.removeEventListener("change", listener);
 }
 
-// Quiz answers are checked against this list (the quiz widget owns the questions).
-export const QUIZ_SIZE = 4;
-
 const roots = new Map();
 
 export function mount(root) {
@@ -98,10 +113,11 @@ export function mount(root) {
   const note = el("p", { class: "mgpt-progress__note",
     text: "Your code, the exercise result and your quiz answers are saved in this browser only (localStorage); nothing is sent anywhere." });
   const render = (progress) => {
-    const answered = Object.keys(progress.quiz || {}).length;
-    const right = Object.values(progress.quiz || {}).filter((a) => a && a.correct).length;
+    const quiz = savedQuiz(progress.quiz);
+    const answered = Object.keys(quiz).length;
+    const right = Object.values(quiz).filter((a) => a.correct).length;
     summary.textContent = `Exercise: ${progress.solved ? "solved" : "not solved yet"}. ` +
-      `Quiz: ${right} of ${QUIZ_SIZE} right (${answered} answered). ` +
+      `Quiz: ${right} of ${QUIZ.length} right (${answered} answered). ` +
       `Code: ${progress.code === null ? "starter code" : "your own version saved"}.`;
   };
   root.replaceChildren(summary, button, note);

@@ -21,7 +21,7 @@
 // anything else runs in the worker, then, only when that says so, the
 // worker's explanation of a wrong answer.
 
-import { siteUrl } from "../runtime/assets.js";
+import { OFFLINE_ADVICE, STALE_MESSAGE, liveBuild, siteUrl } from "../runtime/assets.js";
 
 export const TIME_LIMIT_MS = 5000;
 // Characters shown per job, whatever the worker sends (Python cuts at 20,000
@@ -117,10 +117,15 @@ export class PythonRunner {
     const worker = new Worker(new URL("./exercise/worker.js", import.meta.url), { type: "module", name: "pyodide-exercise" });
     slot.worker = worker;
     const isSpare = () => slot === this.spare;
-    const fail = (text) => {
+    const fail = async (reason) => {
       if (slot.failed || slot.info) return;
-      slot.failed = text;
+      slot.failed = reason;
       clearTimeout(slot.slowTimer);
+      // A file that did not come: offline, or replaced by a new build (runtime/assets.js liveBuild).
+      const live = await liveBuild();
+      const text = live === "new" ? `${STALE_MESSAGE} (${reason})`
+        : live === "offline" ? `${reason.replace(/\s*\(.*\)$/, "")}. ${OFFLINE_ADVICE.replace(/\.$/, "")}` : reason;
+      slot.failed = text;
       if (isSpare()) this.showSpare();
       slot.reject(new Error(text));
     };
