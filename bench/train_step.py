@@ -17,7 +17,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from export.models import build_model, loss_fn  # noqa: E402
+from export.models import MODELS, attention_models, build_model, loss_fn  # noqa: E402
 from export.train import cpu_name  # noqa: E402
 
 
@@ -55,12 +55,13 @@ def main() -> None:
     print(f"B = {args.batch}, T = 64, C = 4000; median of {args.steps} steps after {args.warmup} warm-up steps")
     print(f"{'model':<12}{'path':<13}{'median ms':>10}{'min ms':>9}")
     medians = {}
-    for name, path in (("mlp", "-"), ("one_head", "final-query"), ("one_head", "full"),
-                       ("four_heads", "final-query"), ("four_heads", "full")):
+    cases = [(s.name, "-") for s in MODELS if s.kind == "mlp"]
+    cases += [(s.name, path) for s in attention_models() for path in ("final-query", "full")]
+    for name, path in cases:
         ts = time_steps(name, "full" if path == "full" else "final", args.batch, 64, 4000, args.warmup, args.steps)
         medians[name, path] = statistics.median(ts)
         print(f"{name:<12}{path:<13}{medians[name, path]:>10.1f}{min(ts):>9.1f}")
-    for name in ("one_head", "four_heads"):
+    for name in (s.name for s in attention_models()):
         ratio = medians[name, "full"] / medians[name, "final-query"]
         print(f"{name}: the full path takes {ratio:.2f}x the final-query path per step")
 

@@ -270,6 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  ("tokenizer_vectors", cmd_stage, "the browser tokenizer's test vectors"),
                                  ("worksheet", cmd_stage, "page 2's worksheet.json"),
                                  ("subwords", cmd_stage, "page 3's subwords.json"),
+                                 ("example_search", cmd_stage, "page 1's sentence, chosen with the four-head model"),
                                  ("palette", cmd_stage, "palette.css: the head and model colours for the site"),
                                  ("pagedata", cmd_stage, "page_data.json: what the pages draw that is computed"),
                                  ("run", cmd_stage, "the named stages of the graph, in the order given"),

@@ -52,6 +52,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import atomic
+from .artefacts import Artefacts
 from .checkpoints import load_full
 from .corpus import Corpus, split_description
 from .data import CREDIT
@@ -237,7 +238,7 @@ def refresh(out: Path, onnx_sizes: dict | None = None) -> dict:
     ``float32_bytes`` and ``tried_bytes`` of ONNX files rebuilt from the
     shipped checkpoints; every measured figure stays as it was.
     """
-    path = out / "evidence.json"
+    path = Artefacts(out).evidence
     evidence = attach_stage_sections(json.loads(path.read_text()), out)
     for name, sizes in (onnx_sizes or {}).items():
         entry = evidence["onnx"][name]
@@ -342,8 +343,8 @@ def plot_traces(evidence: dict, path: Path) -> None:
 
 def write_vocabulary(corpus: Corpus, out: Path, log=print) -> None:
     """The vocab stage: vocab.json and the browser tokenizer's test vectors."""
-    atomic.write_json(out / "vocab.json", corpus.vocab.to_json(corpus.T), indent=None)
-    atomic.write_json(out / "tokenizer_vectors.json", tokenizer_vectors(corpus))
+    atomic.write_json(Artefacts(out).vocab, corpus.vocab.to_json(corpus.T), indent=None)
+    atomic.write_json(Artefacts(out).tokenizer_vectors, tokenizer_vectors(corpus))
     log(f"wrote {out / 'vocab.json'}, tokenizer_vectors.json")
 
 
@@ -380,7 +381,7 @@ def measurements(out: Path, runs: Path | None = None) -> dict:
     """evidence.json's core: ``runs/measurements.json``, else the committed evidence without stage sections."""
     if runs is not None and (Path(runs) / MEASUREMENTS).is_file():
         return json.loads((Path(runs) / MEASUREMENTS).read_text())
-    path = Path(out) / "evidence.json"
+    path = Artefacts(out).evidence
     if not path.is_file():
         raise FileNotFoundError(f"neither {Path(runs or 'runs') / MEASUREMENTS} nor {path} exists: "
                                 "run `python -m export measure` (after `train` and `onnx`) first")
@@ -396,9 +397,9 @@ def assemble(out: Path, runs: Path | None = None, log=print) -> dict:
     evidence = attach_stage_sections(measurements(out, runs), Path(out))
     validate(evidence)
     Path(out).mkdir(parents=True, exist_ok=True)
-    plot_traces(evidence, Path(out) / "validation_traces.svg")
-    atomic.write_json(Path(out) / "evidence.json", evidence)
-    log(f"wrote {Path(out) / 'evidence.json'}, validation_traces.svg")
+    plot_traces(evidence, Artefacts(out).validation_traces_svg)
+    atomic.write_json(Artefacts(out).evidence, evidence)
+    log(f"wrote {Artefacts(out).evidence}, validation_traces.svg")
     return evidence
 
 

@@ -125,6 +125,12 @@ def _subwords(ctx: Context) -> None:
     print(f"wrote {subwords.write(ctx.art.subwords, getattr(ctx.args, 'data', None))}")
 
 
+def _example_search(ctx: Context) -> None:
+    from .lesson import example_search
+
+    print(f"wrote {example_search.write(ctx.art)}")
+
+
 def _evidence(ctx: Context) -> None:
     from .evidence import assemble
 
@@ -162,9 +168,12 @@ GRAPH: tuple[Stage, ...] = (
           _walkthrough, "page 4: the lesson's B = 2 batch through the shipped four-head model"),
     Stage("worksheet", (), "worksheet.json", _worksheet, "page 2: the seeded two-head worksheet"),
     Stage("subwords", ("stories",), "subwords.json", _subwords, "page 3: a byte-pair encoder trained on the stories"),
+    Stage("example_search", ("vocab.json", "models/*.onnx"), "example_search.json", _example_search,
+          "page 1: the in-vocabulary sentence where two heads of the four-head model most clearly differ"),
     Stage("evidence", ("runs/measurements.json", "heads.json"), "evidence.json", _evidence,
           "assembled last: the measurements and every stage section", also=("validation_traces.svg",)),
-    Stage("pagedata", ("evidence.json", "vocab.json", "walkthrough.json", "models/manifest.json", "models/*.onnx"),
+    Stage("pagedata", ("evidence.json", "vocab.json", "walkthrough.json", "models/manifest.json", "models/*.onnx",
+                       "example_search.json"),
           "page_data.json", _pagedata, "what the pages draw that is computed, not measured: the build only renders"),
 )
 STAGES = {stage.name: stage for stage in GRAPH}

@@ -8,7 +8,7 @@
 // The special ids and T are not typed here: they come from the vocabulary
 // (vocab.json's "special" and "T"); the token limit and the ids never chosen
 // come from the manifest only ("generation": max_new_tokens, excluded_ids,
-// written from export/generate.py), so a change there reaches the browser.
+// whose values export/generate.py sets), so a change there reaches the browser.
 
 import { Mulberry32 } from "./rng.js";
 

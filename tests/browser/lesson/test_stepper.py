@@ -28,7 +28,7 @@ from tests.tolerance import assert_close_array
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 PAGE4 = "lesson/4-model-training-generation/"
 KEYS = ["tokens", "E", "qkv", "scores", "mask", "A", "AV", "concat", "wo", "residual", "hidden", "vocab"]
 ART = Artefacts()
