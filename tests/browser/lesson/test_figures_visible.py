@@ -43,7 +43,7 @@ def test_figures_are_visible_and_fit(make_page, base_url, path, width, scheme):
         assert box["width"] >= min(300, width - 40), f"{name} is only {box['width']}px wide"
         # text is drawn in the page's foreground colour, so it follows light and dark mode
         colours = svg.evaluate("""s => {
-            const t = s.querySelector('text.mha-fig__label, text:not([class])'); const bg = getComputedStyle(document.body).backgroundColor;
+            const t = s.querySelector('text.mha-fig__label:not([class*="-text"]), text:not([class])'); const bg = getComputedStyle(document.body).backgroundColor;
             return [getComputedStyle(t).fill, getComputedStyle(s).color, bg]; }""")
         assert colours[0] == colours[1] and colours[0] != colours[2], f"{name}: text {colours[0]} on {colours[2]}"
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
