@@ -66,6 +66,10 @@ def split_score(weights: np.ndarray, words: list[str]) -> dict:
     return best
 
 
+class GrammarOutsideVocabulary(ValueError):
+    """The candidate sentences use words this vocabulary lacks (a tiny test vocabulary, say)."""
+
+
 def search(assets: Artefacts) -> dict:
     from ..generate import prompt_history
     from ..onnx_export import feeds, session
@@ -78,7 +82,8 @@ def search(assets: Artefacts) -> dict:
     histories = [prompt_history(itos, t) for t in texts]
     unknown = [t for t, h in zip(texts, histories) if UNK_ID in h]
     if unknown:
-        raise ValueError(f"candidate words missing from {assets.vocab}: {unknown[:3]} ...; edit the grammar")
+        raise GrammarOutsideVocabulary(f"candidate words missing from {assets.vocab}: {unknown[:3]} ...; "
+                                       "edit the grammar")
     onnx = assets.model_onnx(MODEL)
     if not onnx.is_file():
         raise FileNotFoundError(f"{onnx} is missing; run `python -m export onnx` first")
