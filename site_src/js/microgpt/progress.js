@@ -1,7 +1,10 @@
 // The learner's progress on the microgpt page, kept in localStorage, and the
 // small "microgpt-progress" widget that summarises it and clears it.
 //
-// Stored under one key as JSON: {version, code, solved, failedChecks, quiz}.
+// Stored under one key as JSON: {version, code, solved, failedChecks, revealed,
+// solvedCode}: revealed is true once the learner asked for the solution;
+// solvedCode is the code that passed, which "Unlocked" shows beside microgpt.py.
+// (The check-yourself questions are the lesson's quiz, which keeps no answers.)
 // Widgets on the page read it with getProgress(), change it with
 // updateProgress(patch) and hear about changes through onProgress(fn).
 
@@ -12,7 +15,7 @@ const VERSION = 1;
 const events = new EventTarget();
 
 function blank() {
-  return { version: VERSION, code: null, solved: false, failedChecks: 0, quiz: {} };
+  return { version: VERSION, code: null, solved: false, failedChecks: 0, revealed: false, solvedCode: null };
 }
 
 function storage() {
@@ -38,7 +41,8 @@ export function getProgress() {
           code: typeof saved.code === "string" ? saved.code : null,
           solved: saved.solved === true,
           failedChecks: Number.isInteger(saved.failedChecks) ? saved.failedChecks : 0,
-          quiz: saved.quiz && typeof saved.quiz === "object" ? saved.quiz : {},
+          revealed: saved.revealed === true,
+          solvedCode: typeof saved.solvedCode === "string" ? saved.solvedCode : null,
         };
       }
     } catch (err) {
@@ -86,9 +90,6 @@ export function onProgress(fn) {
   return () => events.removeEventListener("change", listener);
 }
 
-// Quiz answers are checked against this list (the quiz widget owns the questions).
-export const QUIZ_SIZE = 4;
-
 const roots = new Map();
 
 export function mount(root) {
@@ -96,12 +97,10 @@ export function mount(root) {
   const summary = el("p", { class: "mgpt-progress__summary", "aria-live": "polite" });
   const button = el("button", { type: "button", class: "md-button", text: "Clear my progress", onclick: () => clearProgress() });
   const note = el("p", { class: "mgpt-progress__note",
-    text: "Your code, the exercise result and your quiz answers are saved in this browser only (localStorage); nothing is sent anywhere." });
+    text: "Your code and the exercise result are saved in this browser only (localStorage); nothing is sent anywhere." });
   const render = (progress) => {
-    const answered = Object.keys(progress.quiz || {}).length;
-    const right = Object.values(progress.quiz || {}).filter((a) => a && a.correct).length;
-    summary.textContent = `Exercise: ${progress.solved ? "solved" : "not solved yet"}. ` +
-      `Quiz: ${right} of ${QUIZ_SIZE} right (${answered} answered). ` +
+    const result = progress.solved ? "solved" : progress.revealed ? "solution shown, not solved yet" : "not solved yet";
+    summary.textContent = `Exercise: ${result}. ` +
       `Code: ${progress.code === null ? "starter code" : "your own version saved"}.`;
   };
   root.replaceChildren(summary, button, note);
