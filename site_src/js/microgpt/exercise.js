@@ -151,7 +151,7 @@ export function mount(root) {
         showVerdict({ ...verdictResult, timedOut: result.timedOut });
         const progress = getProgress();
         const patch = fromEditor ? { code: source === starter ? null : source } : {};
-        if (verdictResult.passed) updateProgress({ ...patch, solved: true }, "solved");
+        if (verdictResult.passed) updateProgress({ ...patch, solved: true, solvedCode: source }, "solved");
         else updateProgress({ ...patch, failedChecks: progress.failedChecks + 1 }, "failed");
       }
       return { ...verdictResult, timedOut: Boolean(result.timedOut) };
@@ -179,6 +179,7 @@ export function mount(root) {
   });
   solutionButton.addEventListener("click", () => {
     if (state.editor) state.editor.setValue(solution);
+    updateProgress({ revealed: true }, "revealed");
     verdict.className = "mgpt-ex__verdict mha-panel mha-panel--info";
     verdict.textContent = "The solution is in the editor: read the two filled-in lines, then press Check. (Ctrl+Z brings your own code back.)";
   });
