@@ -38,7 +38,7 @@ from export.serve import serve_in_thread  # noqa: E402
 from export.train import cpu_name  # noqa: E402
 from tests.browser_util import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
-SOLUTION = (ROOT / "site_src/js/microgpt/exercise/solution.py").read_text()
+SOLUTION = (ROOT / "site_src/pyodide/solution.py").read_text()
 LOOP = SOLUTION.replace("out.extend(blended)", "while True:\n            pass")
 WRONG = SOLUTION.replace("/ math.sqrt(HEAD_DIM)", "/ HEAD_DIM")
 

@@ -45,7 +45,7 @@ from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS  # noqa: E
 NO_WEBGPU = "Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined, configurable: true });"
 GOALS = {"compare": (1.5, 0.5), "exercise": (4.0, 2.5)}  # seconds: first visit, repeat visit
 MODELS = ("mlp", "one_head", "four_heads")
-SOLUTION = ROOT / "site_src" / "js" / "microgpt" / "exercise" / "solution.py"
+SOLUTION = ROOT / "site_src" / "pyodide" / "solution.py"
 
 
 def runaway_source() -> str:

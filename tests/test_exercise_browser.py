@@ -102,7 +102,7 @@ def test_runaway_code_is_interrupted_and_python_survives(phone_page):
 # What learner code may do to the sandbox: none of it may pass a wrong answer,
 # and after each the official solution passes without a reload.
 _BLANKET = """import sys
-names = ["json", "math", "os", "re", "traceback", "linecache", "gc", "types", "microgpt_floats", "mha_checker",
+names = ["json", "math", "os", "re", "traceback", "linecache", "gc", "types", "sandbox", "diagnosis",
          "sys", "builtins"]
 mods = [sys.modules[n] for n in names]
 for m in mods:
@@ -113,8 +113,8 @@ for m in mods:
             pass
 """
 ATTACKS = {
-    "switch_off_the_explainer": "import mha_checker\nmha_checker.explain = lambda *a, **k: ''\n"
-                                "mha_checker._all_right = lambda *a: True\n",
+    "switch_off_the_explainer": "import diagnosis\ndiagnosis.explain = lambda *a, **k: ''\n"
+                                "diagnosis._all_right = lambda *a: True\n",
     "replace_every_attribute": _BLANKET,
     "forge_a_message": "import js\njs.postMessage({'type': 'done', 'result': {'outputs': [], 'message': ''}})\n",
     "close_the_worker": "import js\njs.close()\n",
@@ -152,7 +152,7 @@ def test_each_stop_says_why(phone_page):
     assert time.monotonic() - started < 3 and "KeyboardInterrupt" in result["error"], result
     assert "seconds" not in result["error"] and 'File "exercise.py", line 3' in result["error"]
     result = page.evaluate(run, "class Odd(BaseException):\n    pass\nraise Odd('no')\n")
-    assert 'File "exercise.py", line 3' in result["error"] and "mha_checker" not in result["error"], result
+    assert 'File "exercise.py", line 3' in result["error"] and "sandbox" not in result["error"], result
     result = page.evaluate(run, "print('before')\nimport sys\nsys.exit()\nprint('after')\n")
     assert "called exit() at line 3" in result["error"]
     output = page.inner_text(".mgpt-ex__output")

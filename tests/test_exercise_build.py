@@ -24,8 +24,9 @@ def test_editor_bundle_is_self_contained(built_site: Path, tmp_path: Path):
 
 
 def test_exercise_files_and_source_copy(built_site: Path):
-    for name in ("worker.js", "checker.py", "starter.py", "solution.py"):
-        assert (built_site / "js/microgpt/exercise" / name).is_file(), name
+    assert (built_site / "js/microgpt/exercise/worker.js").is_file()
+    for name in ("sandbox.py", "diagnosis.py", "starter.py", "solution.py"):
+        assert (built_site / "pyodide" / name).is_file(), name
     copied = (built_site / "wasm_assets/microgpt.py").read_text()
     assert copied == (ROOT / "export/microgpt/microgpt.py").read_text()
     assert "# --- multi-head attention begins ---" in copied and "# --- multi-head attention ends ---" in copied

@@ -1,6 +1,6 @@
 """The multi_head exercise without a browser: starter, solution, and the checker's messages.
 
-The checker (site_src/js/microgpt/exercise/checker.py) is written to run in
+The checker (site_src/pyodide/sandbox.py and diagnosis.py) is written to run in
 Pyodide; it is plain Python, so its messages can be checked quickly under
 CPython here. It only reports numbers and explanations: the verdict is the
 page's (site_src/js/microgpt/verdict.js), mirrored by ``judge`` below.
@@ -8,17 +8,17 @@ tests/test_exercise_browser.py submits every row of MISTAKES in real Pyodide.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-EXERCISE = ROOT / "site_src" / "js" / "microgpt" / "exercise"
+EXERCISE = ROOT / "site_src" / "pyodide"
 MODEL = ROOT / "wasm_assets" / "microgpt-trained.json"
 
 K_LINE = "k_h = [k[start:start + HEAD_DIM] for k in keys]"
@@ -127,11 +127,13 @@ def checker(tmp_path_factory):
     (home / "microgpt-trained.json").write_bytes(MODEL.read_bytes())
     mp = pytest.MonkeyPatch()
     mp.chdir(home)
-    spec = importlib.util.spec_from_file_location("mha_checker_under_test", EXERCISE / "checker.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.start()
-    yield module
+    mp.syspath_prepend(str(EXERCISE))    # diagnosis imports sandbox by name, as in the browser
+    import diagnosis
+    import sandbox
+
+    sandbox.start()
+    yield types.SimpleNamespace(check=diagnosis.check, run=sandbox.run, start=sandbox.start,
+                                healthy=lambda: sandbox.healthy())
     mp.undo()
 
 
@@ -177,7 +179,7 @@ def test_run_reports_learner_line_numbers(checker, capfd):
     assert not result["ok"]
     assert 'File "exercise.py", line 3, in <module>' in result["error"]
     assert "IndexError" in result["error"]
-    assert "mha_checker" not in result["error"] and "checker.py" not in result["error"]
+    assert "sandbox" not in result["error"] and "diagnosis" not in result["error"]
 
 
 @pytest.mark.parametrize("source, stop, text", [
@@ -193,7 +195,7 @@ def test_run_says_why_code_stopped(checker, source, stop, text):
 
 
 TAMPERING = {
-    "grader": "import mha_checker\nmha_checker.explain = lambda *a, **k: ''\nmha_checker.check = None\n",
+    "grader": "import diagnosis\ndiagnosis.explain = lambda *a, **k: ''\ndiagnosis.check = None\n",
     "sum": "import builtins\nbuiltins.sum = lambda *a: 0\n",
     "exp": "import math\nmath.exp = lambda x: 1.0\n",
     "json_load": "import json\njson.load = lambda f: {}\njson.loads = None\n",

@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("require_models")]
 ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "/some/sub/path/"
 MODELS = ("mlp", "one_head", "four_heads")
-SOLUTION = ROOT / "site_src" / "js" / "microgpt" / "exercise" / "solution.py"
+SOLUTION = ROOT / "site_src" / "pyodide" / "solution.py"
 OFFLINE_CONSOLE = (r"Failed to load resource", r"ERR_INTERNET_DISCONNECTED", r"fetching the script")
 
 

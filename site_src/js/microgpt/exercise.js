@@ -204,7 +204,7 @@ export function mount(root) {
   });
 
   const loaded = (async () => {
-    [starter, solution] = await Promise.all([fetchText("js/microgpt/exercise/starter.py"), fetchText("js/microgpt/exercise/solution.py")]);
+    [starter, solution] = await Promise.all([fetchText("pyodide/starter.py"), fetchText("pyodide/solution.py")]);
     let createEditor = textareaEditor;
     try {
       ({ createEditor } = await import(siteUrl("vendor/codemirror/editor.js")));

@@ -115,7 +115,8 @@ export class PythonRunner {
       type: "init",
       indexURL: siteUrl("vendor/pyodide/"),
       modelURL: siteUrl("wasm_assets/microgpt-trained.json"),
-      checkerURL: siteUrl("js/microgpt/exercise/checker.py"),
+      sandboxURL: siteUrl("pyodide/sandbox.py"),
+      diagnosisURL: siteUrl("pyodide/diagnosis.py"),
       floatsURL: siteUrl("wasm_assets/microgpt_floats.py"),
       interruptBuffer: slot.interrupt,
     });

@@ -1,6 +1,6 @@
 // Module Web Worker that runs the learner's Python with Pyodide.
 //
-// Messages in:  {type: "init", indexURL, modelURL, checkerURL, floatsURL, interruptBuffer?}
+// Messages in:  {type: "init", indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, interruptBuffer?}
 //               {type: "run", token, source} | {type: "check", token, source, inputs}
 // Messages out: {type: "progress", text}
 //               {type: "ready", pyodide, python, ms, stages}  |  {type: "error", message}
@@ -10,8 +10,8 @@
 // Python gets an empty object as its `js` module, so the learner's code
 // cannot reach postMessage, close() or this worker's state. Before every job
 // the folder Python works in is emptied and the trained model written again;
-// mha_checker.restore() puts every module back as it was at the start. After
-// the job, mha_checker.healthy() and the memory size say whether this
+// sandbox.restore() puts every module back as it was at the start. After
+// the job, sandbox.healthy() and the memory size say whether this
 // interpreter can be trusted with the next job; if not, the page replaces it.
 
 // Characters of printed output passed on per job. The checker already cuts
@@ -26,7 +26,8 @@ const RUNTIME_FILES = ["pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip
 let pyodide = null;
 let fs = null; // the file-system calls, kept before any learner code runs
 let modelBytes = null;
-let checker = null; // {run, check, healthy}
+let checker = null; // {run, collect, explain, healthy}
+let floatsSource = null; // microgpt's float arithmetic: written for Python only after the learner's code ran
 let job = null; // {token, shown, cut, decoder}
 
 function post(message) {
@@ -105,14 +106,15 @@ function checkModel(bytes) {
   }
 }
 
-async function init({ indexURL, modelURL, checkerURL, floatsURL, interruptBuffer }) {
+async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, interruptBuffer }) {
   const t0 = performance.now();
   const stages = {};
   try {
     post({ type: "progress", text: "Downloading Python (Pyodide)…" });
     const files = Promise.all([
       fetchOk(modelURL).then((r) => r.arrayBuffer()),
-      fetchOk(checkerURL).then((r) => r.text()),
+      fetchOk(sandboxURL).then((r) => r.text()),
+      fetchOk(diagnosisURL).then((r) => r.text()),
       fetchOk(floatsURL).then((r) => r.text()),
     ]);
     files.catch(() => {});
@@ -127,7 +129,8 @@ async function init({ indexURL, modelURL, checkerURL, floatsURL, interruptBuffer
     pyodide = await loadPyodide({ indexURL, env: { HOME }, jsglobals: Object.create(null) });
     stages.loaded = performance.now() - t0;
     post({ type: "progress", text: "Loading the trained model…" });
-    const [model, checkerSource, floatsSource] = await files;
+    const [model, sandboxSource, diagnosisSource, floats] = await files;
+    floatsSource = floats;
     modelBytes = new Uint8Array(model);
     checkModel(modelBytes);
     const FS = pyodide.FS;
@@ -136,18 +139,21 @@ async function init({ indexURL, modelURL, checkerURL, floatsURL, interruptBuffer
       isDir: FS.isDir.bind(FS), unlink: FS.unlink.bind(FS), rmdir: FS.rmdir.bind(FS), writeFile: FS.writeFile.bind(FS),
     };
     fs.mkdirTree("/opt/mha");
-    fs.writeFile("/opt/mha/mha_checker.py", checkerSource);
-    fs.writeFile("/opt/mha/microgpt_floats.py", floatsSource);
+    fs.writeFile("/opt/mha/sandbox.py", sandboxSource);
+    fs.writeFile("/opt/mha/diagnosis.py", diagnosisSource);
     cleanHome();
     pyodide.setStdout(writer("stdout"));
     pyodide.setStderr(writer("stderr"));
     if (interruptBuffer) pyodide.setInterruptBuffer(interruptBuffer);
     pyodide.runPython(
       `import os, sys\nos.chdir(${JSON.stringify(HOME)})\nsys.path.append("/opt/mha")\n` +
-        "import mha_checker\nmha_checker.start()\n",
+        "import sandbox, diagnosis\nsandbox.start()\n",
     );
-    const module = pyodide.pyimport("mha_checker");
-    checker = { run: module.run, check: module.check, healthy: module.healthy };
+    const sandbox = pyodide.pyimport("sandbox");
+    const diagnosis = pyodide.pyimport("diagnosis");
+    checker = {
+      run: sandbox.run, collect: diagnosis.collect, explain: diagnosis.explain_collected, healthy: sandbox.healthy,
+    };
     const python = pyodide.runPython("import sys; sys.version.split()[0]");
     post({ type: "ready", pyodide: pyodide.version, python, ms: performance.now() - t0, stages });
   } catch (err) {
@@ -194,8 +200,15 @@ function runJob({ type, token, source, inputs }) {
   let health = "";
   try {
     cleanHome();
-    const text = type === "check" ? checker.check(source, JSON.stringify(inputs)) : checker.run(source);
-    result = JSON.parse(text);
+    if (type === "check") {
+      result = JSON.parse(checker.collect(source, JSON.stringify(inputs)));
+      // microgpt's arithmetic reaches Python only now, after the learner's code has run.
+      fs.mkdirTree("/opt/reference");
+      fs.writeFile("/opt/reference/microgpt_floats.py", floatsSource);
+      result.message = checker.explain();
+    } else {
+      result = JSON.parse(checker.run(source));
+    }
   } catch (err) {
     // Python itself failed (not the learner's code, which the checker catches).
     const message = oneLine(err);

@@ -1,350 +1,110 @@
-"""The Python side of the multi_head exercise: run the learner's code, collect numbers, explain mistakes.
+"""The exercise's diagnosis: call the learner's multi_head on every case, then explain wrong numbers.
 
-The page's Pyodide worker (worker.js) imports this file as ``mha_checker``; it
-is plain Python, so the tests also run it under CPython.
+The page's Pyodide worker (site_src/js/microgpt/exercise/worker.js) imports this
+file as ``diagnosis`` beside ``sandbox.py`` (the run protocol it builds on); it is
+plain Python, so the tests also run it under CPython.
 
-This module never decides whether an answer passes. ``check(source, inputs)``
-runs the learner's code, calls their ``multi_head`` on every case the page
-sent (the inputs only), and returns the raw numbers it gave. The page compares
-them with microgpt's numbers, which the build computed and shipped beside the
-model (export/microgpt/site.py); whatever code running here does, only numbers
-equal to microgpt's can pass. What this module adds is the explanation of a
-wrong answer: it recomputes the right answer with microgpt's float arithmetic
-(``microgpt_floats``, a copy of export/microgpt/floats.py) and tries the
-mistakes learners commonly make (``MISTAKES``) until one reproduces the
-learner's numbers.
+This module never decides whether an answer passes. A Check has two steps:
 
-Every job starts clean (``restore()``, after ``start()`` took the snapshot): a fresh namespace, and every
-module as it was when the worker started: the attributes of every module and
-of every class defined in Python, the code of every function, the import
-system, the streams, the working folder, the environment. ``healthy()``
-then says whether the interpreter can still be trusted (the standard library's
-files untouched, the basics computing what they should); when it cannot, the
-worker replaces the interpreter.
+1. ``collect(source, inputs_json)`` runs the learner's code, calls their
+   ``multi_head`` on every case the page sent (the inputs only) and returns the
+   raw numbers it gave: JSON ``{"outputs", "failed", "stop"}``, where
+   ``outputs`` holds one list of floats per case, ``failed`` says that Python
+   has something to object to, and ``stop`` is "" or what ended the code early
+   (see sandbox.py). The worker passes this on to the page at once; the page
+   compares the numbers with microgpt's, which it computes itself, so nothing
+   that runs after this point can change the verdict.
+2. ``explain_collected()`` returns the explanation of a wrong answer ('' when
+   the numbers are microgpt's). Only now is microgpt's float arithmetic loaded
+   (``microgpt_floats``, a copy of export/microgpt/floats.py, which the worker
+   writes to REFERENCE after step 1), so the learner's code can never import it. It
+   recomputes the right answer and tries the mistakes learners commonly make
+   (``MISTAKES``) until one reproduces the learner's numbers.
 
-JSON in and out: ``run(source)`` -> ``{"ok", "error", "stop"}``;
-``check(source, inputs_json)`` -> ``{"outputs", "message", "stop"}``, where
-``outputs`` holds one list of floats per case (``null`` once a case failed)
-and ``stop`` is "" or what ended the code early: "interrupt" (a
-KeyboardInterrupt: the page knows whether it sent one), "exit" (sys.exit) or
-"memory" (MemoryError).
+``check(source, inputs_json)`` does both (JSON ``{"outputs", "message", "stop"}``).
 """
-import builtins
-import gc
 import json
-import linecache
-import math
 import os
 import re
 import sys
-import traceback
-import types
 
-try:  # the worker writes microgpt's float twin beside this file
-    import microgpt_floats as floats
-except ImportError:  # under CPython the tests take it from the repository
-    from export.microgpt import floats
+import sandbox
+from sandbox import _compile, _json, _namespace, _Quiet, _shorten, _stop_note, _stop_of, learner_traceback
 
-FILENAME = "exercise.py"
-HOME = os.getcwd()          # where the page writes microgpt-trained.json
-LINE_LIMIT = 400            # characters of one traceback line kept in a message
-OUTPUT_LIMIT = 20000        # characters a Run passes on; the rest is dropped here, cheaply
+# microgpt's float arithmetic, loaded by explain_collected() only: see _use_reference(). The worker
+# writes it to REFERENCE after the learner's code has run, in a folder that is not on sys.path.
+REFERENCE = "/opt/reference/microgpt_floats.py"
+floats = None
+# What collect() leaves for explain_collected(): the job's source, cases, numbers and function.
+_job = {}
 
 
-# ---------------------------------------------------------------------------
-# A clean interpreter for every job.
-# ---------------------------------------------------------------------------
-def _make_guard():
-    """Take a snapshot of the interpreter now; return functions that restore and test it.
+def _use_reference():
+    """Load microgpt's float arithmetic, after the learner's code has run."""
+    global floats
+    if floats is None:
+        if os.path.isfile(REFERENCE):
+            import importlib.util
 
-    Everything the restoring code needs is held in this closure, and it calls
-    no builtin by name before the builtins are back, so code that replaced
-    them cannot steer the repair.
-    """
-    missing = object()
-    immutable = 1 << 8      # Py_TPFLAGS_IMMUTABLETYPE: classes written in C
-    modules = dict(sys.modules)
-    module_dicts = {}
-    class_dicts = []
-    function_parts = []
-    seen_classes = set()
-    for name, module in modules.items():
-        namespace = getattr(module, "__dict__", None)
-        if type(namespace) is not dict:
-            continue
-        module_dicts[name] = (namespace, dict(namespace))
-        for value in namespace.values():
-            if isinstance(value, type) and not value.__flags__ & immutable and id(value) not in seen_classes:
-                seen_classes.add(id(value))
-                class_dicts.append((value, {k: v for k, v in vars(value).items()
-                                            if k not in ("__dict__", "__weakref__")}))
-    for namespace in [saved for _, saved in module_dicts.values()] + [saved for _, saved in class_dicts]:
-        for value in namespace.values():
-            if isinstance(value, (staticmethod, classmethod)):
-                value = value.__func__
-            if type(value) is types.FunctionType:
-                function_parts.append((value, value.__code__, value.__defaults__, value.__kwdefaults__))
-    lists = [(sys.path, list(sys.path)), (sys.meta_path, list(sys.meta_path)),
-             (sys.path_hooks, list(sys.path_hooks))]
-    importer_cache = dict(sys.path_importer_cache)
-    environ = dict(os.environ)
-    recursion = sys.getrecursionlimit()
-    max_digits = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else None
-    builtins_dict, builtins_saved = module_dicts["builtins"]
-    sys_dict, sys_saved = module_dicts["sys"]
-    real_modules = sys.modules       # the interpreter's own table, even if sys.modules is rebound
-    setattr_, delattr_, chdir = setattr, delattr, os.chdir
-
-    def library_files():
-        found = []
-        for entry in sys.path:
-            if entry and os.path.exists(entry):
-                info = os.stat(entry)
-                found.append((entry, info.st_size, info.st_mtime,
-                              sorted(os.listdir(entry)) if os.path.isdir(entry) else None))
-        return found
-
-    library = library_files()
-    reference = floats.multi_head([0.5, -1.0, 0.25, 2.0] * 4, [[0.1 * i for i in range(16)], [1.0] * 16],
-                                  [[float(i) for i in range(16)], [-1.0] * 16], 4)
-
-    def restore():
-        # Builtins and sys first, with nothing but syntax and dict methods.
-        for namespace, saved in ((builtins_dict, builtins_saved), (sys_dict, sys_saved)):
-            for key in [k for k in namespace if k not in saved]:
-                del namespace[key]
-            for key, value in saved.items():
-                if namespace.get(key, missing) is not value:
-                    namespace[key] = value
-        for name in [n for n in real_modules if n not in modules]:
-            del real_modules[name]
-        for name, module in modules.items():
-            if real_modules.get(name, missing) is not module:
-                real_modules[name] = module
-        for namespace, saved in module_dicts.values():
-            for key in [k for k in namespace if k not in saved]:
-                del namespace[key]
-            for key, value in saved.items():
-                if namespace.get(key, missing) is not value:
-                    namespace[key] = value
-        for cls, saved in class_dicts:
-            current = vars(cls)
-            for key in [k for k in current if k not in saved and k not in ("__dict__", "__weakref__")]:
-                delattr_(cls, key)
-            for key, value in saved.items():
-                if current.get(key, missing) is not value:
-                    setattr_(cls, key, value)
-        for fn, code, defaults, kwdefaults in function_parts:
-            if fn.__code__ is not code:
-                fn.__code__ = code
-            if fn.__defaults__ is not defaults:
-                fn.__defaults__ = defaults
-            if fn.__kwdefaults__ is not kwdefaults:
-                fn.__kwdefaults__ = kwdefaults
-        for target, saved in lists:
-            if target != saved:
-                target[:] = saved
-        if sys.path_importer_cache != importer_cache:
-            sys.path_importer_cache.clear()
-            sys.path_importer_cache.update(importer_cache)
-        if dict(os.environ) != environ:
-            os.environ.clear()
-            os.environ.update(environ)
-        sys.settrace(None)
-        sys.setprofile(None)
-        sys.setrecursionlimit(recursion)
-        if max_digits is not None:
-            sys.set_int_max_str_digits(max_digits)
-        gc.enable()
-        try:
-            chdir(HOME)
-        except OSError:
-            pass
-        linecache.cache.pop(FILENAME, None)
-
-    def healthy():
-        """'' when this interpreter computes as it did at the start; else the reason it cannot be trusted."""
-        try:
-            if library_files() != library:
-                return "your code changed the files of Python's standard library"
-            basics = (sum([1.5, 2.5]) == 4.0 and math.exp(0.0) == 1.0 and json.loads("[0.5]") == [0.5]
-                      and max([1, 3, 2]) == 3 and len("abc") == 3 and isinstance(1.0, float))
-            if not basics:
-                return "your code changed how Python computes, in a way that could not be undone"
-            if floats.multi_head([0.5, -1.0, 0.25, 2.0] * 4, [[0.1 * i for i in range(16)], [1.0] * 16],
-                                 [[float(i) for i in range(16)], [-1.0] * 16], 4) != reference:
-                return "your code changed microgpt's arithmetic, in a way that could not be undone"
-        except BaseException as exc:  # noqa: B036 -- any failure here means: do not trust it
-            return f"Python could not test itself ({type(exc).__name__})"
-        return ""
-
-    def remember(module):
-        """Take ``module``'s attributes as they are now as the ones to restore."""
-        if module is not None:
-            module_dicts[module.__name__] = (module.__dict__, dict(module.__dict__))
-
-    return restore, healthy, remember
+            spec = importlib.util.spec_from_file_location("microgpt_floats", REFERENCE)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:  # under CPython the tests take it from the repository
+            from export.microgpt import floats as module
+        floats = module
+        sandbox.remember(sys.modules[__name__])   # later restores keep it
+        sandbox.remember(module)
 
 
-def _not_started():
-    raise RuntimeError("mha_checker.start() has not been called")
-
-
-restore = healthy = _not_started
-
-
-def start():
-    """Take the snapshot every job goes back to; call once, after everything is imported."""
-    global restore, healthy
-    restore, healthy, remember = _make_guard()
-    remember(sys.modules.get(__name__))
-
-
-# ---------------------------------------------------------------------------
-# Running the learner's code.
-# ---------------------------------------------------------------------------
-def _compile(source):
-    # Register the source so tracebacks can quote the learner's lines.
-    linecache.cache[FILENAME] = (len(source), None, source.splitlines(True), FILENAME)
-    return compile(source, FILENAME, "exec", dont_inherit=True)
-
-
-def _namespace():
-    return {"__name__": "__main__", "__file__": FILENAME, "__builtins__": builtins}
-
-
-def _shorten(line):
-    return line if len(line) <= LINE_LIMIT else line[:LINE_LIMIT] + "... (cut)"
-
-
-def learner_traceback(exc):
-    """The traceback of ``exc`` showing only the frames of the learner's file."""
-    if isinstance(exc, SyntaxError):
-        lines = traceback.format_exception_only(type(exc), exc)
-    else:
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == FILENAME]
-        lines = ["Traceback (most recent call last):\n"] if frames else []
-        lines += traceback.format_list(frames)
-        lines += traceback.format_exception_only(type(exc), exc)
-    return "\n".join(_shorten(line) for line in "".join(lines).rstrip().split("\n"))
-
-
-def _learner_line(exc):
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == FILENAME]
-    return frames[-1].lineno if frames else None
-
-
-def _stop_of(exc):
-    """What kind of early end ``exc`` is: "interrupt", "exit", "memory" or ""."""
-    if isinstance(exc, KeyboardInterrupt):
-        return "interrupt"
-    if isinstance(exc, SystemExit):
-        return "exit"
-    if isinstance(exc, MemoryError):
-        return "memory"
-    return ""
-
-
-def _stop_note(exc):
-    line = _learner_line(exc)
-    at = f" at line {line}" if line else ""
-    if isinstance(exc, SystemExit):
-        return f"Your code called exit(){at} (sys.exit), so it stopped there."
-    if isinstance(exc, MemoryError):
-        return f"Your code used up Python's memory{at} (MemoryError)."
-    return learner_traceback(exc)
-
-
-def _json(**fields):
-    return json.dumps(fields)
-
-
-def run(source):
-    """Execute the learner's code, prints going to the real stdout."""
-    try:
-        restore()
-        try:
-            code = _compile(source)
-        except SyntaxError as exc:
-            return _json(ok=False, error=learner_traceback(exc), stop="")
-        budget = [OUTPUT_LIMIT]
-        sys.stdout, sys.stderr = _Capped(sys.__stdout__, budget), _Capped(sys.__stderr__, budget)
-        try:
-            exec(code, _namespace())
-        except BaseException as exc:  # noqa: B036 -- the learner may raise anything
-            stop = _stop_of(exc)
-            message = _stop_note(exc) if stop == "exit" or stop == "memory" else learner_traceback(exc)
-            return _json(ok=stop == "exit", error=message, stop=stop)
-        finally:
-            _flush()
-        return _json(ok=True, error="", stop="")
-    except BaseException as exc:  # noqa: B036 -- e.g. the page's interrupt between two statements
-        return _json(ok=False, error=f"{type(exc).__name__} while running your code.", stop=_stop_of(exc))
-    finally:
-        restore()
-
-
-def _flush():
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BaseException:  # noqa: B036 -- the learner may have replaced the stream
-            pass
-
-
-class _Capped:
-    """Passes on the first OUTPUT_LIMIT characters of a job's prints (shared by stdout and stderr),
-    then one line saying the rest was cut; later prints cost next to nothing."""
-
-    def __init__(self, stream, budget):
-        self.stream, self.budget = stream, budget
-
-    def write(self, text):
-        left = self.budget[0]
-        if left > 0:
-            part = text[:left]
-            self.budget[0] = left - len(part)
-            self.stream.write(part)
-            if self.budget[0] <= 0:
-                self.stream.write(f"\n[output cut here: only the first {OUTPUT_LIMIT:,} characters are shown]\n")
-                self.stream.flush()
-        return len(text)
-
-    def flush(self):
-        self.stream.flush()
-
-
-class _Quiet:
-    """A stream that drops what it is given: Check runs the learner's code silently."""
-
-    def write(self, text):
-        return len(text)
-
-    def flush(self):
-        pass
-
-
-def check(source, inputs_json):
-    """Run ``multi_head`` on every case; JSON {"outputs", "message", "stop"}.
+def collect(source, inputs_json):
+    """Step 1: run the code and call ``multi_head`` on every case; JSON {"outputs", "failed", "stop"}.
 
     ``inputs_json``: {"n_head", "head_dim", "attn_wo", "cases": [{"name", "pos", "q", "keys", "values"}]}.
     """
+    _job.clear()
     try:
-        restore()
+        sandbox.restore()
         doc = json.loads(inputs_json)
         cases = doc["cases"]
         for case in cases:
             case["n_head"] = doc["n_head"]
         outputs, problem, stop, fn = _collect(source, cases)
-        restore()   # compare and explain with the interpreter as shipped, whatever the learner's code changed
-        if fn is not None and not problem and stop == "" and not _all_right(cases, outputs):
-            trace = _probe(fn, cases)
-            restore()
-            problem = explain(cases, outputs, trace, source, doc.get("attn_wo"))
-        return _json(outputs=outputs, message=problem, stop=stop)
+        sandbox.restore()   # explain with the interpreter as shipped, whatever the learner's code changed
+        _job.update(source=source, cases=cases, outputs=outputs, problem=problem, stop=stop, fn=fn,
+                    wo=doc.get("attn_wo"))
+        return _json(outputs=outputs, failed=bool(problem), stop=stop)
     except BaseException as exc:  # noqa: B036 -- e.g. the page's interrupt inside the checker
-        restore()
-        return _json(outputs=[], message=f"{type(exc).__name__} while checking your code.", stop=_stop_of(exc))
+        sandbox.restore()
+        _job.update(problem=f"{type(exc).__name__} while checking your code.", stop=_stop_of(exc))
+        return _json(outputs=[], failed=True, stop=_stop_of(exc))
+
+
+def explain_collected():
+    """Step 2: what is wrong with the numbers collect() gave, or '' when they are microgpt's."""
+    try:
+        _use_reference()
+        problem = _job.get("problem")
+        if callable(problem):
+            problem = problem()
+            sandbox.restore()
+        fn = _job.get("fn")
+        if problem or _job.get("stop") or fn is None:
+            return problem or ""
+        cases, outputs, source = _job["cases"], _job["outputs"], _job["source"]
+        if _all_right(cases, outputs):
+            return ""
+        trace = _probe(fn, cases)
+        sandbox.restore()
+        return explain(cases, outputs, trace, source, _job.get("wo"))
+    except BaseException as exc:  # noqa: B036 -- e.g. the page's interrupt while explaining
+        sandbox.restore()
+        return f"{type(exc).__name__} while explaining your result."
+
+
+def check(source, inputs_json):
+    """Both steps in one call: JSON {"outputs", "message", "stop"}."""
+    collected = json.loads(collect(source, inputs_json))
+    return _json(outputs=collected["outputs"], message=explain_collected(), stop=collected["stop"])
 
 
 def _collect(source, cases):
@@ -382,11 +142,11 @@ def _collect(source, cases):
             stop = _stop_of(exc)
             if stop in ("interrupt", "memory"):
                 return outputs, _stop_note(exc), stop, None
-            return outputs, _raised(exc, case, fn, cases), "", fn
+            return outputs, lambda exc=exc, case=case: _raised(exc, case, fn, cases), "", fn
         finally:
             sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
         if numbers is None:
-            return outputs, _shape_problem(out, case), "", fn
+            return outputs, lambda: _shape_problem(out, case), "", fn
         outputs.append(numbers)
     if script_error is not None:
         return outputs, ("multi_head gives numbers, but the lines after it stop with an error:\n\n"
