@@ -14,7 +14,9 @@
 """
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +28,15 @@ WAIT_EXERCISE_JS = """async () => {
   if (!window.mhaExercise) throw new Error("window.mhaExercise never appeared");
   return await window.mhaExercise.ready;
 }"""
+SHOTS = os.environ.get("MHA_SCREENSHOTS")
+
+
+def _shot(locator, name: str):
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        locator.screenshot(path=str(Path(SHOTS) / f"{name}.png"))
+
+
 VISIBLE_AND_CODE_VIEW_JS = """() => ({
   visible: document.body.innerText,
   codeView: document.querySelector("[data-mha-widget='microgpt-source']").textContent,
@@ -102,8 +113,10 @@ def test_locked_until_solved_then_the_learners_own_lines(phone):
     shown = verdict.inner_text()
     assert "Nothing is added to out yet" in shown and not CODE_IN_WORDS.search(shown.split("\n", 1)[1]), shown
     _no_solution_line(page)
+    _shot(exercise, "exercise-390-light-idea")
     verdict.get_by_role("button", name="Where?").click()
     assert "Blank 2" in verdict.inner_text()
+    _shot(verdict, "verdict-390-light-where")
     _no_solution_line(page)
     verdict.get_by_role("button", name="Show me the code").click()
     assert "out.extend(blended)" in verdict.locator(".mgpt-verdict__code").inner_text()
@@ -124,6 +137,8 @@ def test_locked_until_solved_then_the_learners_own_lines(phone):
         assert line in text, line
     yours = source_view.locator(".mgpt-src__line--yours")
     assert yours.count() == 4
+    yours.nth(0).scroll_into_view_if_needed()
+    _shot(source_view, "unlocked-390-light-solved")
     assert "yours: k_h = [key[start:start + HEAD_DIM] for key in keys]" in yours.nth(0).inner_text()
     assert "yours: out.extend([sum(a * v[j]" in yours.nth(3).inner_text()
     page.reload()
@@ -194,3 +209,16 @@ def test_revealing_the_solution_unlocks_the_lines(make_page, base_url):
     text = _squash(page.locator("[data-mha-widget='microgpt-source']").text_content())
     assert all(line in text for line in _file_lines())
     assert "appears when your check passes" in text
+
+
+@pytest.mark.parametrize("width,scheme", [(1280, "light"), (1280, "dark"), (390, "dark")])
+def test_locked_view_screenshots(make_page, base_url, width, scheme):
+    page, _ = make_page(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    page.goto(base_url + "microgpt/")
+    page.wait_for_selector(".mgpt-src__line--locked")
+    _no_solution_line(page)
+    view = page.locator("[data-mha-widget='microgpt-source']")
+    view.locator(".mgpt-src__line--locked").first.scroll_into_view_if_needed()
+    _shot(view, f"locked-{width}-{scheme}")
+    if SHOTS:
+        page.locator(".mgpt-ex__editor").screenshot(path=str(Path(SHOTS) / f"editor-{width}-{scheme}.png"))

@@ -20,7 +20,6 @@ N_LAYER = 1                 # transformer blocks
 N_EMBD = 16                 # numbers in every vector
 BLOCK_SIZE = 16             # positions it can see (the longest name has 15 letters)
 N_HEAD = 4                  # attention heads, side by side
-HEAD_DIM = N_EMBD // N_HEAD  # numbers each head owns: 4
 LEARNING_RATE, BETA1, BETA2, EPS = 0.01, 0.85, 0.99, 1e-8   # Adam
 NUM_STEPS, SEED, TEMPERATURE, NUM_SAMPLES = 1000, 42, 0.5, 20
 
@@ -145,8 +144,7 @@ def gpt_step(state, token, pos, key_cache, value_cache, n_head=N_HEAD):
     """Scores for the next token, given `token` at position `pos`.
 
     The caches hold the keys and values of the earlier positions; this step
-    adds its own, so a letter can only look back, never ahead. n_head=1: one
-    head over all 16 numbers (the lesson trains that model too, to compare).
+    adds its own, so a letter can only look back, never ahead.
     """
     x = [t + p for t, p in zip(state["wte"][token], state["wpe"][pos])]
     x = rmsnorm(x)   # normalised again below; this one matters for the residual path
@@ -160,7 +158,7 @@ def gpt_step(state, token, pos, key_cache, value_cache, n_head=N_HEAD):
         value_cache[layer].append(linear(x, state[pre + "attn_wv"]))
         keys, values = key_cache[layer], value_cache[layer]
         # --- multi-head attention begins ---
-        head_dim = N_EMBD // n_head               # 4 numbers per head (16 with one head)
+        head_dim = N_EMBD // n_head               # numbers per head: 4 (16 in the one-head twin)
         out = []
         for h in range(n_head):
             start = h * head_dim                  # head h owns numbers start .. start + 3
