@@ -129,7 +129,7 @@ function build(root, lines, state) {
         const note = progress.solved
           ? (yours ? `${indent(line)}# yours: ${yours}` : `${indent(line)}# yours: (written differently; your code passed)`)
           : `${indent(line)}# yours: appears when your check passes`;
-        code.append(el("span", { class: "mgpt-src__line mgpt-src__line--mha mgpt-src__line--yours", "data-yours": String(blank + 1) },
+        code.append(el("span", { class: "mgpt-src__line mgpt-src__line--yours", "data-yours": String(blank + 1) },
           el("span", { class: "mgpt-src__no", "aria-hidden": "true", text: "" }),
           el("span", { class: "mgpt-src__text", text: note })), "\n");
       }
