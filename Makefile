@@ -1,5 +1,8 @@
-# One-command entry points. Each target installs what it needs by itself.
+# One-command entry points. Each target installs what it needs by itself:
+# the site (build, serve) only MkDocs and Material in .venv-site/ (no torch);
+# the pipeline and the tests everything in .venv/.
 PY      := .venv/bin/python
+SITE_PY := .venv-site/bin/python
 DATA    ?= ../shared/data/tinystories/TinyStories-train-head.txt
 NAMES   ?= ../shared/data/names/names.txt
 HOST    ?= 127.0.0.1
@@ -12,12 +15,17 @@ PREFIX  ?= /
 SITE_URL ?=
 SERVE_URL = http://$(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST)):$(PORT)/$(patsubst /%,%,$(PREFIX))
 
-.PHONY: setup serve build test models microgpt bench clean
+.PHONY: setup site-setup serve build test models train-runs microgpt bench clean
 
 .venv/ready: pyproject.toml
 	python3 -m venv .venv
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[pipeline,site,test]'
+	touch $@
+
+.venv-site/ready: pyproject.toml
+	python3 -m venv .venv-site
+	$(SITE_PY) -m pip install -q -e '.[site]'
 	touch $@
 
 node_modules/ready: package.json package-lock.json
@@ -30,19 +38,38 @@ node_modules/ready: package.json package-lock.json
 
 setup: .venv/ready node_modules/ready
 
-build: setup
-	$(if $(SITE_URL),SITE_URL='$(SITE_URL)') $(PY) -m mkdocs build --strict
+site-setup: .venv-site/ready node_modules/ready
 
-serve: setup
-	SITE_URL='$(SERVE_URL)' $(PY) -m mkdocs build --strict
-	$(PY) -m export.serve --dir site --host $(HOST) --port $(PORT) --prefix '$(PREFIX)'
+build: site-setup
+	$(if $(SITE_URL),SITE_URL='$(SITE_URL)') $(SITE_PY) -m mkdocs build --strict
 
-test: setup /usr/bin/chromium
+serve: site-setup
+	SITE_URL='$(SERVE_URL)' $(SITE_PY) -m mkdocs build --strict
+	$(SITE_PY) -m export.serve --dir site --host $(HOST) --port $(PORT) --prefix '$(PREFIX)'
+
+test: setup .venv-site/ready /usr/bin/chromium
 	$(PY) -m pytest
 
 # Maintainers: rerun everything from the stories to wasm_assets/ (about an hour on 2 cores).
+# One Make target per training run, so `make -j3 models` trains three at a time; a finished
+# run is skipped by the command itself, so an interrupted `make models` resumes. Then the
+# stage graph (python -m export all) runs in order, reusing the finished runs.
+# PROTOCOL: options for every stage, e.g. a tiny one: PROTOCOL='--updates 4 --seeds 11'.
+RUNS     ?= runs
+OUT      ?= wasm_assets
+PROTOCOL ?=
+RUN_NAMES ?=
+
 models: .venv/ready
-	$(PY) -m export all --data $(DATA) --out wasm_assets --runs runs
+	$(MAKE) train-runs RUN_NAMES="$$($(PY) -m export runs $(PROTOCOL))"
+	$(PY) -m export all --data $(DATA) --out $(OUT) --runs $(RUNS) --no-progress $(PROTOCOL)
+
+train-runs: $(addprefix run-,$(RUN_NAMES))
+
+# run-four_heads-seed11: one run, one command, one folder runs/four_heads-seed11/.
+run-%:
+	$(PY) -m export train --data $(DATA) --runs $(RUNS) --no-progress $(PROTOCOL) \
+	  --models $(word 1,$(subst -seed, ,$*)) --seeds $(word 2,$(subst -seed, ,$*))
 
 microgpt: .venv/ready
 	$(PY) -m export.microgpt --names $(NAMES) --out wasm_assets/microgpt-trained.json

@@ -104,7 +104,7 @@ def measure_page(browser, url: str, runs: int) -> dict:
     warm = page.evaluate(WAIT_READY_JS)
     context.close()
     total = sum(r["transfer"] for r in resources)
-    models = sum(r["transfer"] for r in resources if "/wasm_assets/models/" in r["name"] and r["name"].endswith(".onnx"))
+    models = sum(r["transfer"] for r in resources if "/wasm_assets/models/" in r["name"] and ".onnx" in r["name"])
     vocab = sum(r["transfer"] for r in resources if r["name"].endswith("/wasm_assets/vocab.json"))
     runtime = sum(r["transfer"] for r in resources if "/vendor/ort/" in r["name"])
     return {"state": state, "window": window, "latency": latency, "bytes_total": total, "bytes_models": models,

@@ -1,17 +1,26 @@
 """One entry point for the pipeline: ``python -m export <command>``.
 
-    audit     read the stories, split them, build the vocabulary, print the audit
+The stages of the graph (export/stages.py; `python -m export stages` prints it),
+in the order `all` runs them; each is also a command that reruns it alone:
+
+    palette   write palette.css: the head and model colours (export/palette.py, the registry)
     vocab     write vocab.json and the tokenizer test vectors
-    train     run the protocol (models x seeds), resumable, results in --runs
+    train     the protocol (models x seeds), resumable, in --runs; one run: --models M --seeds S
     onnx      export the seed-11 checkpoints to ONNX, check parity, write the manifest
               (--from-checkpoints DIR: rebuild them from the shipped compact checkpoints)
-    evidence  write evidence.json (and the trace plot) from finished runs and the ONNX report
+    measure   every figure measured from the runs and the ONNX report -> runs/measurements.json
     heads     measure each head: knock-out perplexities and the head atlas (heads.json)
-    manifest  write models/manifest.json again from the shipped models and checkpoints
     walkthrough  write walkthrough.json: the lesson's B = 2 batch through the shipped four-head model
-    generate  continue a prompt with a checkpoint (full or compact)
-    unicode   write the browser tokenizer's table of code points Python's Unicode does not assign
-    all       vocab, train, onnx, evidence, walkthrough, the page-2 worksheet and page-3 subwords: stories -> wasm_assets/
+    worksheet, subwords   page 2's worksheet, page 3's byte-pair encoder
+    evidence  assemble evidence.json (and the trace plot) from the measurements and the stage files
+    pagedata  write page_data.json: the figures' and tables' computed data (the site build only renders)
+    all       every stage above, in order: stories -> wasm_assets/
+    run STAGE...  the named stages, in the order given
+
+Other commands: audit (print the split and audit), manifest (rewrite models/manifest.json),
+steps (rewrite page 4's teaching graphs, which onnx also writes, and the manifest),
+generate (continue a prompt with a checkpoint), unicode (the browser tokenizer's table of
+unassigned code points), stages (print the graph), runs (the run names, for Make).
 
 Each stage writes its own files once; a bad option stops with one line on
 stderr and exit status 2 before anything is written.
@@ -25,9 +34,10 @@ import sys
 from pathlib import Path
 
 from .data import DATA_ENV, DEFAULT_STORIES, DataError, download_from_hub, load_stories
-from .defaults import CONTEXT, PRESET_MAX_NEW, SEEDS, VOCAB_SIZE
+from .defaults import CONTEXT, PRESET_MAX_NEW, VOCAB_SIZE
 from .models import MODEL_NAMES
 from .windows import SplitError
+from . import cli_checks
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,7 +66,7 @@ def _temperature(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be a finite number, 0 (greedy) or more, not {text}")
-    return value
+    return cli_checks.temperature(value, text)
 
 
 def _seeds(text: str) -> tuple[int, ...]:
@@ -91,12 +101,15 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_train_args(p: argparse.ArgumentParser) -> None:
+    from .train import TrainConfig
+
+    default = TrainConfig()  # the CLI's defaults are the config's, never retyped
     p.add_argument("--runs", default="runs", help="folder for finished runs (resumable)")
-    p.add_argument("--updates", type=_at_least(1), default=6000)
-    p.add_argument("--batch-size", type=_at_least(1), default=512)
-    p.add_argument("--seeds", type=_seeds, default=SEEDS)
-    p.add_argument("--models", type=_models, default=MODEL_NAMES)
-    p.add_argument("--eval-every", type=_at_least(1), default=200)
+    p.add_argument("--updates", type=_at_least(1), default=default.updates)
+    p.add_argument("--batch-size", type=_at_least(1), default=default.batch_size)
+    p.add_argument("--seeds", type=_seeds, default=default.seeds)
+    p.add_argument("--models", type=_models, default=default.models)
+    p.add_argument("--eval-every", type=_at_least(1), default=default.eval_every)
     p.add_argument("--threads", type=_at_least(0), default=0, help="torch threads (0: torch's default)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto",
                    help="where to train: auto (the default) takes CUDA, then Apple's MPS, then the CPU")
@@ -164,16 +177,10 @@ def cmd_train(args, corpus=None):
     return corpus, cfg, results
 
 
-def cmd_evidence(args, corpus=None, cfg=None, results=None, onnx_report=None) -> dict:
-    from .evidence import read_onnx_report, write_all
+def cmd_stage(args) -> None:
+    from . import stages
 
-    if corpus is None:
-        corpus, cfg, results = cmd_train(args)  # finished runs are reused, so this only trains what is missing
-        cmd_vocab(args, corpus)
-    if onnx_report is None:
-        onnx_report = read_onnx_report(Path(args.runs))
-    return write_all(corpus, cfg, results, Path(args.runs), Path(args.out), timing_note=args.timing_note,
-                     onnx_report=onnx_report)
+    stages.run(args.stage_names if args.command == "run" else [args.command], args)
 
 
 def cmd_onnx(args, corpus=None) -> dict:
@@ -194,18 +201,12 @@ def cmd_manifest(args) -> None:
     print(f"wrote {write_manifest(Path(args.out))}")
 
 
-def cmd_heads(args) -> None:
-    from .heads import write
+def cmd_steps(args) -> None:
+    from .onnx_export import write_manifest
+    from .teaching_graph import write_all
 
-    out = Path(args.out)
-    write(Path(getattr(args, "checkpoints", None) or out / "checkpoints"), out, data=args.data)
-
-
-def cmd_walkthrough(args, prompt=None) -> None:
-    from .lesson.walkthrough import write
-
-    out = Path(args.out)
-    write(Path(getattr(args, "checkpoints", None) or out / "checkpoints"), out, prompt=prompt)
+    write_all(Path(args.out))
+    print(f"wrote {write_manifest(Path(args.out))}")
 
 
 def cmd_unicode(args) -> None:
@@ -217,16 +218,22 @@ def cmd_unicode(args) -> None:
 
 
 def cmd_all(args) -> None:
-    corpus, cfg, results = cmd_train(args)
-    cmd_vocab(args, corpus)
-    report = cmd_onnx(args, corpus)
-    evidence = cmd_evidence(args, corpus, cfg, results, onnx_report=report)
-    cmd_heads(args)  # reads evidence.json, writes heads.json; the evidence writer embeds it
-    cmd_walkthrough(args, prompt=evidence["preset"]["prompt"])
-    from .lesson import subwords, worksheet
+    from .stages import run_all
 
-    print(f"wrote {worksheet.write(Path(args.out) / 'worksheet.json')}")
-    print(f"wrote {subwords.write(Path(args.out) / 'subwords.json', getattr(args, 'data', None))}")
+    run_all(args)
+
+
+def cmd_stages(args) -> None:
+    from .stages import describe
+
+    print(describe())
+
+
+def cmd_runs(args) -> None:
+    """One name per run (``<model>-seed<seed>``), for one Make target per run."""
+    from .artefacts import run_dir
+
+    print(" ".join(run_dir("", m, s).name for s in args.seeds for m in args.models))
 
 
 def cmd_generate(args) -> None:
@@ -258,13 +265,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="wasm_assets")
     p.set_defaults(func=cmd_vocab)
     for name, func, helptext in (("train", cmd_train, "run the training protocol"),
-                                 ("evidence", cmd_evidence, "write evidence.json, vocab.json and the trace plot"),
+                                 ("evidence", cmd_stage, "assemble evidence.json and the trace plot, last"),
+                                 ("measure", cmd_stage, "every figure measured from the runs: runs/measurements.json"),
+                                 ("tokenizer_vectors", cmd_stage, "the browser tokenizer's test vectors"),
+                                 ("worksheet", cmd_stage, "page 2's worksheet.json"),
+                                 ("subwords", cmd_stage, "page 3's subwords.json"),
+                                 ("palette", cmd_stage, "palette.css: the head and model colours for the site"),
+                                 ("pagedata", cmd_stage, "page_data.json: what the pages draw that is computed"),
+                                 ("run", cmd_stage, "the named stages of the graph, in the order given"),
                                  ("all", cmd_all, "the whole pipeline, stories to wasm_assets/")):
         p = sub.add_parser(name, help=helptext)
+        if name == "run":
+            from .stages import STAGES
+
+            p.add_argument("stage_names", nargs="+", choices=list(STAGES), metavar="STAGE",
+                           help=f"one or more of: {', '.join(STAGES)}")
         _add_data_args(p)
         _add_train_args(p)
         p.add_argument("--out", default="wasm_assets")
+        p.add_argument("--checkpoints", default=None, help="folder with the compact seed-11 checkpoints "
+                                                            "(default OUT/checkpoints)")
         p.set_defaults(func=func)
+    p = sub.add_parser("stages", help="print the stage graph: each stage's inputs and output")
+    p.set_defaults(func=cmd_stages)
+    p = sub.add_parser("runs", help="print the training runs' names (model-seedS), for one Make target per run")
+    _add_data_args(p)  # takes the protocol's options (so Make passes the same ones), reads only --seeds, --models
+    _add_train_args(p)
+    p.set_defaults(func=cmd_runs)
     p = sub.add_parser("onnx", help="export seed-11 checkpoints to ONNX and write the manifest")
     _add_data_args(p)
     p.add_argument("--runs", default="runs")
@@ -276,16 +303,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("manifest", help="write models/manifest.json from the shipped models and checkpoints")
     p.add_argument("--out", default="wasm_assets", help="folder with models/, checkpoints/ and vocab.json")
     p.set_defaults(func=cmd_manifest)
+    p = sub.add_parser("steps", help="write page 4's teaching graphs (every tensor of forward_full) and the manifest")
+    p.add_argument("--out", default="wasm_assets", help="folder with models/, checkpoints/ and vocab.json")
+    p.set_defaults(func=cmd_steps)
     p = sub.add_parser("heads", help="knock-out perplexities and the head atlas of the shipped attention models")
     _add_data_args(p)
     p.add_argument("--out", default="wasm_assets", help="folder with evidence.json; heads.json and the atlas go here")
+    p.add_argument("--runs", default="runs", help="runs folder with measurements.json (else OUT/evidence.json)")
     p.add_argument("--checkpoints", default=None, help="folder with the compact seed-11 checkpoints "
                                                         "(default OUT/checkpoints)")
-    p.set_defaults(func=cmd_heads)
+    p.set_defaults(func=cmd_stage)
     p = sub.add_parser("walkthrough", help="write walkthrough.json from the shipped four-head checkpoint")
     p.add_argument("--out", default="wasm_assets", help="folder with vocab.json and evidence.json; output goes here")
+    p.add_argument("--runs", default="runs", help="runs folder with measurements.json (else OUT/evidence.json)")
     p.add_argument("--checkpoints", default=None, help="folder with four_heads-seed11.pt (default OUT/checkpoints)")
-    p.set_defaults(func=cmd_walkthrough)
+    p.set_defaults(func=cmd_stage)
     p = sub.add_parser("generate", help="continue a prompt with a checkpoint (full or compact)")
     p.add_argument("checkpoint")
     p.add_argument("prompt")
@@ -302,6 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    cli_checks.check(args)  # before anything is made: one line and exit 2 for options that cannot work
     try:
         args.func(args)
     except (DataError, SplitError, ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:

@@ -55,6 +55,10 @@ class Artefacts:
     def model_onnx(self, name: str) -> Path:
         return self.models_dir / f"{name}.onnx"
 
+    def teaching_onnx(self, name: str) -> Path:
+        """Page 4's stepper: forward_full with every intermediate tensor (export/teaching_graph.py)."""
+        return self.models_dir / f"{name}.steps.onnx"
+
     @property
     def manifest(self) -> Path:
         return self.models_dir / "manifest.json"
@@ -89,6 +93,11 @@ class Artefacts:
 
     # Page data
     @property
+    def palette_css(self) -> Path:
+        """The head and model colours as CSS custom properties (``python -m export palette``)."""
+        return self.root / "palette.css"
+
+    @property
     def worksheet(self) -> Path:
         return self.root / "worksheet.json"
 
@@ -103,6 +112,21 @@ class Artefacts:
     @property
     def notebook(self) -> Path:
         return self.root / "mha-lesson.ipynb"
+
+    @property
+    def notebook_requirements(self) -> Path:
+        """Exact versions the notebook last ran with (the downloads' requirements.txt)."""
+        return self.root / "notebook-requirements.txt"
+
+    @property
+    def page_data(self) -> Path:
+        """What the page hooks draw and tabulate, computed by ``python -m export pagedata``."""
+        return self.root / "page_data.json"
+
+    @property
+    def example_search(self) -> Path:
+        """Page 1's example sentence, chosen by a search (written by the prose tooling when present)."""
+        return self.root / "example_search.json"
 
     # microgpt
     @property

@@ -8,8 +8,15 @@ from __future__ import annotations
 
 VOCAB_SIZE = 4000  # C: the vocabulary's size, four special tokens included
 CONTEXT = 64  # T: how many ids a model reads
+# The longest --context the pipeline accepts: every training window is T int64
+# ids, so a T in the tens of thousands asks for gigabytes before training starts.
+MAX_CONTEXT = 1024
 SEEDS = (11, 29, 47)  # training seeds of the protocol
 PRESET_SEED = 11  # the seed whose models are exported and shown
 PRESET_MAX_NEW = 24
+# The smallest sampling temperature above 0 (0 itself means greedy). Below it,
+# logits / temperature overflows a float and sampling stops meaning anything;
+# it is this close to greedy anyway. The manifest carries it to the browser.
+MIN_TEMPERATURE = 0.01
 D_MODEL = 64  # default width of every model's rows (the registry may choose others)
 HIDDEN = 256  # default width of the hidden layer before the output  # new tokens in the preset's saved continuations

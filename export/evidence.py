@@ -28,9 +28,15 @@ Schema ``mha-evidence/1`` (checked by ``validate``):
                 tried, parity (from the ONNX stage's report, ``runs/onnx_report.json``)
 
 ``build_evidence`` joins the sections that ``SECTIONS`` lists; a new
-measurement is one more function there. ``write_all`` is the only writer of
-evidence.json; the vocabulary and its tokenizer vectors are the vocab stage's
-(``write_vocabulary``).
+measurement is one more function there. Two stages of the graph
+(``export/stages.py``) share this module: ``measure`` writes those sections to
+``runs/measurements.json`` (it needs the training runs), and ``evidence``, the
+last measuring stage, assembles ``evidence.json`` from the measurements and the
+later stages' own files (``STAGE_SECTIONS``). ``assemble`` is the only writer of
+evidence.json; no other stage rewrites it. Without a runs folder (a rebuild
+from the shipped checkpoints) the measurements are the committed
+evidence.json's own sections, the stage sections replaced. The vocabulary and
+its tokenizer vectors are the vocab stage's (``write_vocabulary``).
 ``heads``       (optional) embedded from the heads stage's own ``heads.json``
                 (``export/heads.py``): knock-out perplexities of the four-head
                 model, the head atlas of both attention models, the preset
@@ -51,13 +57,14 @@ from .corpus import Corpus, split_description
 from .data import CREDIT
 from .defaults import PRESET_MAX_NEW, PRESET_SEED
 from .generate import generate_text
-from .models import get_spec
+from .models import get_spec, most_heads_model, single_head_model
 from .train import RunResult, TrainConfig, aggregate, device_description, relative_change, run_dir
 from .wordlm import RULES_VERSION, SPECIAL_IDS, tokenize
 
 SCHEMA = "mha-evidence/1"
 PRESET_MIN_TOKENS = 8
 ONNX_REPORT = "onnx_report.json"  # in the runs folder: the ONNX stage's hand-over to this one
+MEASUREMENTS = "measurements.json"  # in the runs folder: the measure stage's output, evidence.json's core
 REQUIRED = {
     "schema": str, "source": dict, "split": dict, "audit": dict, "vocabulary": dict, "protocol": dict,
     "runs": list, "aggregates": dict, "comparison": dict, "device": dict, "stories": dict, "preset": dict,
@@ -146,7 +153,7 @@ def protocol_sections(x: Inputs) -> dict:
     change = relative_change(aggregates)
     comparison = {"relative_change_four_vs_one": change}
     if change is not None:
-        four, one = aggregates["four_heads"], aggregates["one_head"]
+        four, one = aggregates[most_heads_model().name], aggregates[single_head_model().name]
         gap = one["perplexity_mean"] - four["perplexity_mean"]
         spread = max(four["perplexity_sd"], one["perplexity_sd"])
         comparison.update({
@@ -357,15 +364,46 @@ def read_onnx_report(runs: Path) -> dict | None:
     return report
 
 
+def write_measurements(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path, log=print,
+                       timing_note: str = "", onnx_report: dict | None = None) -> dict:
+    """The measure stage: every section measured from the corpus, the runs and the ONNX report."""
+    measured = build_evidence(corpus, cfg, results, runs, timing_note, onnx_report)
+    path = atomic.write_json(Path(runs) / MEASUREMENTS, measured)
+    if onnx_report is None:
+        log("note: no ONNX report in the runs folder, so the evidence has no `onnx` section; "
+            "run `python -m export onnx`, then `measure` again")
+    log(f"wrote {path}")
+    return measured
+
+
+def measurements(out: Path, runs: Path | None = None) -> dict:
+    """evidence.json's core: ``runs/measurements.json``, else the committed evidence without stage sections."""
+    if runs is not None and (Path(runs) / MEASUREMENTS).is_file():
+        return json.loads((Path(runs) / MEASUREMENTS).read_text())
+    path = Path(out) / "evidence.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"neither {Path(runs or 'runs') / MEASUREMENTS} nor {path} exists: "
+                                "run `python -m export measure` (after `train` and `onnx`) first")
+    evidence = json.loads(path.read_text())
+    for key in STAGE_SECTIONS:
+        evidence.pop(key, None)
+        evidence["artefacts"].pop(key, None)
+    return evidence
+
+
+def assemble(out: Path, runs: Path | None = None, log=print) -> dict:
+    """The evidence stage, last: the measurements and every stage section, written as evidence.json."""
+    evidence = attach_stage_sections(measurements(out, runs), Path(out))
+    validate(evidence)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    plot_traces(evidence, Path(out) / "validation_traces.svg")
+    atomic.write_json(Path(out) / "evidence.json", evidence)
+    log(f"wrote {Path(out) / 'evidence.json'}, validation_traces.svg")
+    return evidence
+
+
 def write_all(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path, out: Path, log=print,
               timing_note: str = "", onnx_report: dict | None = None) -> dict:
-    evidence = attach_stage_sections(build_evidence(corpus, cfg, results, runs, timing_note, onnx_report), out)
-    validate(evidence)
-    out.mkdir(parents=True, exist_ok=True)
-    plot_traces(evidence, out / "validation_traces.svg")
-    atomic.write_json(out / "evidence.json", evidence)
-    if onnx_report is None:
-        log("note: no ONNX report in the runs folder, so evidence.json has no `onnx` section; "
-            "run `python -m export onnx`, then `evidence` again")
-    log(f"wrote {out / 'evidence.json'}, validation_traces.svg")
-    return evidence
+    """measure, then evidence: what a test or a notebook needs in one call."""
+    write_measurements(corpus, cfg, results, runs, log, timing_note, onnx_report)
+    return assemble(out, runs, log)

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import torch
 
-from .defaults import PRESET_MAX_NEW
+from .defaults import MIN_TEMPERATURE, PRESET_MAX_NEW
 from .windows import context_window
 from .wordlm import BOS_ID, EOS_ID, PAD_ID, UNK_ID, detokenize, tokenize
 
@@ -59,6 +59,9 @@ def choose_next(logits: np.ndarray, temperature: float = 0.0, rng: Mulberry32 | 
 def check_temperature(temperature: float) -> None:
     if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature >= 0):
         raise ValueError(f"temperature must be a finite number, 0 (greedy) or more, not {temperature!r}")
+    if 0 < temperature < MIN_TEMPERATURE:
+        raise ValueError(f"temperature {temperature!r} is below the smallest one, {MIN_TEMPERATURE}: "
+                         f"use 0 for greedy or at least {MIN_TEMPERATURE}")
 
 
 # lesson: prompt-history

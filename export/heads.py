@@ -20,14 +20,13 @@ very weights the browser runs) and the whole test split:
   out, as generation does), which the compare page's inspector reproduces live.
 
 The stage writes ``heads.json`` (its own artefact) and the atlas figure
-``head_atlas.svg``; ``export.evidence.refresh`` then embeds heads.json in
-evidence.json under ``heads``.
+``head_atlas.svg``; the evidence stage, which runs after it, embeds heads.json
+in evidence.json under ``heads`` (this stage never writes the evidence).
 """
 from __future__ import annotations
 
 import hashlib
 import html
-import json
 import math
 from pathlib import Path
 
@@ -37,16 +36,22 @@ import torch.nn.functional as F
 from . import atomic
 from .generate import EXCLUDED_IDS, generate_ids, prompt_history
 from .checkpoints import load_compact
+from .palette import HEAD_LIGHT
+from .models import attention_models, most_heads_model
 from .windows import context_window
 from .wordlm import BOS_ID, PAD_ID, UNK_ID, detokenize, tokenize
 
-MODELS = ("one_head", "four_heads")
 # The site's head palette (colour-blind-safe, Okabe-Ito hues darkened for 4.5:1 on white),
 # the light-scheme values of site_src/css/figures.css's --mha-head-1..4: head k has
-# the same colour in every figure, table and widget (tests/test_heads.py keeps the
+# the same colour in every figure, table and widget (tests/pipeline/test_heads_stage.py keeps the
 # two equal). The atlas image and the compare page's inspector read them from the evidence.
-SITE_HEAD_PALETTE = ("#0072b2", "#c24f00", "#007a5a", "#a8417f")
-HEAD_COLOURS = {"one_head": list(SITE_HEAD_PALETTE[:1]), "four_heads": list(SITE_HEAD_PALETTE)}
+SITE_HEAD_PALETTE = HEAD_LIGHT
+
+def head_colours() -> dict[str, list[str]]:
+    """Head k of every shipped attention model has the palette's k-th colour."""
+    return {s.name: list(SITE_HEAD_PALETTE[:s.heads]) for s in attention_models()}
+
+
 OFFSET_BINS = (("offset_0", 0, 0), ("offset_1", 1, 1), ("offset_2", 2, 2), ("offset_3", 3, 3),
                ("offset_4_7", 4, 7), ("offset_8_plus", 8, 10**9))
 KINDS = {
@@ -241,8 +246,9 @@ def measure(checkpoints: Path, evidence: dict, corpus, log=print) -> dict:
     itos, test = corpus.vocab.itos, corpus.windows["test"]
     seed = evidence["preset"]["seed"]
     section = {"split": "test", "windows": len(test), "seed": seed, "kinds": KINDS,
-               "colours": HEAD_COLOURS, "checkpoints": {}, "atlas": {}}
-    for name in MODELS:
+               "colours": head_colours(), "checkpoints": {}, "atlas": {}}
+    taken_apart = most_heads_model().name  # the model whose heads are knocked out one by one
+    for name in (s.name for s in attention_models()):
         path = checkpoints / f"{name}-seed{seed}.pt"
         if not path.is_file():
             raise FileNotFoundError(f"{path} not found: run `python -m export onnx` first")
@@ -252,16 +258,16 @@ def measure(checkpoints: Path, evidence: dict, corpus, log=print) -> dict:
         clearest_windows(model, test, itos, result)
         section["atlas"][name] = result
         log(f"{name}: atlas of {model.heads} head(s) over {len(test):,} test windows")
-        if name == "four_heads":
+        if name == taken_apart:
             section["knockout"] = knockout(model, test)
             ko = section["knockout"]
-            log("four_heads knock-out perplexity: " +
+            log(f"{name} knock-out perplexity: " +
                 ", ".join(f"{k} {v['test_perplexity']:.2f}" for k, v in ko.items()))
             preset = evidence["preset"]
             section["preset"] = {"prompt": preset["prompt"], "max_new_tokens": preset["max_new_tokens"],
                                  "model": name, **preset_knockout(model, itos, preset["prompt"],
                                                                    preset["max_new_tokens"])}
-    shipped = evidence.get("onnx", {}).get("four_heads", {}).get("test_perplexity_shipped")
+    shipped = evidence.get("onnx", {}).get(taken_apart, {}).get("test_perplexity_shipped")
     if shipped is not None and not math.isclose(section["knockout"]["all"]["test_perplexity"], shipped, rel_tol=1e-5):
         raise AssertionError("the full four-head model's perplexity differs from the shipped one in evidence.json")
     return section
@@ -277,15 +283,20 @@ COLUMN_LABELS = {"offset_0": ("itself", ""), "offset_1": ("1 back", ""), "offset
                  "after_same_word": ("next after", "same word")}
 
 
+NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 8: "eight", 16: "sixteen"}
+
+
 def atlas_rows(section: dict) -> list[dict]:
     """The figure's rows: label, colour and shares, one-head model first, then the uniform baseline."""
     rows = []
-    for name in MODELS:
+    models = sorted(section["atlas"], key=lambda name: len(section["atlas"][name]["heads"]))
+    for name in models:
+        n = len(section["atlas"][name]["heads"])
         for head in section["atlas"][name]["heads"]:
-            label = "One head" if name == "one_head" else f"Head {head['head']} of four"
+            label = "One head" if n == 1 else f"Head {head['head']} of {NUMBER_WORDS.get(n, n)}"
             rows.append({"label": label, "colour": section["colours"][name][head["head"] - 1],
                          "share": head["share"], "signature": head["signature"]})
-    rows.append({"label": "Spread evenly", "colour": "#6b6b6b", "share": section["atlas"]["four_heads"]["uniform"],
+    rows.append({"label": "Spread evenly", "colour": "#6b6b6b", "share": section["atlas"][models[-1]]["uniform"],
                  "signature": None})
     return rows
 
@@ -338,20 +349,16 @@ def write_figure(out: Path, section: dict) -> Path:
     return atomic.write_text(out / section["figure"], atlas_svg(section))
 
 
-def write(checkpoints: Path, out: Path, data=None, log=print) -> dict:
-    """Measure, write heads.json and head_atlas.svg, then embed the section in evidence.json."""
+def write(checkpoints: Path, out: Path, data=None, log=print, runs: Path | None = None) -> dict:
+    """Measure, write heads.json and head_atlas.svg (``python -m export evidence`` embeds them next)."""
     from .corpus import corpus_of_evidence
-    from .evidence import refresh
+    from .evidence import measurements
 
-    evidence_path = out / "evidence.json"
-    if not evidence_path.is_file():
-        raise FileNotFoundError(f"{evidence_path} not found: run `python -m export evidence` first")
-    evidence = json.loads(evidence_path.read_text())
+    evidence = measurements(out, runs)  # the measured core: preset, source, split, ONNX figures
     torch.set_num_threads(1)  # the figures do not depend on it; the machine is shared
     section = measure(checkpoints, evidence, corpus_of_evidence(evidence, data), log=log)
     section["figure"] = "head_atlas.svg"
     atomic.write_json(out / "heads.json", section)
     write_figure(out, section)
-    refresh(out)
-    log(f"wrote {out / 'heads.json'}, {out / 'head_atlas.svg'} and the evidence's heads section")
+    log(f"wrote {out / 'heads.json'}, {out / 'head_atlas.svg'}")
     return section

@@ -30,7 +30,8 @@ class ModelSpec:
     heads: int = 0  # 0 for the MLP
     d_model: int = D_MODEL
     hidden: int = HIDDEN
-    colour: str = "#999999"  # its line in the validation-trace plot
+    colour: str = "#999999"  # the model's colour (light scheme; export/palette.py): plots, figures, manifest
+    colour_dark: str = "#bbbbbb"  # the same on the dark scheme
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -62,14 +63,38 @@ class ModelSpec:
                                                                       other.hidden)
 
 
+# Model colours are olive and greys, never near one of the head colours (export/palette.py).
 MODELS = (
-    ModelSpec("mlp", "MLP", "mlp", colour="#E69F00"),  # Okabe-Ito colours, safe for colour-blind readers
-    ModelSpec("one_head", "One head", "attention", heads=1, colour="#56B4E9"),
-    ModelSpec("four_heads", "Four heads", "attention", heads=4, colour="#009E73"),
+    ModelSpec("mlp", "MLP", "mlp", colour="#5e4b00", colour_dark="#d6d47e"),
+    ModelSpec("one_head", "One head", "attention", heads=1, colour="#595959", colour_dark="#9a9a9a"),
+    ModelSpec("four_heads", "Four heads", "attention", heads=4, colour="#1f1f1f", colour_dark="#ececec"),
 )
 REGISTRY = {spec.name: spec for spec in MODELS}
 MODEL_NAMES = tuple(REGISTRY)
 MODEL_LABELS = {spec.name: spec.label for spec in MODELS}
+
+
+# Queries: code outside the registry asks these instead of typing a model's name.
+
+def shipped_models() -> tuple[ModelSpec, ...]:
+    """The models the site ships (a registry entry may be a sweep model that is trained but not shipped)."""
+    return tuple(s for s in MODELS if getattr(s, "ships", True))
+
+
+def attention_models(shipped: bool = True) -> tuple[ModelSpec, ...]:
+    """The attention models, fewest heads first."""
+    pool = shipped_models() if shipped else MODELS
+    return tuple(sorted((s for s in pool if s.kind == "attention"), key=lambda s: s.heads))
+
+
+def single_head_model() -> ModelSpec:
+    """The shipped one-head attention model: the comparison's baseline for multi-head attention."""
+    return next(s for s in attention_models() if s.heads == 1)
+
+
+def most_heads_model() -> ModelSpec:
+    """The shipped attention model with the most heads (the one whose heads the lesson takes apart)."""
+    return attention_models()[-1]
 
 
 def get_spec(name: str) -> ModelSpec:

@@ -53,10 +53,10 @@ from . import atomic
 from .checkpoints import (DESCRIPTIONS, load_compact, load_full, plan, rounded_model, row_quantize,
                           save_compact)
 from .corpus import Corpus
-from .defaults import PRESET_MAX_NEW, PRESET_SEED
+from .defaults import MIN_TEMPERATURE, PRESET_MAX_NEW, PRESET_SEED
 from .evidence import ONNX_REPORT, file_sha256, preset_of, story_examples
 from .generate import EXCLUDED_IDS, MAX_NEW_TOKENS, generate_ids, prompt_history
-from .models import MODEL_NAMES, count_parameters
+from .models import MODEL_NAMES, count_parameters, get_spec, shipped_models
 from .train import run_dir
 from .windows import context_window
 from .wordlm import SPECIAL_IDS
@@ -301,6 +301,7 @@ def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] = 
         }
         log(f"{name}: shipping {report[name]['encoding']} ({len(shipped) / 1e6:.2f} MB)")
     atomic.write_json(out / "parity.json", parity, indent=None)
+    _write_teaching_graphs(out, log)
     write_manifest(out, models)
     full = {"models": report, "checkpoints": {name: file_sha256(ckpt) for name, ckpt in checkpoints.items()}}
     atomic.write_json(Path(runs) / ONNX_REPORT, full)
@@ -312,31 +313,61 @@ def manifest_entry(out: Path, name: str, C: int, T: int) -> dict:
     ckpt = out / "checkpoints" / f"{name}-seed{PRESET_SEED}.pt"
     model = load_compact(ckpt)
     spec = model.spec
+    shown = get_spec(name)  # how the site presents it (label, colours) is the registry's, now
     if spec.name != name:
         raise ValueError(f"{ckpt} holds the model {spec.name!r}, not {name!r}")
     if (model.C, model.T) != (C, T):
         raise ValueError(f"{ckpt} was made for C = {model.C}, T = {model.T}, but vocab.json has C = {C}, T = {T}")
     data = (out / "models" / f"{name}.onnx").read_bytes()
     proto = onnx.load_from_string(data)
-    return {"name": name, "label": spec.label, "file": f"models/{name}.onnx", "bytes": len(data),
+    return {"name": name, "label": shown.label, "file": f"models/{name}.onnx", "bytes": len(data),
             "sha256": sha256(data), "heads": spec.heads, "parameters": count_parameters(model),
             "inputs": [i.name for i in proto.graph.input], "outputs": [o.name for o in proto.graph.output],
             "encoding": DESCRIPTIONS[model.encoding],
             "kind": spec.kind, "d_model": spec.d_model, "hidden": spec.hidden, "head_dim": spec.head_dim,
-            "colour": spec.colour}
+            "colour": shown.colour, "colour_dark": shown.colour_dark, **_steps_entry(out, name)}
 
 
-def write_manifest(out: Path, models: tuple[str, ...] = MODEL_NAMES) -> Path:
+def _steps_entry(out: Path, name: str) -> dict:
+    """Page 4's teaching graph of ``name`` (export/teaching_graph.py), when there is one: {"steps": {...}}."""
+    from .artefacts import Artefacts
+    from .teaching_graph import check_fresh
+
+    artefacts = Artefacts(out)
+    path = artefacts.teaching_onnx(name)
+    if not path.is_file():
+        return {}
+    check_fresh(artefacts, name)
+    data = path.read_bytes()
+    graph = onnx.load_from_string(data).graph
+    # the name the graph gives its external weights file: the browser maps it to the shipped file's bytes
+    locations = {e.value for i in graph.initializer for e in i.external_data if e.key == "location"}
+    return {"steps": {"file": f"models/{path.name}", "bytes": len(data), "sha256": sha256(data),
+                      "weights": f"models/{name}.onnx", "external_path": ",".join(sorted(locations)),
+                      "outputs": [o.name for o in graph.output]}}
+
+
+def write_manifest(out: Path, models: tuple[str, ...] | None = None) -> Path:
     """``models/manifest.json``: the shipped models with their registry specs, and the settings the site shares."""
     vocab = json.loads((out / "vocab.json").read_text())
     C, T = vocab["C"], vocab["T"]
+    models = models or tuple(s.name for s in shipped_models())
     entries = [manifest_entry(out, name, C, T) for name in models]
     return atomic.write_json(out / "models" / "manifest.json", {
         "schema": MANIFEST_SCHEMA, "models": entries, "C": C, "T": T, "opset": OPSET,
         "special": dict(SPECIAL_IDS),
         "preset": {"seed": PRESET_SEED, "max_new_tokens": PRESET_MAX_NEW, "decoding": "greedy"},
-        "generation": {"max_new_tokens": MAX_NEW_TOKENS, "excluded_ids": sorted(EXCLUDED_IDS)},
+        "generation": {"max_new_tokens": MAX_NEW_TOKENS, "excluded_ids": sorted(EXCLUDED_IDS),
+                       "min_temperature": MIN_TEMPERATURE},
     }, indent=1)
+
+
+def _write_teaching_graphs(out: Path, log=print) -> None:
+    """The teaching graphs point into the shipped files' bytes, so they are written again with them."""
+    from .teaching_graph import ATTENTION_MODELS, write_all
+
+    if all((out / "models" / f"{name}.onnx").is_file() for name in ATTENTION_MODELS):
+        write_all(out, log=log)
 
 
 def all_head_masks(heads: int) -> list[list[float]]:
@@ -416,5 +447,6 @@ def reexport(checkpoints: Path, out: Path, data=None, log=print) -> dict:
     for name, data_bytes in files.items():
         atomic.write_bytes(out / "models" / f"{name}.onnx", data_bytes)
     atomic.write_json(out / "parity.json", parity, indent=None)
+    _write_teaching_graphs(out, log)
     write_manifest(out)
     return refresh(out, onnx_sizes=sizes)["onnx"]

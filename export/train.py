@@ -7,10 +7,13 @@ updates, the best checkpoint by validation loss kept, and the test loss of
 that frozen checkpoint over all test windows. A seed sets the initial weights
 and the batch draws; the data split and the vocabulary are shared.
 
-Finished runs are saved under ``runs/<model>-seed<seed>/`` (result.json and the
-selected state dict) and skipped when the protocol is repeated with the same
-data and settings, so an interrupted protocol resumes where it stopped. A run
-counts as finished only when its checkpoint loads and matches its result file.
+Each run is one command writing one folder, ``runs/<model>-seed<seed>/``
+(``best.pt``, the selected state dict, then ``result.json``, each written
+atomically): ``python -m export train --models M --seeds S``. A finished run
+(same data and settings, its checkpoint loads and matches its result file) is
+skipped, so an interrupted protocol resumes where it stopped. Runs in parallel
+come from an engine that already exists: ``make -j3 models`` runs three at a
+time (one Make target per run), a cluster runs the same command per run.
 
 Training runs on ``device``: ``auto`` takes CUDA, then Apple's MPS, then the
 CPU. The device and its name are recorded with every run.
@@ -19,11 +22,9 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import platform
 import statistics
 import subprocess
-import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ from tqdm import tqdm
 from . import atomic
 from .checkpoints import CheckpointError, load_full, save_full
 from .corpus import Corpus
+from .artefacts import run_dir
 from .defaults import SEEDS
 from .models import MODEL_NAMES, count_parameters, get_spec, loss_fn
 from .windows import WindowSet
@@ -177,6 +179,17 @@ class RunResult:
     final_train_loss: float = float("nan")
     device: dict = field(default_factory=dict)
     key: dict = field(default_factory=dict)
+    started: float = 0.0  # wall-clock time (Unix seconds) the run began and ended (0: not recorded)
+    finished: float = 0.0
+
+
+@dataclass
+class Best:
+    """The checkpoint kept so far: the lowest validation loss on the selection slice."""
+
+    val_loss: float = math.inf
+    update: int = 0
+    state: dict | None = None
 
 
 def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: bool = True,
@@ -195,8 +208,9 @@ def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: 
                             fused=device.type in ("cpu", "cuda"))
     train, val = corpus.windows["train"], corpus.windows["validation"]
     sel = selection_slice(val, cfg)
-    best = (math.inf, 0, None)
+    best = Best()
     trace, recent = [], []
+    started = time.time()
     start = time.perf_counter()
     bar = tqdm(range(cfg.updates), desc=f"{name} seed {seed}", unit="upd", disable=not progress, mininterval=2)
     for update in bar:
@@ -216,25 +230,22 @@ def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: 
         if done % cfg.eval_every == 0 or done == cfg.updates:
             v = mean_loss(model, val, sel, cfg.eval_batch)
             trace.append([done, v])
-            if v < best[0]:
-                best = (v, done, {k: t.detach().cpu().clone() for k, t in model.state_dict().items()})
+            if v < best.val_loss:
+                best = Best(v, done, {k: t.detach().cpu().clone() for k, t in model.state_dict().items()})
             # lesson end
-            bar.set_postfix(train=f"{sum(recent) / len(recent):.3f}", val=f"{v:.3f}", best=f"{best[0]:.3f}@{best[1]}")
+            bar.set_postfix(train=f"{sum(recent) / len(recent):.3f}", val=f"{v:.3f}",
+                            best=f"{best.val_loss:.3f}@{best.update}")
     seconds = time.perf_counter() - start
-    model.load_state_dict(best[2])
+    model.load_state_dict(best.state)
     test_loss = mean_loss(model, corpus.windows["test"], batch=cfg.eval_batch)
     result = RunResult(
-        model=name, seed=seed, parameters=count_parameters(model), best_update=best[1], val_loss=best[0],
+        model=name, seed=seed, parameters=count_parameters(model), best_update=best.update, val_loss=best.val_loss,
         test_loss=test_loss, test_perplexity=math.exp(test_loss), train_seconds=seconds,
         updates=cfg.updates, batch_size=cfg.batch_size, trace=trace,
         final_train_loss=sum(recent) / max(1, len(recent)), device=device_description(device),
-        key={"corpus": corpus.key(), **cfg.run_key(name)},
+        key={"corpus": corpus.key(), **cfg.run_key(name)}, started=started, finished=time.time(),
     )
     return result, model
-
-
-def run_dir(runs: Path, name: str, seed: int) -> Path:
-    return Path(runs) / f"{name}-seed{seed}"
 
 
 def check_runs_folder(runs: Path) -> None:
@@ -277,111 +288,28 @@ def load_finished(runs: Path, name: str, seed: int, corpus: Corpus, cfg: TrainCo
     return result
 
 
-STALE_AFTER = 120.0  # seconds without a heartbeat after which a claim counts as abandoned
-HEARTBEAT = 10.0  # how often the owner of a claim shows it is alive
-POLL = 10.0  # how often a waiting process looks again
-
-
-def _claim_is_alive(lock: Path, stale_after: float) -> bool:
-    """True while the claim's owner is plausibly training: a live process id and a recent heartbeat."""
-    try:
-        text = lock.read_text().strip()
-        age = time.time() - lock.stat().st_mtime
-    except FileNotFoundError:
-        return False
-    if age > stale_after:
-        return False  # no heartbeat: the owner is gone, or the id now belongs to an unrelated process
-    if not text:
-        return True  # just created; its owner writes the id next
-    try:
-        os.kill(int(text), 0)
-    except (ValueError, OverflowError, ProcessLookupError):
-        return False
-    except PermissionError:
-        pass  # alive, another user's: the heartbeat decides
-    return int(text) > 0
-
-
-def _claim(folder: Path, stale_after: float = STALE_AFTER) -> bool:
-    """Mark a run as taken so that parallel protocol processes share the work."""
-    folder.mkdir(parents=True, exist_ok=True)
-    lock = folder / "claimed.pid"
-    try:
-        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        if _claim_is_alive(lock, stale_after):
-            return False
-        lock.unlink(missing_ok=True)  # its owner is gone: take it over
-        return _claim(folder, stale_after)
-    with os.fdopen(fd, "w") as f:
-        f.write(str(os.getpid()))
-    return True
-
-
-class _Heartbeat:
-    """While a run trains, touch its claim every ``HEARTBEAT`` seconds; release it at the end."""
-
-    def __init__(self, lock: Path, every: float = HEARTBEAT):
-        self.lock, self.every, self.stop = lock, every, threading.Event()
-        self.thread = threading.Thread(target=self._beat, daemon=True)
-
-    def _beat(self) -> None:
-        while not self.stop.wait(self.every):
-            try:
-                os.utime(self.lock)
-            except OSError:
-                pass
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop.set()
-        self.thread.join()
-        self.lock.unlink(missing_ok=True)
+def train_or_reuse(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, runs: Path, progress: bool = True,
+                   log=print, device: torch.device | str = "cpu") -> RunResult:
+    """One run: reused when finished, otherwise trained and written (checkpoint first, then its result)."""
+    done = load_finished(runs, name, seed, corpus, cfg, log)
+    if done is not None:
+        log(f"{name} seed {seed}: already trained (test perplexity {done.test_perplexity:.2f}), skipped")
+        return done
+    folder = run_dir(runs, name, seed)
+    result, model = train_run(name, seed, corpus, cfg, progress, device)
+    save_full(folder / "best.pt", get_spec(name), model, corpus.vocab.fingerprint())
+    atomic.write_json(folder / "result.json", asdict(result))  # last: a run without it is not finished
+    log(f"{name} seed {seed}: best update {result.best_update}, val {result.val_loss:.4f}, "
+        f"test perplexity {result.test_perplexity:.2f}, {result.train_seconds:.0f} s")
+    return result
 
 
 def run_protocol(corpus: Corpus, cfg: TrainConfig, runs: Path, progress: bool = True, log=print,
-                 device: torch.device | str = "cpu", stale_after: float = STALE_AFTER,
-                 poll: float = POLL) -> list[RunResult]:
-    """Every model for every seed, seed by seed so the seed-11 models are ready first.
-
-    Several processes may run this at once on the same ``runs`` folder: each
-    run is claimed by one of them, and every process waits for the others'
-    runs before it returns. A claim whose owner has died, or that has shown no
-    heartbeat for ``stale_after`` seconds, is taken over, so a wait ends.
-    """
+                 device: torch.device | str = "cpu") -> list[RunResult]:
+    """Every model for every seed, seed by seed so the seed-11 models are ready first (one after another)."""
     check_runs_folder(runs)
-    results, waiting = {}, []
-    for seed in cfg.seeds:
-        for name in cfg.models:
-            done = load_finished(runs, name, seed, corpus, cfg, log)
-            if done is not None:
-                log(f"{name} seed {seed}: already trained (test perplexity {done.test_perplexity:.2f}), skipped")
-                results[name, seed] = done
-                continue
-            folder = run_dir(runs, name, seed)
-            if not _claim(folder, stale_after):
-                log(f"{name} seed {seed}: being trained by another process")
-                waiting.append((name, seed))
-                continue
-            with _Heartbeat(folder / "claimed.pid"):
-                result, model = train_run(name, seed, corpus, cfg, progress, device)
-                save_full(folder / "best.pt", get_spec(name), model, corpus.vocab.fingerprint())
-                atomic.write_json(folder / "result.json", asdict(result))
-            log(f"{name} seed {seed}: best update {result.best_update}, val {result.val_loss:.4f}, "
-                f"test perplexity {result.test_perplexity:.2f}, {result.train_seconds:.0f} s")
-            results[name, seed] = result
-    for name, seed in waiting:
-        while (found := load_finished(runs, name, seed, corpus, cfg, log)) is None:
-            if _claim(run_dir(runs, name, seed), stale_after):  # its owner is gone: finish it here
-                (run_dir(runs, name, seed) / "claimed.pid").unlink(missing_ok=True)
-                log(f"{name} seed {seed}: its claim was abandoned; training it here")
-                return run_protocol(corpus, cfg, runs, progress, log, device, stale_after, poll)
-            time.sleep(poll)
-        results[name, seed] = found
-    return [results[name, seed] for seed in cfg.seeds for name in cfg.models]
+    return [train_or_reuse(name, seed, corpus, cfg, runs, progress, log, device)
+            for seed in cfg.seeds for name in cfg.models]
 
 
 def aggregate(results: list[RunResult]) -> dict:
@@ -402,7 +330,11 @@ def aggregate(results: list[RunResult]) -> dict:
     return out
 
 
-def relative_change(aggregates: dict, new: str = "four_heads", old: str = "one_head") -> float | None:
+def relative_change(aggregates: dict, new: str | None = None, old: str | None = None) -> float | None:
+    """(new - old) / old in mean perplexity; by default the most-heads model against the one-head one."""
+    from .models import most_heads_model, single_head_model
+
+    new, old = new or most_heads_model().name, old or single_head_model().name
     if new not in aggregates or old not in aggregates:
         return None
     a, b = aggregates[new]["perplexity_mean"], aggregates[old]["perplexity_mean"]

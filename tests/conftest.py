@@ -23,9 +23,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from export.artefacts import assets_dir as _artefact_folder  # noqa: E402
 from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, PageWatch  # noqa: E402
 
-ASSETS = Path(os.environ.get("MHA_WASM_ASSETS") or ROOT / "wasm_assets")
+ASSETS = _artefact_folder()
 SUB_PATH = "/some/lesson/"
 
 

@@ -64,3 +64,23 @@ def assert_same_ranking(fresh: list[dict], stored: list[dict], *, rel: float = F
         if not tied:
             assert {e[key] for e in fresh[start:i]} == {e[key] for e in stored[start:i]}, (fresh, stored)
             start = i
+
+
+def assert_close_array(fresh, stored, *, rel: float = FLOAT32_REL, abs_: float = FLOAT32_ABS, name: str = "array") -> None:
+    """Whole float32 tensors: equal shapes and infinities, finite entries within ``rel`` of the tensor's scale.
+
+    An entry of a tensor is a sum of products of that tensor's magnitudes, so its
+    rounding error follows the tensor's largest entry, not its own size: an
+    element that cancels to nearly 0 keeps the absolute error of its terms. Each
+    finite entry may therefore differ by rel x max|stored| (+ abs_).
+    """
+    import numpy as np
+
+    a, b = np.asarray(fresh, dtype=np.float64), np.asarray(stored, dtype=np.float64)
+    assert a.shape == b.shape, (name, a.shape, b.shape)
+    finite = np.isfinite(b)
+    assert np.array_equal(finite, np.isfinite(a)) and np.array_equal(a[~finite], b[~finite]), (name, "infinities differ")
+    if finite.any():
+        scale = float(np.abs(b[finite]).max())
+        worst = float(np.abs(a[finite] - b[finite]).max())
+        assert worst <= rel * scale + abs_, (name, worst, rel * scale + abs_)

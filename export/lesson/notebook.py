@@ -21,7 +21,7 @@ The downloadable archive (``site_src/hooks/downloads.py``) is such a folder.
 The site ships the notebook *with its outputs*: ``python -m export.lesson.notebook
 --execute wasm_assets/mha-lesson.ipynb`` runs it (nbclient, one kernel, about
 half a minute) and saves the result, which the build copies into the
-downloads. ``tests/test_lesson_downloads.py`` fails when the saved notebook's
+downloads. ``tests/site_build/test_downloads.py`` fails when the saved notebook's
 code differs from ``build_notebook()``: then run that command again.
 """
 from __future__ import annotations
@@ -221,8 +221,26 @@ def outputs_text(nb: dict) -> str:
     return "".join(parts)
 
 
+# What the notebook needs at run time (export/ imports numpy, torch, onnx and tqdm)
+# and what runs it (nbclient with an IPython kernel).
+REQUIREMENTS = ("numpy", "torch", "onnx", "tqdm", "nbformat", "nbclient", "ipykernel")
+
+
+def requirements() -> str:
+    """Exact versions installed here, where the notebook runs (the downloads' requirements.txt)."""
+    from importlib import metadata
+
+    lines = []
+    for name in REQUIREMENTS:
+        version = metadata.version(name).split("+")[0]  # torch 2.13.0+cpu -> torch==2.13.0
+        lines.append(f"{name}=={version}")
+    return "# Exact versions the notebook was run with when the site was built.\n" + "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
+
+    from ..artefacts import Artefacts
 
     parser = argparse.ArgumentParser(prog="python -m export.lesson.notebook",
                                      description="Write the lesson notebook, optionally run and saved with outputs.")
@@ -240,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     write_notebook(nb, args.out)
     print(f"wrote {args.out}{' (with outputs)' if args.execute else ''}")
+    if args.execute:  # the versions it just ran with, for the download beside it
+        print(f"wrote {atomic.write_text(Artefacts(args.out.parent).notebook_requirements, requirements())}")
     return 0
 
 

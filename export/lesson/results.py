@@ -2,7 +2,7 @@
 
 ``compute(evidence)`` returns a plain dict that the site build reads through
 ``site_src/hooks/evidence_macros.py`` (source ``results``) and that
-``tests/test_lesson_figures.py`` recomputes to check every figure on the page.
+``tests/site_build/test_figures_come_from_files.py`` recomputes to check every figure on the page.
 Nothing here is measured anew; it is arithmetic on what the pipeline recorded:
 
 * ``overfitting``: per model, where validation loss was lowest, how far it rose

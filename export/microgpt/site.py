@@ -1,11 +1,12 @@
-"""What the microgpt page needs from microgpt, computed when the site is built.
+"""What the microgpt page needs from microgpt, in Python.
 
 * ``exercise_cases(model)``: the inputs of ``multi_head`` at every position of
   a few names of the trained model, with microgpt's own answers (before and
-  after ``attn_wo``, whose matrix comes along). The build writes them to
-  ``site/wasm_assets/microgpt-cases.json``; the page gives the inputs to the
-  learner's code in Pyodide and compares what comes back with the answers
-  itself, so code running in Python cannot change the verdict.
+  after ``attn_wo``, whose matrix comes along). The page computes the same
+  cases itself from the trained model (``exerciseCases`` in
+  site_src/js/microgpt/verdict.js; the browser tests hold the two equal), so
+  no file the site serves holds the answers; the tests of the exercise's
+  diagnosis use this twin under CPython.
 * ``multi_head_line_range(path)``: the lines of microgpt.py between the two
   marker comments around multi-head attention, which the page highlights.
 """

@@ -26,7 +26,7 @@ The section is the lines after the marker, up to (not including) the first of:
 
 Trailing blank lines are dropped and the common indentation is removed, so a
 block is always the file's lines ``start``-``end`` de-indented, line for line
-(``tests/test_lesson_code.py`` checks every block of the built site that way).
+(``tests/site_build/test_code_listings_match_files.py`` checks every block of the built site that way).
 Markers are never part of a shown block.
 """
 from __future__ import annotations

@@ -6,41 +6,36 @@ After the pages are written it puts into ``site/downloads/``:
   holds the Python package (every ``export/**/*.py``), what the notebook reads
   from ``wasm_assets/`` (the shipped seed-11 checkpoints, the vocabulary and
   the evidence), the notebook with its outputs, ``requirements.txt`` (exact
-  versions of what the notebook imports, as installed where the site was
-  built) and a README with the one command that sets up a virtual
+  versions of what the notebook imports, as installed where the notebook last
+  ran: ``wasm_assets/notebook-requirements.txt``, written with it) and a README with the one command that sets up a virtual
   environment and runs the notebook. Deterministic: sorted names, a fixed
   timestamp and fixed permissions, so the same inputs always give the same bytes.
 * ``mha-lesson.ipynb``: the same notebook on its own, saved with its outputs
   (``wasm_assets/mha-lesson.ipynb``, written by
   ``python -m export.lesson.notebook --execute wasm_assets/mha-lesson.ipynb``).
 
-``tests/test_lesson_downloads.py`` unpacks the archive into an empty folder,
+``tests/site_build/test_downloads.py`` unpacks the archive into an empty folder,
 makes a fresh virtual environment from its requirements and runs the notebook
 there, comparing what it prints with ``evidence.json``.
 """
 from __future__ import annotations
 
+import json
 import logging
 import zipfile
-from importlib import metadata
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
+
+import export.artefacts as artefacts  # standard library only
 
 log = logging.getLogger("mkdocs.hooks.downloads")
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPORT = ROOT / "export"
-ASSETS = ROOT / "wasm_assets"
 ZIP_NAME = "mha-lesson.zip"
 FOLDER = "mha-lesson"
-NOTEBOOK_NAME = "mha-lesson.ipynb"
 FIXED_TIME = (2024, 1, 1, 0, 0, 0)
-# What the notebook needs at run time (export/ imports numpy, torch, onnx and tqdm)
-# and what runs it (nbclient with an IPython kernel).
-REQUIREMENTS = ("numpy", "torch", "onnx", "tqdm", "nbformat", "nbclient", "ipykernel")
-ASSET_FILES = ("evidence.json", "vocab.json", "checkpoints/mlp-seed11.pt", "checkpoints/one_head-seed11.pt",
-               "checkpoints/four_heads-seed11.pt")
 README = """# The multi-head attention lesson, runnable
 
 This folder is the lesson's Python side: the package `export/` that trained
@@ -68,25 +63,27 @@ TinyStories: Ronen Eldan and Yuanzhi Li (arXiv:2305.07759), CDLA-Sharing-1.0.
 """
 
 
-def requirements() -> str:
-    lines = []
-    for name in REQUIREMENTS:
-        version = metadata.version(name).split("+")[0]  # torch 2.13.0+cpu -> torch==2.13.0
-        lines.append(f"{name}=={version}")
-    return "# Exact versions the notebook was run with when the site was built.\n" + "\n".join(lines) + "\n"
+def asset_files(art: artefacts.Artefacts) -> list[Path]:
+    """What the notebook reads: the evidence, the vocabulary and the shipped models' checkpoints."""
+    manifest = json.loads(art.manifest.read_text(encoding="utf-8"))
+    return [art.evidence, art.vocab, *(art.checkpoint(m["name"]) for m in manifest["models"])]
 
 
 def _entries() -> list[tuple[str, bytes]]:
-    notebook = ASSETS / NOTEBOOK_NAME
-    missing = [str(p.relative_to(ROOT)) for p in [notebook, *(ASSETS / f for f in ASSET_FILES)] if not p.is_file()]
+    art = artefacts.Artefacts()
+    notebook, pins = art.notebook, art.notebook_requirements
+    if not art.manifest.is_file():
+        raise PluginError(f"downloads: {art.manifest} is missing; run `make models`")
+    files = asset_files(art)
+    missing = [str(p) for p in [notebook, pins, *files] if not p.is_file()]
     if missing:
         raise PluginError(f"downloads: missing {', '.join(missing)}; run `make models`, then "
-                          f"`python -m export.lesson.notebook --execute wasm_assets/{NOTEBOOK_NAME}`")
+                          f"`python -m export.lesson.notebook --execute {notebook}`")
     code = sorted(p for p in EXPORT.rglob("*.py") if p.is_file() and "__pycache__" not in p.parts)
-    entries = [(f"{FOLDER}/README.md", README.encode()), (f"{FOLDER}/requirements.txt", requirements().encode()),
-               (f"{FOLDER}/{NOTEBOOK_NAME}", notebook.read_bytes())]
+    entries = [(f"{FOLDER}/README.md", README.encode()), (f"{FOLDER}/requirements.txt", pins.read_bytes()),
+               (f"{FOLDER}/{notebook.name}", notebook.read_bytes())]
     entries += [(f"{FOLDER}/export/{p.relative_to(EXPORT).as_posix()}", p.read_bytes()) for p in code]
-    entries += [(f"{FOLDER}/wasm_assets/{f}", (ASSETS / f).read_bytes()) for f in ASSET_FILES]
+    entries += [(f"{FOLDER}/wasm_assets/{p.relative_to(art.root).as_posix()}", p.read_bytes()) for p in files]
     return sorted(entries)
 
 
@@ -106,6 +103,7 @@ def build_zip(path: Path) -> Path:
 
 def on_post_build(config) -> None:
     out = Path(config["site_dir"]) / "downloads"
+    notebook = artefacts.Artefacts().notebook
     build_zip(out / ZIP_NAME)
-    (out / NOTEBOOK_NAME).write_bytes((ASSETS / NOTEBOOK_NAME).read_bytes())
-    log.info("downloads: %s and %s written", ZIP_NAME, NOTEBOOK_NAME)
+    (out / notebook.name).write_bytes(notebook.read_bytes())
+    log.info("downloads: %s and %s written", ZIP_NAME, notebook.name)

@@ -14,11 +14,14 @@ After the pages are built (and after ``site_assets.py`` has copied
   ``site/wasm_assets/microgpt.py``, which the page shows, with its multi-head
   lines highlighted, in "Unlocked";
 * copies ``export/microgpt/floats.py`` to ``site/wasm_assets/microgpt_floats.py``:
-  the exercise's checker explains mistakes with microgpt's own float arithmetic;
-* writes ``site/wasm_assets/microgpt-cases.json``: the exercise's cases and
-  microgpt's answers, computed now with ``export.microgpt.exercise_cases`` from
-  ``wasm_assets/microgpt-trained.json``. The page decides the verdict with
-  them (the learner's Python never sees the answers).
+  after a Check's numbers are in, the exercise's diagnosis explains mistakes
+  with microgpt's own float arithmetic;
+* writes ``site/pyodide/sizes.json``: the bytes of every file the exercise
+  waits for while Python starts (Pyodide's core files and the trained model),
+  so its progress line can say "x of y MB (z %)" on a slow connection.
+
+The page computes microgpt's answers itself (microgpt/verdict.js); no file
+holds them.
 
 Nothing is downloaded; without ``node_modules`` the build stops with a message
 to run ``npm ci``.
@@ -30,7 +33,6 @@ import json
 import logging
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -44,7 +46,11 @@ NODE_MODULES = ROOT / "node_modules"
 ESBUILD = NODE_MODULES / ".bin" / "esbuild"
 MICROGPT = ROOT / "export" / "microgpt" / "microgpt.py"
 FLOATS = ROOT / "export" / "microgpt" / "floats.py"
-TRAINED = ROOT / "wasm_assets" / "microgpt-trained.json"
+# What the exercise's worker downloads before Python is ready (site paths), for its progress line.
+WAITED_FOR = ("vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.mjs", "vendor/pyodide/pyodide.asm.wasm",
+              "vendor/pyodide/python_stdlib.zip", "vendor/pyodide/pyodide-lock.json",
+              "wasm_assets/microgpt-trained.json")
+SIZES_REL = Path("pyodide") / "sizes.json"
 BUNDLE_REL = Path("vendor") / "codemirror" / "editor.js"
 BANNER = "/* CodeMirror 6 (MIT, Marijn Haverbeke and others) and @codemirror/lang-python, bundled with esbuild. */"
 
@@ -108,17 +114,17 @@ def on_post_build(config) -> None:
     (site / "wasm_assets").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(MICROGPT, site / "wasm_assets" / "microgpt.py")
     shutil.copyfile(FLOATS, site / "wasm_assets" / "microgpt_floats.py")
-    (site / "wasm_assets" / "microgpt-cases.json").write_text(_cases_json(), encoding="utf-8")
+    _write_sizes(site)
 
 
-def _cases_json() -> str:
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from export.microgpt import exercise_cases, load_trained
-
-    try:
-        model = load_trained(TRAINED)
-        doc = exercise_cases(model)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise Abort(f"{TRAINED.relative_to(ROOT)} cannot be used for the exercise ({exc}); run `make microgpt`.")
-    return json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n"
+def _write_sizes(site: Path) -> None:
+    """site/pyodide/sizes.json: {file name: bytes} of what the exercise waits for."""
+    sizes = {}
+    for rel in WAITED_FOR:
+        path = site / rel
+        if not path.is_file():
+            raise Abort(f"{rel} is missing from the built site: the exercise cannot start Python without it.")
+        sizes[path.name] = path.stat().st_size
+    target = site / SIZES_REL
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(sizes, indent=1) + "\n", encoding="utf-8")

@@ -9,7 +9,7 @@ path or a bad format stops ``mkdocs build`` with the page and the path). Put
 Inside code blocks write ``{% raw %}...{% endraw %}`` if the code has ``{{``.
 
 Figures (each becomes ``<span class="ev" data-ev="PATH" ...>text</span>``;
-``tests/test_lesson_figures.py`` re-reads every such span in the built site
+``tests/site_build/test_figures_come_from_files.py`` re-reads every such span in the built site
 and checks it against the file it names):
 
     {{ ev("aggregates.four_heads.perplexity_mean", ".2f") }}   -> 28.78
@@ -17,7 +17,7 @@ and checks it against the file it names):
     {{ ev("comparison.relative_change_four_vs_one", ".1%", fn="abs") }}
     {{ ev("stories.long.0.token_count") }}     list items by index (-1: last)
     {{ wt("loss", ".3f") }}      wasm_assets/walkthrough.json (export/walkthrough.py)
-    {{ toy("n_targets") }}       the Lily toy computed now by export.lesson.walkthrough.lily_example()
+    {{ toy("n_targets") }}       the Lily toy (page_data.json "toy": export.lesson.walkthrough.lily_example())
     {{ vocab_id("lily") }}       the token's id in wasm_assets/vocab.json
 
 ``fmt`` is a Python format spec (``".2f"``, ``","``, ``".1%"``, ``""``);
@@ -48,7 +48,7 @@ wrong (shown next to it once the learner has answered). ``correct`` is the
 index in the list as written; the page shows the options in a shuffled order
 that is fixed per question (seeded by the question's text, see
 ``quiz_order``), so the position of the right answer carries no hint.
-``tests/test_quiz_balance.py`` checks, over the whole site, that no position
+``tests/site_build/test_quiz_balance.py`` checks, over the whole site, that no position
 holds more than 40 % of the right answers and that the right answer is not
 usually the longest; if a new question breaks the balance, pass
 ``order_seed=N`` to that question to draw another fixed order.
@@ -61,541 +61,31 @@ holding ``p.mha-quiz__question``,
 ``ol.mha-quiz__whys`` (one ``li`` per option, in the order shown).
 
 Page 5's interpretation figures (``export/lesson/results.py``, computed from
-the evidence): ``{{ res("parameters.four_heads.parts.vocab_head.share", ".1%") }}``,
+the evidence by ``python -m export pagedata`` into ``page_data.json``): ``{{ res("parameters.four_heads.parts.vocab_head.share", ".1%") }}``,
 ``res_val(path)``, ``{{ parameter_table() }}``, ``{{ attention_cost_table() }}``.
 """
 from __future__ import annotations
 
-import hashlib
 import html
-import json
-import logging
-import math
-import os
-import random
-import re
 import sys
 from pathlib import Path
-from typing import Any
 
 import jinja2
-import markdown as md_lib
 from markupsafe import Markup
 from mkdocs.exceptions import Abort, PluginError
 
-log = logging.getLogger("mkdocs.hooks.evidence_macros")
-
-ROOT = Path(__file__).resolve().parents[2]
-WASM_ASSETS = Path(os.environ.get("MHA_WASM_ASSETS") or ROOT / "wasm_assets")
-SOURCES = {"evidence": "evidence.json", "walkthrough": "walkthrough.json", "vocab": "vocab.json"}
-TRANSFORMS = {"abs": abs, "neg": lambda x: -x, "exp": math.exp}
-
-
-class MacroError(Exception):
-    pass
+_HOOKS = str(Path(__file__).resolve().parent)  # the page_macros package sits next to this hook
+if _HOOKS not in sys.path:
+    sys.path.append(_HOOKS)
+from page_macros import page3, page4, page5, tables  # noqa: E402
+from page_macros.engine import (DATA, MacroError, _grid, authored, ev, format_value, has, lookup, res, res_val,  # noqa: E402,F401
+                                toy, toy_val, val, vocab_id, wt, wt_val)
+from page_macros.page5 import WEAK_LEAN, _kind, _ko, compare_link  # noqa: E402
+from page_macros.quiz import QUIZ_SALT, quiz, quiz_html, quiz_order  # noqa: E402,F401  (tests call them here)
 
 
 # ---------------------------------------------------------------------------
-# Values and formatting (the figures test imports these two functions).
-
-def lookup(data: Any, path: str, source: str = "evidence") -> Any:
-    """``a.b.0.c`` in nested dicts/lists; raises MacroError naming what is missing."""
-    cur = data
-    done: list[str] = []
-    for part in path.split("."):
-        if isinstance(cur, list):
-            try:
-                cur = cur[int(part)]
-            except (ValueError, IndexError):
-                raise MacroError(f"{source} path {path!r}: {'.'.join(done) or 'the root'} is a list of "
-                                 f"{len(cur)} items, {part!r} is not an index in it") from None
-        elif isinstance(cur, dict):
-            if part not in cur:
-                keys = ", ".join(sorted(map(str, cur))[:20])
-                raise MacroError(f"{source} path {path!r}: {'.'.join(done) or 'the root'} has no key "
-                                 f"{part!r} (it has: {keys})")
-            cur = cur[part]
-        else:
-            raise MacroError(f"{source} path {path!r}: {'.'.join(done)} is a {type(cur).__name__}, not a container")
-        done.append(part)
-    return cur
-
-
-def format_value(value: Any, fmt: str = "", fn: str | None = None) -> str:
-    if fn:
-        if fn not in TRANSFORMS:
-            raise MacroError(f"unknown transform fn={fn!r}; use one of {', '.join(TRANSFORMS)}")
-        value = TRANSFORMS[fn](value)
-    if value is None:
-        raise MacroError("the value is null (not measured in this evidence)")
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, list):  # ids or shapes: [1, 8, 7]; fmt="tokens": lily · found · a
-        if fmt == "tokens":
-            return " · ".join(str(v) for v in value)
-        return "[" + ", ".join(format_value(v, fmt) for v in value) + "]"
-    try:
-        return format(value, fmt)
-    except (ValueError, TypeError) as exc:
-        raise MacroError(f"cannot format {value!r} with {fmt!r}: {exc}") from None
-
-
-# ---------------------------------------------------------------------------
-# Data loaded once per build.
-
-class _Data:
-    def __init__(self) -> None:
-        self.cache: dict[str, Any] = {}
-
-    def get(self, source: str) -> Any:
-        if source not in self.cache:
-            if source == "toy":
-                if str(ROOT) not in sys.path:
-                    sys.path.insert(0, str(ROOT))
-                from export.lesson.walkthrough import lily_example
-
-                self.cache[source] = lily_example(self.get("vocab")["itos"])
-            elif source == "results":
-                if str(ROOT) not in sys.path:
-                    sys.path.insert(0, str(ROOT))
-                from export.lesson.results import compute
-
-                self.cache[source] = compute(self.get("evidence"))
-            else:
-                path = WASM_ASSETS / SOURCES[source]
-                if not path.is_file():
-                    hint = ("run `python -m export walkthrough`" if source == "walkthrough"
-                            else "run `make models` (python -m export all)")
-                    raise MacroError(f"{path} does not exist: {hint}")
-                doc = json.loads(path.read_text())
-                if source == "vocab":
-                    doc["stoi"] = {t: i for i, t in enumerate(doc["itos"])}
-                self.cache[source] = doc
-        return self.cache[source]
-
-
-DATA = _Data()
-
-
-def _span(source: str, path: str, fmt: str, fn: str | None, text: str) -> Markup:
-    attrs = f' data-ev="{html.escape(path)}"'
-    if source != "evidence":
-        attrs += f' data-ev-src="{source}"'
-    if fmt:
-        attrs += f' data-ev-fmt="{html.escape(fmt)}"'
-    if fn:
-        attrs += f' data-ev-fn="{fn}"'
-    cls = "ev ev-long" if len(text) > 20 else "ev"  # long lists and texts may wrap
-    return Markup(f'<span class="{cls}"{attrs}>{html.escape(text)}</span>')
-
-
-def _figure(source: str):
-    def macro(path: str, fmt: str = "", fn: str | None = None) -> Markup:
-        value = lookup(DATA.get(source), path, source)
-        return _span(source, path, fmt, fn, format_value(value, fmt, fn))
-    return macro
-
-
-def _value(source: str):
-    def macro(path: str) -> Any:
-        return lookup(DATA.get(source), path, source)
-    return macro
-
-
-ev = _figure("evidence")
-wt = _figure("walkthrough")
-toy = _figure("toy")
-val = _value("evidence")
-wt_val = _value("walkthrough")
-toy_val = _value("toy")
-res = _figure("results")
-res_val = _value("results")
-
-
-def has(path: str, source: str = "evidence") -> bool:
-    try:
-        lookup(DATA.get(source), path, source)
-        return True
-    except MacroError:
-        return False
-
-
-def vocab_id(token: str) -> Markup:
-    vocab = DATA.get("vocab")
-    if token not in vocab["stoi"]:
-        raise MacroError(f"token {token!r} is not in vocab.json")
-    return _span("vocab", f"stoi.{token}", "", None, str(vocab["stoi"][token]))
-
-
-def authored(x: Any) -> Markup:
-    """A number the lesson states as its own arithmetic, not as a measurement."""
-    return Markup(f'<span class="authored">{html.escape(str(x))}</span>')
-
-
-def _inline_md(text: str) -> str:
-    out = md_lib.markdown(str(text), extensions=["attr_list"])
-    return re.sub(r"^<p>(.*)</p>$", r"\1", out.strip(), flags=re.S)
-
-
-def _block_md(text: str) -> str:
-    return md_lib.markdown(str(text), extensions=["attr_list", "tables", "md_in_html"])
-
-
-def _table(header: list[str], rows: list[list[str]], align: list[str] | None = None, label: str = "") -> Markup:
-    """A Markdown table (Material's look) inside a named, focusable region that scrolls on a phone."""
-    align = align or ["---"] * len(header)
-    lines = ["", "| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    table = "\n".join(lines) + "\n\n"
-    if not label:
-        return Markup(table)
-    return Markup(f'\n\n<div class="mha-scroll" tabindex="0" role="region" aria-label="{html.escape(label)}" '
-                  f'markdown>\n{table}</div>\n\n')
-
-
-def _label(model: str) -> str:
-    return html.escape(val(f"protocol.labels.{model}"))
-
-
-def runs_table() -> Markup:
-    """One row per training run: model, seed, chosen update, validation and test loss, perplexity."""
-    rows = []
-    for i, r in enumerate(val("runs")):
-        p = f"runs.{i}"
-        rows.append([_label(r["model"]), ev(f"{p}.seed"), ev(f"{p}.best_update", ","), ev(f"{p}.val_loss", ".3f"),
-                     ev(f"{p}.test_loss", ".3f"), ev(f"{p}.test_perplexity", ".2f"),
-                     ev(f"{p}.train_seconds", ",.0f")])
-    return _table(["model", "seed", "chosen update", "validation loss", "test loss", "test perplexity",
-                   "training time (s)"], rows, ["---", "---:", "---:", "---:", "---:", "---:", "---:"],
-                  label="Every training run")
-
-
-def aggregates_table() -> Markup:
-    rows = []
-    for model in val("aggregates"):
-        p = f"aggregates.{model}"
-        rows.append([_label(model), ev(f"{p}.runs"), ev(f"{p}.parameters", ","),
-                     f'{ev(f"{p}.test_loss_mean", ".3f")} ± {ev(f"{p}.test_loss_sd", ".3f")}',
-                     f'{ev(f"{p}.perplexity_mean", ".2f")} ± {ev(f"{p}.perplexity_sd", ".2f")}',
-                     f'{ev(f"{p}.train_seconds_mean", ",.0f")} ± {ev(f"{p}.train_seconds_sd", ",.0f")}'])
-    return _table(["model", "runs", "parameters", "test loss (mean ± sd)", "test perplexity (mean ± sd)",
-                   "training time, s (mean ± sd)"], rows, ["---", "---:", "---:", "---:", "---:", "---:"],
-                  label="Mean and spread per model")
-
-
-def audit_table() -> Markup:
-    rows = []
-    for split in val("audit"):
-        p = f"audit.{split}"
-        rows.append([split, ev(f"{p}.stories", ","), ev(f"{p}.tokens", ","), ev(f"{p}.windows", ","),
-                     ev(f"{p}.oov_tokens", ","), ev(f"{p}.oov_rate", ".2%")])
-    return _table(["split", "stories", "ordinary tokens", "windows (examples)", "tokens mapped to UNK",
-                   "UNK share"], rows, ["---", "---:", "---:", "---:", "---:", "---:"],
-                  label="The three splits")
-
-
-def story_is_cut(path: str) -> bool:
-    """True when a story's text does not end a sentence (the source file cut it short)."""
-    end = val(path)["text"].rstrip().rstrip('"\u201d\')')
-    return not end.endswith((".", "!", "?"))
-
-
-def story(path: str, head_words: int = 60, tail_words: int = 25) -> Markup:
-    """A source story as a quotation with its row; longer ones keep the start and end around [...]."""
-    rec = val(path)
-    words = rec["text"].split()
-    if len(words) > head_words + tail_words + 10:
-        tail = " ".join(words[len(words) - tail_words:])
-        text = html.escape(" ".join(words[:head_words])) + " […]" + (" " + html.escape(tail) if tail else "")
-    else:
-        text = html.escape(" ".join(words))
-    cut = ('…</p><p class="mha-story__cut"><em>The story ends here, mid-sentence: the data file '
-           'itself cuts it short, and the pipeline uses it as it is.</em>') if story_is_cut(path) else ""
-    return Markup(f'<blockquote class="mha-story"><p>{text}{cut}</p>'
-                  f'<p class="mha-story__source">Source row {ev(path + ".row")} · '
-                  f'{ev(path + ".token_count", ",")} tokens, {ev(path + ".word_count", ",")} words · '
-                  f'TinyStories (Eldan and Li), CDLA-Sharing-1.0</p></blockquote>')
-
-
-def _cell(source: str, path: str, cls: str = "", fmt: str = "") -> str:
-    value = lookup(DATA.get(source), path, source)
-    c = f' class="{cls}"' if cls else ""
-    return f"<td{c}>{_span(source, path, fmt, None, format_value(value, fmt))}</td>"
-
-
-def _grid(caption: str, header: list[str] | None, body: list[str]) -> Markup:
-    head = "<thead><tr>" + "".join(f'<th scope="col">{h}</th>' for h in header) + "</tr></thead>" if header else ""
-    # A region that may scroll sideways is focusable and named, so keyboard users can scroll it too.
-    label = html.escape(re.sub(r"<[^>]+>", "", caption), quote=True)
-    return Markup(f'\n\n<div class="mha-scroll" tabindex="0" role="region" aria-label="{label}">'
-                  f'<table class="mha-grid"><caption>{caption}</caption>'
-                  f'{head}<tbody>{"".join(body)}</tbody></table></div>\n\n')
-
-
-def toy_vocab_table() -> Markup:
-    """The toy vocabulary: id and item, one column per id."""
-    vocab = toy_val("vocab")
-    ids = "".join(_cell("toy", f"vocab.{i}.id") for i in range(len(vocab)))
-    items = "".join(_cell("toy", f"vocab.{i}.token") for i in range(len(vocab)))
-    return _grid("The toy vocabulary: four special items, then the sentence's tokens in sorted order",
-                 None, [f'<tr><th scope="row">id</th>{ids}</tr>', f'<tr><th scope="row">item</th>{items}</tr>'])
-
-
-def toy_window_table(first: int = 0, last: int | None = None) -> Markup:
-    """Toy windows: row, the w input slots (token and id), the target (token and id)."""
-    rows = toy_val("rows")
-    w = toy_val("w")
-    body = []
-    for i in range(first, len(rows) if last is None else last):
-        r = rows[i]
-        cells = [f'<th scope="row">{_span("toy", f"rows.{i}.row", "", None, str(r["row"]))}</th>']
-        for k in range(w):
-            pad = "is-pad" if r["context_ids"][k] == 0 else ""
-            cells.append(f'<td class="{pad}">{_span("toy", f"rows.{i}.context_tokens.{k}", "", None, r["context_tokens"][k])}'
-                         f'<br><small>id {_span("toy", f"rows.{i}.context_ids.{k}", "", None, str(r["context_ids"][k]))}</small></td>')
-        cells.append(f'<td class="is-target">{_span("toy", f"rows.{i}.target_token", "", None, r["target_token"])}'
-                     f'<br><small>id {_span("toy", f"rows.{i}.target_id", "", None, str(r["target_id"]))}</small></td>')
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    header = ["row", *[f"slot {k}" for k in range(w)], "target y"]
-    return _grid(f"Input windows x (token and id) and their targets, w = {w}", header, body)
-
-
-def real_prefix_table() -> Markup:
-    """The two Lily prefixes in the real vocabulary: PAD count, prefix ids, target id."""
-    body = []
-    for i, r in enumerate(toy_val("real.rows")):
-        prefix = " ".join(f'{html.escape(t)}&nbsp;({_span("toy", f"real.rows.{i}.prefix_ids.{k}", "", None, str(pid))})'
-                          for k, (t, pid) in enumerate(zip(r["prefix"], r["prefix_ids"])))
-        body.append(f'<tr><th scope="row">{i}</th>'
-                    f'<td>{_span("toy", f"real.rows.{i}.pads", "", None, str(r["pads"]))} × &lt;PAD&gt;&nbsp;(0)</td>'
-                    f'<td style="text-align:left">{prefix}</td>'
-                    f'<td class="is-target">{html.escape(r["target"])}&nbsp;'
-                    f'({_span("toy", f"real.rows.{i}.target_id", "", None, str(r["target_id"]))})</td></tr>')
-    return _grid("The same two prefixes in the real vocabulary", ["row", "left padding", "prefix (id)", "target y (id)"], body)
-
-
-
-
-def _wt_slot_labels(b: int) -> list[str]:
-    row = wt_val(f"rows.{b}")
-    return [f"{s} {html.escape(t)}" for s, t in zip(wt_val("shown_slots"), row["slot_tokens"])]
-
-
-def wt_matrix(path: str, caption: str, rows: str = "slots", cols: str = "coords", fmt: str = ".3f",
-              b: int | None = None) -> Markup:
-    """A 2-D slice of walkthrough.json as a table; ``rows``/``cols``: slots, heads or coords; null = masked."""
-    data = wt_val(path)
-    if b is None:
-        m = re.match(r"rows\.(\d+)\.", path)
-        b = int(m.group(1)) if m else 0
-
-    def labels(kind: str, n: int) -> list[str]:
-        if kind == "slots":
-            return [f"slot {x}" for x in _wt_slot_labels(b)]
-        if kind == "heads":
-            return [f"head {i + 1}" for i in range(n)]
-        return [f"c{i}" for i in range(n)]
-
-    row_labels = labels(rows, len(data))
-    col_labels = labels(cols, len(data[0]))
-    body = []
-    for i, line in enumerate(data):
-        cells = [f'<th scope="row">{row_labels[i]}</th>']
-        for j, v in enumerate(line):
-            if v is None:
-                cells.append('<td class="is-masked">—</td>')
-            else:
-                cells.append(f'<td>{_span("walkthrough", f"{path}.{i}.{j}", fmt, None, format_value(v, fmt))}</td>')
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return _grid(caption, ["", *col_labels], body)
-
-
-def wt_mask(b: int) -> Markup:
-    """The mask picture for example ``b``: receivers (rows) by sources (columns) over the shown slots."""
-    mask = wt_val(f"rows.{b}.mask")
-    labels = _wt_slot_labels(b)
-    body = []
-    for i, line in enumerate(mask):
-        cells = [f'<th scope="row">{labels[i]}</th>']
-        for blocked in line:
-            cells.append('<td class="is-masked">blocked</td>' if blocked else "<td>read</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return _grid("Which source (column) each receiver (row) may read", ["receiver / source", *labels], body)
-
-
-def wt_final_weights(b: int) -> Markup:
-    """Attention weights of the final receiver, per head, over the shown slots."""
-    labels = _wt_slot_labels(b)
-    A = wt_val(f"rows.{b}.A")
-    mask = wt_val(f"rows.{b}.mask")
-    last = len(labels) - 1
-    body = []
-    for h, head in enumerate(A):
-        cells = [f'<th scope="row">head {h + 1}</th>']
-        for j, v in enumerate(head[last]):
-            cells.append('<td class="is-masked">—</td>' if mask[last][j] else
-                         f'<td>{_span("walkthrough", f"rows.{b}.A.{h}.{last}.{j}", ".3f", None, format_value(v, ".3f"))}</td>')
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return _grid("Weights of the final receiver's query (rows: heads; columns: source slots)", ["", *labels], body)
-
-
-def top_table(path: str, caption: str, src: str = "walkthrough") -> Markup:
-    """The most probable next tokens: rank, token, id and probability."""
-    items = lookup(DATA.get(src), path, src)
-    body = []
-    for i, item in enumerate(items):
-        body.append(f'<tr><th scope="row">{i + 1}</th>'
-                    f'<td style="text-align:left">{_span(src, f"{path}.{i}.token", "", None, item["token"])}</td>'
-                    f'<td>{_span(src, f"{path}.{i}.id", "", None, str(item["id"]))}</td>'
-                    f'<td>{_span(src, f"{path}.{i}.p", ".4f", None, format_value(item["p"], ".4f"))}</td></tr>')
-    return _grid(caption, ["rank", "token", "id", "probability"], body)
-
-
-# One salt for the whole site; chosen (among the first few tried) so that the balance test passes.
-QUIZ_SALT = "mha-quiz-42"
-
-
-def quiz_order(question: str, n: int, order_seed: int = 0) -> list[int]:
-    """The fixed shuffled order of a question's options: the same on every build and visit."""
-    digest = hashlib.sha256(f"{QUIZ_SALT}|{order_seed}|{question}".encode()).hexdigest()
-    order = list(range(n))
-    random.Random(int(digest[:16], 16)).shuffle(order)
-    return order
-
-
-def _option(question: str, o: Any) -> tuple[str, str]:
-    if not (isinstance(o, (list, tuple)) and len(o) == 2 and all(str(x).strip() for x in o)):
-        raise MacroError(f"quiz {question!r}: each option must be [text, why] (one sentence saying why it is "
-                         f"right or wrong); got {o!r}")
-    return str(o[0]), str(o[1])
-
-
-def quiz_html(question: str, options: list, correct: int, explanation: str, order_seed: int = 0) -> str:
-    if not 0 <= correct < len(options):
-        raise MacroError(f"quiz {question!r}: correct={correct} but there are {len(options)} options")
-    pairs = [_option(question, o) for o in options]
-    order = quiz_order(question, len(pairs), order_seed)
-    items = "".join(f'<li class="mha-quiz__option" data-correct="{"true" if i == correct else "false"}">'
-                    f"{_inline_md(pairs[i][0])}</li>" for i in order)
-    whys = "".join(f'<li class="mha-quiz__why" data-correct="{"true" if i == correct else "false"}">'
-                   f"{_inline_md(pairs[i][1])}</li>" for i in order)
-    letter = chr(65 + order.index(correct))
-    answer = _inline_md(pairs[correct][0])
-    body = _block_md(explanation)
-    return (f'<div class="mha-quiz" data-mha-widget="quiz" role="group" aria-label="Check yourself">'
-            f'<p class="mha-quiz__kicker">Check yourself</p>'
-            f'<p class="mha-quiz__question">{_inline_md(question)}</p>'
-            f'<ol class="mha-quiz__options" type="A">{items}</ol>'
-            f'<details class="mha-quiz__explanation"><summary>Show the answer</summary>'
-            f'<p class="mha-quiz__answer"><strong>Answer: {letter}.</strong> {answer}</p>{body}'
-            f'<p class="mha-quiz__whys-title">Option by option:</p>'
-            f'<ol class="mha-quiz__whys" type="A">{whys}</ol></details></div>')
-
-
-def quiz(question: str, options: list, correct: int = 0, order_seed: int = 0, caller=None) -> Markup:
-    explanation = caller() if caller is not None else ""
-    # Strip the common indentation Jinja keeps from the call block.
-    lines = str(explanation).splitlines()
-    indent = min((len(l) - len(l.lstrip()) for l in lines if l.strip()), default=0)
-    explanation = "\n".join(l[indent:] for l in lines)
-    return Markup("\n\n" + quiz_html(question, options, correct, explanation, order_seed) + "\n\n")
-
-
-def _res_cell(path: str, fmt: str = ",") -> str:
-    return f"<td>{_span('results', path, fmt, None, format_value(res_val(path), fmt))}</td>"
-
-
-def parameter_table() -> Markup:
-    """Parameters per part and model, with each part's share of the model's total."""
-    from export.lesson.results import PART_LABELS
-
-    models = list(val("protocol.models"))
-    body = []
-    for part, label in PART_LABELS.items():
-        cells = [f'<th scope="row">{html.escape(label)}</th>']
-        for m in models:
-            p = f"parameters.{m}.parts.{part}"
-            if has(p, "results"):
-                cells.append(f"<td>{_span('results', p + '.count', ',', None, format_value(res_val(p + '.count'), ','))}"
-                             f" <small>({_span('results', p + '.share', '.1%', None, format_value(res_val(p + '.share'), '.1%'))})</small></td>")
-            else:
-                cells.append('<td class="is-masked">none</td>')
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    body.append('<tr class="is-total"><th scope="row">total</th>'
-                + "".join(_res_cell(f"parameters.{m}.total") for m in models) + "</tr>")
-    return _grid("Parameters per part, biases included (share of the model's total in brackets)",
-                 ["part", *[_label(m) for m in models]], body)
-
-
-def attention_cost_table() -> Markup:
-    """Multiply-adds of one attention layer as the window grows, per head and in total."""
-    heads = res_val("attention_cost.heads")
-    body = []
-    for i, row in enumerate(res_val("attention_cost.rows")):
-        p = f"attention_cost.rows.{i}"
-        mark = ' class="is-model"' if i == res_val("attention_cost.model_row") else ""
-        cells = [f'<th scope="row">{_span("results", p + ".window", "", None, str(row["window"]))}</th>']
-        cells += [_res_cell(f"{p}.per_head.{m}") for m in heads]
-        cells += [_res_cell(f"{p}.scores_and_messages_total"), _res_cell(f"{p}.projections"),
-                  _res_cell(f"{p}.attention_share", ".0%")]
-        body.append(f"<tr{mark}>" + "".join(cells) + "</tr>")
-    header = ["window <i>w</i>", *[f"per head, {_label(m).lower()}" for m in heads],
-              "all heads", "projections", "attention's share"]
-    return _grid("Multiply-adds of one attention layer when every slot is a receiver: scores and "
-                 "messages per head and over all heads, the four projections, and attention's share of "
-                 "the two (bold: the lesson's window)", header, body)
-
-
-# ---------------------------------------------------------------------------
-# Page 5, "What each head does" (issue 15): evidence.heads, written by export/heads.py.
-
-def _ko(name: str, key: str, fmt: str, fn: str | None = None) -> Markup:
-    return ev(f"heads.knockout.{name}.{key}", fmt, fn)
-
-
-def _kind(kind: str) -> str:
-    return html.escape(val(f"heads.kinds.{kind}"))
-
-
-WEAK_LEAN = 1.5  # a head whose strongest kind gets less than 1.5x the even share is described as spreading evenly
-
-
-def detokenize(tokens: list[str]) -> str:
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from export.wordlm import detokenize as join
-
-    return join(tokens)
-
-
-def compare_link(prompt: str, model: str, head: int) -> str:
-    """The compare page, opened on ``prompt`` with ``model``'s inspector and head ``head``'s switch in focus."""
-    from urllib.parse import urlencode
-
-    query = urlencode({"prompt": prompt, "inspect": model, "head": head})
-    return html.escape(f"../../compare/?{query}")
-
-
-def knockout_table() -> Markup:
-    """The four-head model's test perplexity with heads switched off (rows: all, without k, only k, none)."""
-    rows = []
-    for name, row in val("heads.knockout").items():
-        off = [i + 1 for i, v in enumerate(row["mask"]) if not v]
-        on = [i + 1 for i, v in enumerate(row["mask"]) if v]
-        if not off:
-            what = "all four heads"
-        elif not on:
-            what = "no head (attention left out)"
-        elif len(off) == 1:
-            what = f"without head {off[0]}"
-        else:
-            what = f"only head {on[0]}"
-        change = "—" if not off else _ko(name, "perplexity_change", "+.1%")
-        changed = "—" if not off else _ko(name, "top_token_changed", ".1%")
-        rows.append([what, _ko(name, "test_perplexity", ".2f"), change, changed])
-    return _table(["heads used", "test perplexity", "change", "top token changed"],
-                  rows, ["---", "---:", "---:", "---:"])
-
+# Page 5's prose about the heads (issue 23 moves it into the page's Markdown).
 
 def knockout_summary() -> Markup:
     """Which head the model leans on most and least, in words, from the knock-out numbers."""
@@ -668,7 +158,7 @@ def head_descriptions() -> Markup:
             c = head["clearest"]
             top = c["top_sources"][0]
             text += (f' Its clearest test window (the largest share on {_kind(head["signature"])}: '
-                     f'{ev(f"{p}.clearest.share", ".0%")}) ends “…&#8202;{html.escape(detokenize(c["tokens"][-8:]))}”; '
+                     f'{ev(f"{p}.clearest.share", ".0%")}) ends “…&#8202;{html.escape(lookup(DATA.get("page_data"), f"heads.clearest_endings.{model}.{i}", "page_data"))}”; '
                      f'there it puts {ev(f"{p}.clearest.top_sources.0.weight", ".0%")} on '
                      f'<code>{html.escape(top["token"])}</code>, {ev(f"{p}.clearest.top_sources.0.offset")} back. '
                      f'<a href="{compare_link(c["prompt"], model, head["head"])}">Open this window in the compare '
@@ -703,13 +193,16 @@ def head_knockout_quiz() -> Markup:
 
 MACROS = {
     "ev": ev, "wt": wt, "toy": toy, "val": val, "wt_val": wt_val, "toy_val": toy_val, "has": has,
-    "vocab_id": vocab_id, "authored": authored, "runs_table": runs_table, "aggregates_table": aggregates_table,
-    "audit_table": audit_table, "story": story, "quiz": quiz, "toy_vocab_table": toy_vocab_table,
-    "toy_window_table": toy_window_table, "real_prefix_table": real_prefix_table, "wt_matrix": wt_matrix,
-    "wt_mask": wt_mask, "wt_final_weights": wt_final_weights, "top_table": top_table,
-    "res": res, "res_val": res_val, "parameter_table": parameter_table,
-    "attention_cost_table": attention_cost_table,
-    "knockout_table": knockout_table, "knockout_summary": knockout_summary, "head_atlas_figure": head_atlas_figure,
+    "vocab_id": vocab_id, "authored": authored, "quiz": quiz,
+    "runs_table": tables.runs_table, "aggregates_table": tables.aggregates_table,
+    "audit_table": tables.audit_table, "story": tables.story,
+    "toy_vocab_table": page3.toy_vocab_table, "toy_window_table": page3.toy_window_table,
+    "real_prefix_table": page3.real_prefix_table,
+    "wt_matrix": page4.wt_matrix, "wt_mask": page4.wt_mask, "wt_final_weights": page4.wt_final_weights,
+    "top_table": page4.top_table,
+    "res": res, "res_val": res_val, "parameter_table": page5.parameter_table,
+    "attention_cost_table": page5.attention_cost_table, "knockout_table": page5.knockout_table,
+    "knockout_summary": knockout_summary, "head_atlas_figure": head_atlas_figure,
     "head_descriptions": head_descriptions, "head_knockout_quiz": head_knockout_quiz,
 }
 

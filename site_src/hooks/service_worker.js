@@ -22,7 +22,7 @@ import { registerRoute } from "workbox-routing";
 import { CacheFirst, NetworkFirst } from "workbox-strategies";
 import { clientsClaim } from "workbox-core";
 
-/* global RUNTIME_CACHE, OTHER_CACHE, RUNTIME_PATTERN, RUNTIME_FILES */
+/* global RUNTIME_CACHE, OTHER_CACHE, RUNTIME_PATTERN, RUNTIME_FILES, BUILD_FILE */
 const runtimePattern = new RegExp(RUNTIME_PATTERN);
 const scope = new URL(self.registration.scope);
 
@@ -46,12 +46,47 @@ cleanupOutdatedCaches();
 // be replayed later as if it were the file.
 const completeOnly = { cacheWillUpdate: async ({ response }) => (response && response.status === 200 ? response : null) };
 
+// --- Pyodide handed off by the exercise's worker (issue 21) ---
+// On a first visit the exercise's worker downloads Pyodide before this worker
+// controls the page, and leaves a copy of each file in HANDOFF_CACHE
+// (site_src/js/microgpt/exercise/worker.js). A file found there is moved into
+// the runtime cache instead of being downloaded a second time.
+const HANDOFF_CACHE = "pyodide-handoff";
+const HANDED_OFF = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]; // what the worker fetch()es
+
+async function fromHandoff(request) {
+  if (!(await caches.has(HANDOFF_CACHE))) return null;
+  const handoff = await caches.open(HANDOFF_CACHE);
+  const found = await handoff.match(request);
+  if (!found) return null;
+  const cache = await caches.open(RUNTIME_CACHE);
+  await cache.put(request, found.clone());
+  await handoff.delete(request);
+  return found;
+}
+
+// The whole set at once, when the worker has handed off every Pyodide file;
+// while the cache exists, a download is (or was) under way, so nothing below
+// fetches those files a second time.
+async function adoptHandoff() {
+  if (!(await caches.has(HANDOFF_CACHE))) return;
+  const requests = await (await caches.open(HANDOFF_CACHE)).keys();
+  const handed = new Set(requests.map((r) => sitePath(new URL(r.url)).split("/").pop()));
+  if (!HANDED_OFF.every((name) => handed.has(name))) return;
+  for (const request of requests) await fromHandoff(request);
+  await caches.delete(HANDOFF_CACHE);
+}
+
+const handedOff = { cachedResponseWillBeUsed: async ({ request, cachedResponse }) => cachedResponse || fromHandoff(request) };
+// --- end of the handoff block ---
+
 registerRoute(({ url, request }) => request.method === "GET" && isRuntimeFile(url),
-  new CacheFirst({ cacheName: RUNTIME_CACHE, plugins: [completeOnly] }));
+  new CacheFirst({ cacheName: RUNTIME_CACHE, plugins: [completeOnly, handedOff] }));
 
 // Anything else of this site that is not precached (downloads, test vectors):
-// the network first, the last copy when offline.
-registerRoute(({ url, request }) => request.method === "GET" && sitePath(url) !== null,
+// the network first, the last copy when offline. Not BUILD_FILE: it says which
+// build is live now, so it always comes from the network (or fails offline).
+registerRoute(({ url, request }) => request.method === "GET" && sitePath(url) !== null && sitePath(url) !== BUILD_FILE,
   new NetworkFirst({ cacheName: OTHER_CACHE, plugins: [completeOnly] }));
 
 self.addEventListener("activate", (event) => {
@@ -68,6 +103,7 @@ self.addEventListener("activate", (event) => {
 // from there (only-if-cached never touches the network), so a file the learner
 // never used is never downloaded.
 async function copyFromHttpCache() {
+  await adoptHandoff();
   const cache = await caches.open(RUNTIME_CACHE);
   for (const path of RUNTIME_FILES) {
     const url = new URL(path, scope).href;
@@ -85,7 +121,7 @@ async function copyFromHttpCache() {
   for (const group of ["vendor/pyodide/"]) {
     const urls = RUNTIME_FILES.filter((path) => path.startsWith(group)).map((path) => new URL(path, scope).href);
     const have = await Promise.all(urls.map((url) => cache.match(url)));
-    if (!have.some(Boolean)) continue;
+    if (!have.some(Boolean) || await caches.has(HANDOFF_CACHE)) continue; // (see adoptHandoff)
     for (const [i, url] of urls.entries()) {
       if (have[i]) continue;
       try {

@@ -33,13 +33,14 @@ SOURCE = Path(__file__).with_name("service_worker.js")
 NODE_MODULES = ROOT / "node_modules"
 ESBUILD = NODE_MODULES / ".bin" / "esbuild"
 SW_NAME = "sw.js"
+BUILD_FILE = "build.json"  # asset_versions.py: never cached, so a page can ask which build is live
 
 # Site paths (relative to the site root) that are cached only when a page uses them.
 RUNTIME_PATTERN = r"^(?:vendor/ort/|vendor/pyodide/|wasm_assets/models/[^/]+\.onnx$)"
 # Not precached: the runtime files above, downloads, data no page reads, source
 # maps and the search's other-language stemmers.
 PRECACHE_IGNORE = [
-    SW_NAME, "vendor/ort/**", "vendor/pyodide/**", "wasm_assets/models/*.onnx",
+    SW_NAME, BUILD_FILE, "vendor/ort/**", "vendor/pyodide/**", "wasm_assets/models/*.onnx",
     "wasm_assets/checkpoints/**", "wasm_assets/parity.json", "wasm_assets/tokenizer_vectors.json",
     "downloads/**", "**/*.map", "assets/javascripts/lunr/**",
 ]
@@ -68,6 +69,12 @@ def runtime_files(site: Path) -> list[str]:
     return sorted(rel for rel in paths if pattern.search(rel))
 
 
+def runtime_urls(site: Path, files: list[str]) -> list[str]:
+    """The same files as the pages ask for them: with this build's ?v= (asset_versions.py)."""
+    versions = json.loads((site / BUILD_FILE).read_text()) if (site / BUILD_FILE).is_file() else {"files": {}}
+    return [f"{rel}?v={versions['files'][rel]}" if rel in versions["files"] else rel for rel in files]
+
+
 def runtime_digest(site: Path, files: list[str]) -> str:
     """Digest of the runtime-cached files of this build (paths and contents)."""
     digest = hashlib.sha256()
@@ -81,7 +88,8 @@ def _bundle(out: Path, runtime_cache: str, files: list[str]) -> None:
                    NODE_MODULES / "workbox-precaching" / "package.json"):
         if not needed.exists():
             raise Abort(f"{needed.relative_to(ROOT)} is missing: run `npm ci` in {ROOT} and build again.")
-    defines = {"RUNTIME_CACHE": runtime_cache, "OTHER_CACHE": "mha-other", "RUNTIME_PATTERN": RUNTIME_PATTERN}
+    defines = {"RUNTIME_CACHE": runtime_cache, "OTHER_CACHE": "mha-other", "RUNTIME_PATTERN": RUNTIME_PATTERN,
+               "BUILD_FILE": BUILD_FILE}
     args = [str(ESBUILD), str(SOURCE), "--bundle", "--format=iife", "--minify", "--target=es2020",
             "--legal-comments=none", f"--outfile={out}", "--log-level=warning",
             "--define:process.env.NODE_ENV=\"production\""]
@@ -98,7 +106,7 @@ def build_service_worker(site: Path) -> dict:
     runtime_cache = f"mha-runtime-{runtime_digest(site, files)}"
     with tempfile.TemporaryDirectory(prefix="mha-sw-") as tmp:
         bundled = Path(tmp) / "sw.src.js"
-        _bundle(bundled, runtime_cache, files)
+        _bundle(bundled, runtime_cache, runtime_urls(site, files))
         staged = Path(tmp) / SW_NAME
         config = {
             "swSrc": str(bundled), "swDest": str(staged), "globDirectory": str(site),

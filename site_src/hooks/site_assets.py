@@ -17,19 +17,18 @@ with a message to run ``npm ci``.
 from __future__ import annotations
 
 import json
-import os
 import logging
 import shutil
 from pathlib import Path
 
 from mkdocs.exceptions import Abort
 
+import export.artefacts as artefacts  # the artefact folder ($MHA_WASM_ASSETS may point at another one)
+
 log = logging.getLogger("mkdocs.hooks.site_assets")
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE_SRC = ROOT / "site_src"
-# MHA_WASM_ASSETS may point at another folder (e.g. throwaway models while developing).
-WASM_ASSETS = Path(os.environ.get("MHA_WASM_ASSETS") or ROOT / "wasm_assets")
 NODE_MODULES = ROOT / "node_modules"
 SKIP_FOLDERS = {"hooks", "overrides", "__pycache__"}
 
@@ -92,7 +91,7 @@ def on_pre_build(config) -> None:
 
 
 def on_serve(server, config, builder):
-    for folder in (SITE_SRC, WASM_ASSETS):
+    for folder in (SITE_SRC, artefacts.assets_dir()):
         if folder.is_dir():
             server.watch(str(folder))
     return server
@@ -105,8 +104,9 @@ def on_post_build(config) -> None:
     for folder in sorted(SITE_SRC.iterdir()):
         if folder.is_dir() and folder.name not in SKIP_FOLDERS:
             copied += _copy_tree(folder, site / folder.name)
-    if WASM_ASSETS.is_dir():
-        copied += _copy_tree(WASM_ASSETS, site / "wasm_assets")
+    wasm_assets = artefacts.assets_dir()
+    if wasm_assets.is_dir():
+        copied += _copy_tree(wasm_assets, site / "wasm_assets")
     else:
         log.info("wasm_assets/ does not exist yet: the pages will say the models are missing (run `make models`).")
     for name in ORT_FILES:

@@ -13,8 +13,10 @@ const WIDGETS = {
   quiz: "./lesson/quiz.js",
   walkthrough: "./lesson/walkthrough.js",
   two_source: "./lesson/two_source.js",
+  message_plane: "./lesson/message_plane.js",
   head_explorer: "./lesson/head_explorer.js",
   worksheet: "./lesson/worksheet.js",
+  stepper: "./lesson/stepper.js",
   "microgpt-watch": "./microgpt/watch.js",
   "microgpt-explore": "./microgpt/explore.js",
   "microgpt-exercise": "./microgpt/exercise.js",
@@ -93,8 +95,19 @@ function showWidgetFailure(root, why) {
 // Instant navigation keeps the address's #fragment when the page it leads to
 // has no element with that id (a link to /compare/ clicked on /microgpt/#watch
 // showed /compare/#watch). A fragment that names nothing on this page is dropped.
+// The fragment is whatever the address holds: "#%" or "#%E0%A4%A" are not
+// valid percent-encoding, so they are read as they are, never thrown on.
+export function fragmentId(hash) {
+  const raw = String(hash || "").replace(/^#/, "");
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
 function dropStaleAnchor() {
-  const id = decodeURIComponent(location.hash.slice(1));
+  const id = fragmentId(location.hash);
   if (id && !document.getElementById(id)) {
     history.replaceState(history.state, "", location.pathname + location.search);
   }
@@ -104,7 +117,11 @@ function start() {
   // Material exposes document$ (emits on the first load and after every instant navigation).
   if (window.document$ && typeof window.document$.subscribe === "function") {
     window.document$.subscribe(() => {
-      dropStaleAnchor();
+      try {
+        dropStaleAnchor();
+      } catch (err) {
+        console.warn(err); // an odd address must never keep the widgets from starting
+      }
       mountAll();
       checkForUpdate();
       copyFromHttpCache();
@@ -175,6 +192,7 @@ async function startServiceWorker() {
   });
   document.addEventListener("visibilitychange", () => {
     if (document.visibilityState === "hidden") copyFromHttpCache();
+    else checkForUpdate(); // a tab left open for a while asks whether a new build is live
   });
   try {
     registration = await navigator.serviceWorker.register(new URL("sw.js", SITE_ROOT).href, { scope: SITE_ROOT.pathname });
@@ -204,8 +222,27 @@ function checkForUpdate() {
   registration.update().catch(() => {});
 }
 
+// runtime/assets.js found this page's files replaced by a new build (a deploy):
+// look for the new service worker now, which shows the notice in every open
+// tab; without a service worker this tab shows it alone.
+window.addEventListener("mha:new-build", () => {
+  if (registration) {
+    lastUpdateCheck = Date.now();
+    if (registration.waiting) offerUpdate(registration.waiting);
+    // Nothing installing or waiting: this page's worker is already the new one
+    // (another tab accepted it), so a plain reload is the update.
+    registration.update().catch(() => {}).then(() => {
+      if (!registration.installing && !registration.waiting) offerUpdate(null);
+    });
+  } else {
+    offerUpdate(null);
+  }
+});
+
 let updateAccepted = false;
 
+// worker: the waiting service worker of the new build, or null (no service
+// worker here: a plain reload fetches the new build).
 function offerUpdate(worker) {
   if (document.querySelector(".mha-update")) return;
   const box = document.createElement("div");
@@ -221,7 +258,8 @@ function offerUpdate(worker) {
     updateAccepted = true;
     reload.disabled = true;
     reload.textContent = "Updating…";
-    worker.postMessage({ type: "SKIP_WAITING" });
+    if (worker && worker.state === "installed") worker.postMessage({ type: "SKIP_WAITING" });
+    else location.reload(); // no worker, or another tab already switched to it
   });
   const later = document.createElement("button");
   later.type = "button";

@@ -173,9 +173,19 @@ def _not_started(*args):
 restore = healthy = remember = _not_started
 
 
+NO_INPUT = ("this exercise reads no input: input() has nothing to read here. "
+            "Write the values into your code instead.")
+
+
+def _no_input(prompt=""):
+    """input() for the exercise: the page has no keyboard to offer Python, so say so in words."""
+    raise EOFError(NO_INPUT)
+
+
 def start():
     """Take the snapshot every job goes back to; call once, after everything is imported."""
     global restore, healthy, remember
+    builtins.input = _no_input
     restore, healthy, remember = _make_guard()
     remember(sys.modules.get(__name__))
 

@@ -1,10 +1,8 @@
 """Pages 1 and 2: the weights of one or more queries, and the whole two-head operation as a flow."""
 from __future__ import annotations
 
-from .common import WASM_ASSETS, FigureError, load_json, project_on_path
+from .common import FigureError, attention_models, load_json, page_data
 from .svg import FONT, arrow, box, display, line, path, pct, rect, shape, svg, text
-
-COAT_PREFIX = "She wore a red wool hooded coat"  # page 1's opening example
 
 
 # Weight bars: one row per source token, one column per head.
@@ -46,25 +44,25 @@ def weight_bars(name: str, title: str, tokens: list[str], weights: list[list[flo
 
 
 def figure_coat_query() -> tuple[str, str]:
-    tokens, weights, unknown = _coat_attention("one_head")
-    body = weight_bars("coat-query", "One query at “coat”: the one-head model's weights over the coat prefix",
+    tokens, weights, unknown = _coat_attention(1)
+    body = weight_bars("coat-query", f"One query at “{tokens[-1]}”: the one-head model's weights over the {tokens[-1]} prefix",
                        tokens, weights, len(tokens) - 1, ["the one head"], ["h0"],
                        note_rows={j: "(UNK)" for j in unknown})
     cap = ("**One query, one set of weights.** The trained one-head model (seed 11, the model the "
-           "comparison page runs) reads *she wore a red wool hooded coat*; the bars are the weights of its "
-           "single query at the receiver *coat* (the last token, marked ▸) over every source, adding up to 1. "
+           "comparison page runs) reads *" + " ".join(tokens[1:]) + "*; the bars are the weights of its "
+           "single query at the receiver *" + tokens[-1] + "* (the last token, marked ▸) over every source, adding up to 1. "
            "Whatever this head takes from *red* it must take with that one weight for every coordinate of "
            "its message." + _unknown_note(tokens, unknown))
     return body, cap
 
 
 def figure_coat_heads() -> tuple[str, str]:
-    tokens, weights, unknown = _coat_attention("four_heads")
-    body = weight_bars("coat-heads", "Four queries at “coat”: the four-head model's weights, one column per head",
+    tokens, weights, unknown = _coat_attention(attention_models()[-1]["heads"])
+    body = weight_bars("coat-heads", f"Four queries at “{tokens[-1]}”: the four-head model's weights, one column per head",
                        tokens, weights, len(tokens) - 1, [f"head {h + 1}" for h in range(len(weights))],
                        [f"h{h}" for h in range(len(weights))], note_rows={j: "(UNK)" for j in unknown})
     cap = ("**Same receiver, four queries.** The trained four-head model on the same prefix: each head has "
-           "its own query at *coat* and its own weights (each column adds up to 1). Compare where each "
+           "its own query at *" + tokens[-1] + "* and its own weights (each column adds up to 1). Compare where each "
            "column puts its largest weight. Nobody told the heads to differ; training made them so.")
     return body, cap
 
@@ -78,30 +76,17 @@ def _unknown_note(tokens, unknown) -> str:
 
 
 
-def _coat_attention(model: str):
-    """Final-query attention of a shipped ONNX model over BOS + the coat prefix."""
-    project_on_path()
-    import numpy as np
+def _coat_attention(heads: int):
+    """Final-query attention of the shipped attention model with ``heads`` heads over BOS + page 1's prefix.
 
-    from export.generate import prompt_history
-    from export.onnx_export import feeds, session
-    from export.windows import context_window
-    from export.wordlm import UNK_ID, tokenize
-
-    vocab = load_json("vocab.json")
-    itos, T = vocab["itos"], vocab["T"]
-    history = prompt_history(itos, COAT_PREFIX)
-    words = ["<BOS>", *tokenize(COAT_PREFIX)]
-    onnx = WASM_ASSETS / "models" / f"{model}.onnx"
-    if not onnx.is_file():
-        raise FigureError(f"{onnx} is missing; run `python -m export onnx`")
-    sess = session(onnx.read_bytes())
-    window = np.asarray([context_window(history, T)], dtype=np.int64)
-    _, attention = sess.run(["logits", "attention"], feeds(sess, window))  # [1, heads, T], every head on
-    n = len(history)
-    weights = [[float(w) for w in head[-n:]] for head in attention[0]]
-    unknown = [j for j, i in enumerate(history) if i == UNK_ID]
-    return words, weights, unknown
+    Computed by the page-data stage (``export/lesson/page_data.py``) with the ONNX models the browser runs.
+    """
+    coat = page_data()["coat"]
+    model = next((m["name"] for m in attention_models() if m["heads"] == heads), None)
+    if model is None or model not in coat["weights"]:
+        raise FigureError(f"no shipped attention model with {heads} head(s) in page_data.json; "
+                          "rerun `python -m export pagedata`")
+    return coat["tokens"], coat["weights"][model], coat["unknown"]
 
 
 def figure_fisherman_queries() -> tuple[str, str]:

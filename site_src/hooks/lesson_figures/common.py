@@ -1,16 +1,22 @@
-"""Where the figures' numbers come from, and the errors that name a missing one."""
+"""Where the figures' numbers come from, and the errors that name a missing one.
+
+The figures only read files the pipeline wrote into the artefact folder
+(``export/artefacts.py``, the one module of ``export/`` the site build imports:
+it is standard library only). Nothing here computes with the models.
+"""
 from __future__ import annotations
 
 import json
 import logging
-import os
-import sys
-from pathlib import Path
+
+import export.artefacts as artefacts
 
 log = logging.getLogger("mkdocs.hooks.figures")
 
-ROOT = Path(__file__).resolve().parents[3]
-WASM_ASSETS = Path(os.environ.get("MHA_WASM_ASSETS") or ROOT / "wasm_assets")
+
+def assets() -> artefacts.Artefacts:
+    """The artefact folder of this build (``$MHA_WASM_ASSETS`` is read at each build)."""
+    return artefacts.Artefacts()
 
 
 class FigureError(Exception):
@@ -22,7 +28,7 @@ _READ: dict[str, tuple[int, dict]] = {}  # name -> (mtime_ns, document): each fi
 
 def load_json(name: str) -> dict:
     """A file of wasm_assets/ as JSON, read again only when it changed (the figures share evidence.json)."""
-    path = WASM_ASSETS / name
+    path = assets().root / name
     try:
         mtime = path.stat().st_mtime_ns
         if name not in _READ or _READ[name][0] != mtime:
@@ -34,10 +40,15 @@ def load_json(name: str) -> dict:
         raise FigureError(f"{path} is not valid JSON ({exc}); rerun the pipeline step that writes it") from None
 
 
-def project_on_path() -> None:
-    """Make ``import export...`` work: the figures use the pipeline's own code."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
+def page_data() -> dict:
+    """``page_data.json``: what ``python -m export pagedata`` computed for the pages."""
+    return load_json(assets().page_data.name)
+
+
+def attention_models() -> list[dict]:
+    """The shipped attention models, in the manifest's order (fewest heads first)."""
+    return sorted((m for m in load_json("models/manifest.json")["models"] if m["kind"] == "attention"),
+                  key=lambda m: m["heads"])
 
 
 def trained_config() -> dict:
@@ -45,4 +56,4 @@ def trained_config() -> dict:
     ev = load_json("evidence.json")
     p = ev["protocol"]
     return {"C": ev["vocabulary"]["C"], "T": ev["vocabulary"]["T"], "D": p["d_model"], "hidden": p["hidden"],
-            "heads": p["heads"]["four_heads"]}
+            "heads": attention_models()[-1]["heads"]}

@@ -1,7 +1,7 @@
 """Page 4: the map of the trained model (every box a link to its stage) and the mask as a picture."""
 from __future__ import annotations
 
-from .common import load_json, project_on_path, trained_config
+from .common import load_json, page_data, trained_config
 from .svg import FONT, arrow, box, display, esc, path, rect, shape, svg, text
 
 
@@ -117,24 +117,14 @@ def figure_model_map() -> tuple[str, str]:
 
 def figure_mask() -> tuple[str, str]:
     """The mask of the walkthrough's first example, as the model's own forward_full computes it."""
-    project_on_path()
-    import torch
-
-    from export.multihead import MultiHeadAttentionLM
-    from export.windows import context_window
-
     wt = load_json("walkthrough.json")
     vocab = load_json("vocab.json")
-    stoi = {t: i for i, t in enumerate(vocab["itos"])}
-    cfg = wt["config"]
+    computed = page_data()["mask"]  # export/lesson/page_data.py: the model's own forward_full mask
+    mask = [[c == "1" for c in row] for row in computed["blocked"]]  # True = blocked
+    ids = computed["ids"]
     prefix = wt["rows"][0]["prefix"]
-    T = cfg["T"]
-    x = torch.tensor([context_window([stoi[t] for t in prefix], T)])
-    torch.manual_seed(0)  # the mask does not depend on the weights; a small model keeps this fast
-    model = MultiHeadAttentionLM(cfg["C"], T, d_model=cfg["heads"] * 2, hidden=4, heads=cfg["heads"])
-    with torch.no_grad():
-        mask = model.forward_full(x)["mask"][0].tolist()  # True = blocked
-    real = [i != 0 for i in x[0].tolist()]
+    T = wt["config"]["T"]
+    real = [i != 0 for i in ids]
     cell = 3.5
     ox, oy = 44, 30
     parts = [text(ox, 16, f"all {T} × {T} (receiver rows, source columns)", "mha-fig__small", size=FONT - 2)]
@@ -163,7 +153,7 @@ def figure_mask() -> tuple[str, str]:
     ly = oy + T * cell + 30  # legend under the full picture, the zoom under the legend
     zx, zy = ox + 40, ly + 3 * 18 + 56
     slots = wt["shown_slots"]
-    labels = [("PAD" if not real[s] else display(vocab["itos"][x[0, s].item()])) for s in slots]
+    labels = [("PAD" if not real[s] else display(vocab["itos"][ids[s]])) for s in slots]
     parts.append(text(ox, zy - 40, f"zoom: slots {slots[0]}–{slots[-1]}", "mha-fig__small", size=FONT - 2))
     for a, s in enumerate(slots):
         parts.append(text(zx - 4, zy + a * zs + zs * 0.62, labels[a], "mha-fig__label", anchor="end",

@@ -3,11 +3,8 @@ from __future__ import annotations
 
 import math
 
-from .common import load_json, project_on_path
+from .common import attention_models, load_json, page_data
 from .svg import FONT, line, path, rect, svg, text
-
-
-MODEL_CLASS = {"mlp": "mha-model--mlp", "one_head": "mha-model--one", "four_heads": "mha-model--four"}
 
 
 ZOOM_BAND = 0.1
@@ -21,9 +18,12 @@ def _mean_trace(runs):
 def figure_traces_zoom() -> tuple[str, str]:
     ev = load_json("evidence.json")
     labels = ev["protocol"]["labels"]
-    runs = {m: [r for r in ev["runs"] if r["model"] == m] for m in ("one_head", "four_heads")}
-    steps, one = _mean_trace(runs["one_head"])
-    _, four = _mean_trace(runs["four_heads"])
+    # the single-head model (dashed) against the one with the most heads (solid), from the manifest
+    single, most = attention_models()[0]["name"], attention_models()[-1]["name"]
+    cls = {single: f"mha-model--{single} mha-trace--dashed", most: f"mha-model--{most}"}
+    runs = {m: [r for r in ev["runs"] if r["model"] == m] for m in (single, most)}
+    steps, one = _mean_trace(runs[single])
+    _, four = _mean_trace(runs[most])
     # zoom onto the flat part, where the gap shows: from the first evaluation after which both averages
     # stay within ZOOM_BAND nats of their final value
     start = 0
@@ -63,24 +63,24 @@ def figure_traces_zoom() -> tuple[str, str]:
     parts.append(f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
                  f'class="mha-fig__small" font-size="{FONT - 2}">validation loss</text>')
     desc = []
-    for m in ("one_head", "four_heads"):
+    for m in runs:
         for r in runs[m]:
             pts = [(u, v) for u, v in r["trace"] if u >= x0]
             d = " ".join(f"{'M' if k == 0 else 'L'}{X(u):.1f},{Y(v):.1f}" for k, (u, v) in enumerate(pts))
-            parts.append(path(d, f"mha-trace {MODEL_CLASS[m]}"))
+            parts.append(path(d, f"mha-trace {cls[m]}"))
             parts.append(f'<circle cx="{X(r["best_update"]):.1f}" cy="{Y(r["val_loss"]):.1f}" r="3.5" '
-                         f'class="mha-trace__best {MODEL_CLASS[m]}"/>')
+                         f'class="mha-trace__best mha-model--{m}"/>')
             desc.append(f"{labels[m]} seed {r['seed']}: from {pts[0][1]:.3f} at update {pts[0][0]:,} to "
                         f"{pts[-1][1]:.3f}; best {r['val_loss']:.3f} at update {r['best_update']:,}")
     # legend
-    for k, m in enumerate(("one_head", "four_heads")):
+    for k, m in enumerate(runs):
         lx = ml + k * 140
-        parts.append(line(lx, 14, lx + 24, 14, f"mha-trace {MODEL_CLASS[m]}"))
+        parts.append(line(lx, 14, lx + 24, 14, f"mha-trace {cls[m]}"))
         parts.append(text(lx + 30, 18, labels[m], "mha-fig__label", size=FONT - 1))
     body = svg("traces-zoom", W, Hh, "Validation loss of the one-head and four-head runs, zoomed", "; ".join(desc) + ".",
                "".join(parts))
-    cap = (f"**Zoomed in where they part.** The {len(runs['one_head'])} one-head runs (dashed) and the "
-           f"{len(runs['four_heads'])} four-head runs (solid) from update {x0:,}, after which both models' averages "
+    cap = (f"**Zoomed in where they part.** The {len(runs[single])} one-head runs (dashed) and the "
+           f"{len(runs[most])} four-head runs (solid) from update {x0:,}, after which both models' averages "
            f"stay within {ZOOM_BAND} of their final values, to the end; the vertical axis covers only these "
            "values. Dots mark each run's chosen checkpoint.")
     return body, cap
@@ -106,10 +106,7 @@ PARAM_GROUPS = (
 
 def parameter_groups(ev: dict) -> dict[str, dict[str, int]]:
     """Parameters per group for each model, from the same count as page 5's table (checked against evidence)."""
-    project_on_path()
-    from export.lesson.results import parameters
-
-    counted = parameters(ev)
+    counted = page_data()["results"]["parameters"]
     return {m: {g: sum(counted[m]["parts"].get(p, {"count": 0})["count"] for p in keys) for g, keys in PARAM_GROUPS}
             for m in ev["protocol"]["models"]}
 

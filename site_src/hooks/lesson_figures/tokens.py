@@ -1,41 +1,20 @@
 """Page 3: one text as words, characters and subwords from a byte-pair encoder trained on the stories."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-from .common import FigureError, load_json, log, project_on_path
+from .common import FigureError, load_json
 from .svg import FONT, rect, svg, text
 
 
-TRAIN_LIMIT_BYTES = 100_000_000  # a bigger stories file (the full 1.9 GB one) is left to the pipeline step
-
-
 def subwords_result() -> tuple[dict, str]:
-    """Train the byte-pair encoder now when the stories are there; otherwise use the pipeline's cache."""
-    project_on_path()
-    from export.data import DATA_ENV, DEFAULT_DATA, DataError
-    from export.lesson import subwords
-
-    stories = Path(os.environ.get(DATA_ENV) or DEFAULT_DATA)
-    if not stories.is_file():
-        log.info("figures: no stories at %s; page 3 uses wasm_assets/subwords.json", stories)
-    elif stories.stat().st_size > TRAIN_LIMIT_BYTES:
-        log.info("figures: %s is too big to read at every build; page 3 uses wasm_assets/subwords.json", stories)
-    else:
-        try:
-            return subwords.build(stories), "trained during this build"
-        except (DataError, OSError) as exc:
-            log.info("figures: the stories could not be read (%s); page 3 uses wasm_assets/subwords.json", exc)
+    """The byte-pair encoder's example, as the pipeline wrote it (``python -m export.lesson.subwords``)."""
     data = load_json("subwords.json")
-    if data.get("schema") != subwords.SCHEMA:
-        raise FigureError(f"wasm_assets/subwords.json has schema {data.get('schema')!r}, expected "
-                          f"{subwords.SCHEMA!r}; rerun `python -m export.lesson.subwords`")
-    return data, "read from wasm_assets/subwords.json (the stories were not on disk)"
+    if not isinstance(data.get("tokens"), dict):
+        raise FigureError("wasm_assets/subwords.json has no tokens; rerun `python -m export.lesson.subwords`")
+    return data, "written by the pipeline"
 
 
 def figure_tokenizers() -> tuple[str, str]:
-    data, origin = subwords_result()
+    data, _ = subwords_result()
     rows = [("words (ours)", data["tokens"]["words"]), ("subwords (BPE)", data["tokens"]["subwords"]),
             ("characters", data["tokens"]["characters"])]
     w_window = data["window"]
@@ -71,7 +50,7 @@ def figure_tokenizers() -> tuple[str, str]:
                "".join(parts))
     cap = (f"**One text, three tokenizers.** “{data['example']}” split by our word rules, by a byte-pair "
            f"encoder with {data['vocab_size']:,} items that Hugging Face *tokenizers* learned from our "
-           f"{data['training_stories']:,} training stories ({origin}), and into single characters "
+           f"{data['training_stories']:,} training stories, and into single characters "
            "(␣ is a space). The outlined tokens are the last "
            f"{w_window}: all that a {w_window}-token window would hold.")
     return body, cap

@@ -13,7 +13,7 @@
 //   hook.js        window.mhaCompare
 
 import { loadJSON } from "../runtime/assets.js";
-import { MAX_NEW_TOKENS, excludedIds, promptHistory } from "../runtime/generate.js";
+import { promptHistory } from "../runtime/generate.js";
 import { loadOrt, loadedBuild, resolveBackend, supportProblem, threadCount } from "../runtime/ort.js";
 import { Vocabulary, detokenize, tokenize } from "../runtime/tokenizer.js";
 import { showPrompt, showSaved, showTiming } from "./columns.js";
@@ -44,7 +44,8 @@ class CompareWidget {
     this.selected = null;
     this.lastRun = null;
     this.states = {};
-    this.limit = MAX_NEW_TOKENS;
+    this.limit = null; // the manifest's generation.max_new_tokens, once read
+    this.minTemperature = Number.MIN_VALUE; // until the manifest says
     this.defaultTokens = null; // the preset's token count, once known
     this.view = new CompareView(root, {
       preference: this.preference,
@@ -70,7 +71,10 @@ class CompareWidget {
     if (!request || !state.ok || this.disposed) return;
     this.focus = { model: request.model, head: request.head };
     await this.generate({ prompt: request.prompt });
-    if (this.states[request.model]?.steps.length) await this.inspect(request.model, 0);
+    // request.model comes from the address: only the manifest's own names count
+    // ("constructor" or "__proto__" must not reach an object lookup).
+    if (!this.modelList.some((m) => m.name === request.model)) return;
+    if (Object.hasOwn(this.states, request.model) && this.states[request.model]?.steps.length) await this.inspect(request.model, 0);
   }
 
   // ------------------------------------------------------------ loading
@@ -103,9 +107,11 @@ class CompareWidget {
       return this.readyState();
     }
     this.T = this.vocab.T;
-    const generation = manifest.generation || {};
-    if (Number.isInteger(generation.max_new_tokens) && generation.max_new_tokens > 0) this.limit = generation.max_new_tokens;
-    this.excluded = Array.isArray(generation.excluded_ids) ? generation.excluded_ids : excludedIds(this.vocab.special);
+    const generation = manifest.generation; // its limit and excluded ids are checked by manifestProblem
+    this.limit = generation.max_new_tokens;
+    // The smallest temperature above 0 (export/defaults.py): below it every model would emit padding.
+    this.minTemperature = Number.isFinite(generation.min_temperature) && generation.min_temperature > 0 ? generation.min_temperature : Number.MIN_VALUE;
+    this.excluded = generation.excluded_ids;
     view.setLimit(this.limit);
     this.manifestPreset = manifest.preset || {};
     const entries = manifest.models.filter((m) => m && m.name && m.file);
@@ -173,6 +179,11 @@ class CompareWidget {
       if (manifest.special && manifest.special[key] !== v.special[key]) {
         return `the manifest and vocab.json disagree about the ${key} id`;
       }
+    }
+    const g = manifest.generation;
+    if (!g || !Number.isInteger(g.max_new_tokens) || g.max_new_tokens < 1 || !Array.isArray(g.excluded_ids)
+        || !g.excluded_ids.every(Number.isInteger)) {
+      return "the manifest gives no generation limits (generation.max_new_tokens and excluded_ids)";
     }
     if (manifest.T !== undefined && manifest.T !== v.T) return `the manifest says T = ${manifest.T}, vocab.json says T = ${v.T}`;
     if (manifest.C !== undefined && manifest.C !== v.itos.length) {
@@ -283,7 +294,7 @@ class CompareWidget {
 
   // One field, when the learner leaves it: its message appears or goes.
   checkField(key, clearOnly = false) {
-    const { problems = {} } = parseOptions(this.fieldTexts(), this.limit);
+    const { problems = {} } = parseOptions(this.fieldTexts(), this.limit, this.minTemperature);
     this.view.showFieldProblems(problems, key, clearOnly);
   }
 
@@ -309,7 +320,7 @@ class CompareWidget {
     if (overrides.temperature !== undefined) view.temperature.value = String(overrides.temperature);
     if (overrides.seed !== undefined) view.seed.value = String(overrides.seed);
     this.describePrompt();
-    const { options, problems } = parseOptions(this.fieldTexts(), this.limit);
+    const { options, problems } = parseOptions(this.fieldTexts(), this.limit, this.minTemperature);
     const firstBad = view.showFieldProblems(problems || {});
     if (!options) {
       const names = Object.keys(problems).map((k) => view.fieldLabel(k));

@@ -8,7 +8,7 @@
 // with them does.
 
 import { el, uid } from "../runtime/dom.js";
-import { excludedIds, generateIds, probabilities, topK } from "../runtime/generate.js";
+import { generateIds, probabilities, topK } from "../runtime/generate.js";
 import { detokenize } from "../runtime/tokenizer.js";
 import { tokenText } from "./format.js";
 
@@ -130,7 +130,7 @@ class HeadToggles {
   // they are, and one sentence on what changed at the top.
   show(output) {
     const { vocab } = this.view;
-    const excluded = this.view.excluded || excludedIds(vocab.special);
+    const excluded = this.view.excluded; // the manifest's generation.excluded_ids
     const pFull = probabilities(this.full.logits, excluded);
     const pNow = output === this.full ? pFull : probabilities(output.logits, excluded);
     const label = maskLabel(this.model, this.mask);
@@ -174,7 +174,8 @@ class HeadToggles {
     const mask = [...this.mask];
     const version = this.version;
     const history = this.view.window.filter((id) => id !== vocab.special.PAD);
-    const options = { maxNewTokens: this.view.maxNewTokens, temperature: 0, T, special: vocab.special, limit: this.view.maxNewTokens };
+    const options = { maxNewTokens: this.view.maxNewTokens, temperature: 0, T, special: vocab.special,
+                      limit: this.view.maxNewTokens, excluded: this.view.excluded };
     this.continueButton.disabled = true;
     this.stories.replaceChildren(el("p", { text: "Writing both continuations…" }));
     this.node.dataset.story = "running";

@@ -47,7 +47,8 @@ export function makeHook(widget) {
       const r = await runner(name, options);
       const { backend, ...rest } = options;
       const { ids, endedWithEos, steps } = await generateIds((w) => r.run(w), promptHistory(widget.vocab, String(text)),
-        { maxNewTokens: widget.defaultTokens, ...rest, T: widget.T, special: widget.vocab.special, limit: widget.limit });
+        { maxNewTokens: widget.defaultTokens, ...rest, T: widget.T, special: widget.vocab.special, limit: widget.limit,
+          excluded: widget.excluded });
       const tokens = widget.vocab.decode(ids);
       return { ids, tokens, text: detokenize(tokens), ended_with_eos: endedWithEos, backend: r.backend, times_ms: steps.map((s) => s.ms) };
     },

@@ -5,8 +5,12 @@
 
 import { el } from "../runtime/dom.js";
 import { heatmapTable } from "../runtime/heatmap.js";
-import { excludedIds, probabilities, topK } from "../runtime/generate.js";
+import { probabilities, topK } from "../runtime/generate.js";
 import { tokenText } from "./format.js";
+import { siteUrl } from "../runtime/assets.js";
+import { detokenize } from "../runtime/tokenizer.js";
+
+const STEPPER_PAGE = "lesson/4-model-training-generation/"; // page 4, where the forward-pass stepper is
 
 // section: the inspector element. view: {
 //   name, label, stepIndex: the chosen token's model and step,
@@ -20,7 +24,7 @@ import { tokenText } from "./format.js";
 // Returns {heading, close}.
 export function renderInspector(section, view) {
   const { label, stepIndex, step, outputs, models, vocab, T, onClose } = view;
-  const excluded = view.excluded || excludedIds(vocab.special);
+  const excluded = view.excluded; // the manifest's generation.excluded_ids
   const words = view.words || step.window.map((id) => ({ text: tokenText(vocab, id), unknown: id === vocab.special.UNK }));
   const real = [];
   step.window.forEach((id, slot) => {
@@ -29,6 +33,7 @@ export function renderInspector(section, view) {
   const heading = el("h2", { tabindex: "-1", id: "mha-compare-inspector-title" },
     `Step ${stepIndex + 1} of ${label}: before it chose “`, el("span", { class: "mha-chosen", text: tokenText(vocab, step.id) }), "”");
   const close = el("button", { type: "button", class: "md-button", text: "Close", onclick: onClose });
+  const stepper = stepperLink(view, words);
   const intro = el("p", {
     text: `All ${models.length} models read the same ${real.length}-token window (the ${T}-slot context before this token; ` +
       "empty padding slots are left out). Each heatmap column is one head; a cell is how much the final position attended to that token.",
@@ -40,10 +45,29 @@ export function renderInspector(section, view) {
   for (const m of models) {
     if (outputs[m.name]) tops.append(topList(m, outputs[m.name], vocab, excluded));
   }
-  section.replaceChildren(el("div", { class: "mha-inspector__head" }, heading, close), intro, maps,
+  section.replaceChildren(el("div", { class: "mha-inspector__head" }, heading, el("span", { class: "mha-inspector__actions" }, stepper, close)), intro, maps,
     el("h3", { text: "Most likely next tokens" }), tops);
   section.hidden = false;
   return { heading, close };
+}
+
+// "Step through this prompt": page 4's stepper with this step's window as the
+// prompt (the words as the learner wrote them, without BOS) and this model, or
+// the four-head one when this is the MLP; the stepper checks the name against
+// the manifest itself.
+function stepperLink(view, words) {
+  const { step, vocab, models, name } = view;
+  const skip = new Set([vocab.special.PAD, vocab.special.BOS, vocab.special.EOS]);
+  const tokens = [];
+  step.window.forEach((id, slot) => {
+    if (!skip.has(id)) tokens.push(words[slot] ? words[slot].text : vocab.itos[id]);
+  });
+  const own = models.find((m) => m.name === name && m.heads > 0);
+  const model = own ? own.name : (models.find((m) => m.heads > 1) || models.find((m) => m.heads > 0) || {}).name;
+  const query = new URLSearchParams({ prompt: detokenize(tokens) });
+  if (model) query.set("model", model);
+  return el("a", { class: "md-button mha-inspector__stepper", href: `${siteUrl(STEPPER_PAGE)}?${query}#stepper`,
+    text: "Step through this prompt" });
 }
 
 // One column per head of every attention model (heads from the manifest).

@@ -3,7 +3,7 @@
 // WebAssembly, with a visible notice, wherever WebGPU does not work.
 
 import { AssetError, loadBytes } from "../runtime/assets.js";
-import { BuildMismatchError, ModelRunner, loadOrt, loadedBuild, resolveBackend, threadCount } from "../runtime/ort.js";
+import { BuildMismatchError, ModelRunner, loadOrt, loadedBuild, onEngineProgress, resolveBackend, threadCount } from "../runtime/ort.js";
 import { formatBytes, learnerMessage } from "./format.js";
 
 const BACKEND_LABELS = { wasm: "WebAssembly", webgpu: "WebGPU" };
@@ -21,7 +21,8 @@ export class ModelSet {
   constructor(view, { models, T, pad, bos }) {
     this.view = view;
     this.models = models;
-    this.byName = Object.fromEntries(models.map((m) => [m.name, m]));
+    // No prototype: a name from the address such as "constructor" finds nothing.
+    this.byName = Object.assign(Object.create(null), Object.fromEntries(models.map((m) => [m.name, m])));
     this.T = T;
     this.pad = pad;
     this.bos = bos;
@@ -69,13 +70,21 @@ export class ModelSet {
     const names = this.models.map((m) => m.name);
     const loadedBytes = Object.fromEntries(names.map((n) => [n, 0]));
     const totalBytes = Object.fromEntries(names.map((n) => [n, this.byName[n].bytes || 0]));
+    // Every byte the page waits for: the models and onnxruntime's WebAssembly
+    // engine. 100% is said only once the models run (see "Ready" below).
+    let engine = { loaded: 0, total: 0 };
     const updateProgress = () => {
       if (!this.isCurrent(openId) || view.failed) return; // a failure message stays up
-      const loaded = Object.values(loadedBytes).reduce((a, b) => a + b, 0);
-      const total = Object.values(totalBytes).reduce((a, b) => a + b, 0);
-      const pct = total ? (100 * loaded) / total : 0;
-      view.setStatus(`Downloading the models: ${formatBytes(loaded)} of ${formatBytes(total)} (${Math.round(pct)}%)`, pct);
+      const loaded = Object.values(loadedBytes).reduce((a, b) => a + b, 0) + engine.loaded;
+      const total = Object.values(totalBytes).reduce((a, b) => a + b, 0) + engine.total;
+      const pct = total ? Math.min(99, Math.floor((100 * loaded) / total)) : 0;
+      const what = loaded >= total ? "Starting the models" : "Downloading the models and onnxruntime";
+      view.setStatus(`${what}: ${formatBytes(loaded)} of ${formatBytes(total)} (${pct}%)`, pct);
     };
+    const stopEngineProgress = onEngineProgress((state) => {
+      engine = state;
+      updateProgress();
+    });
     updateProgress();
     // Downloads start before (and run alongside) the runtime import.
     const downloads = Object.fromEntries(names.map((name) => {
@@ -97,7 +106,10 @@ export class ModelSet {
       return [name, promise];
     }));
     const opened = await this.loadRuntime(preference);
-    if (!opened || !this.isCurrent(openId)) return false;
+    if (!opened || !this.isCurrent(openId)) {
+      stopEngineProgress();
+      return false;
+    }
     const { ort, backend } = opened;
     const startErrors = {};
     await Promise.all(names.map(async (name) => {
@@ -127,6 +139,7 @@ export class ModelSet {
         col.progress.hidden = true;
       }
     }));
+    stopEngineProgress();
     if (!this.isCurrent(openId)) return false;
     const started = Object.keys(this.runners).length;
     if (started) {

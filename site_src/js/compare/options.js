@@ -8,8 +8,10 @@ export const MAX_SEED = 4294967295;
 
 // fields: {tokens, temperature, seed}, each {value: the field's text, badInput:
 // the browser could not read what was typed}. limit: the most new tokens.
+// minTemperature: the smallest temperature above 0, from the manifest
+// (export/defaults.py MIN_TEMPERATURE; the Python CLI refuses the same ones).
 // Returns {options: {maxNewTokens, temperature, seed}} or {problems: {field: message}}.
-export function parseOptions(fields, limit) {
+export function parseOptions(fields, limit, minTemperature = 0) {
   const problems = {};
   const text = (f) => String(fields[f]?.value ?? "").trim();
   const unreadable = (f) => Boolean(fields[f]?.badInput);
@@ -24,6 +26,8 @@ export function parseOptions(fields, limit) {
     problems.temperature = `Temperature must be a number from 0 to ${MAX_TEMPERATURE} (0 means greedy).`;
   } else if (temperature < 0 || temperature > MAX_TEMPERATURE) {
     problems.temperature = `Temperature ${temperature} is out of range: use a number from 0 to ${MAX_TEMPERATURE} (0 means greedy).`;
+  } else if (temperature > 0 && temperature < minTemperature) {
+    problems.temperature = `Temperature ${temperature} is below the smallest one, ${minTemperature}: use 0 for greedy, or ${minTemperature} to ${MAX_TEMPERATURE}.`;
   }
 
   const seedText = text("seed");

@@ -50,7 +50,7 @@ export class CompareView {
       return el("div", { class: "mha-compare__field" },
         el("label", { for: input.id, text: label }), input, hintNode, key in this.fieldMessages ? message : null);
     };
-    this.tokensField = field("tokens", "New tokens", this.tokens, `1 to ${limit}`);
+    this.tokensField = field("tokens", "New tokens", this.tokens, limit ? `1 to ${limit}` : "a whole number"); // setLimit: the manifest's
 
     this.form = el("form", {
       class: "mha-compare__form", novalidate: true,

@@ -5,7 +5,7 @@
 // Worker (see microgpt/runner.js and exercise/worker.js). Check sends the
 // inputs of every case to Python and gets back the numbers the learner's
 // multi_head returned; the verdict is decided here by microgpt/verdict.js
-// against the answers the build shipped. The code, the result and the number
+// against microgpt's answers, which this page computes from the trained model. The code, the result and the number
 // of failed checks are saved with microgpt/progress.js; after three failed
 // checks a "Show solution" button appears.
 //
@@ -14,11 +14,12 @@
 // with {passed, message, hint, timedOut, notice}: the verdict the Check button
 // shows, reached the same way (hint: {idea, where, code} of a failed check). The hook goes away with the page (dispose).
 
-import { loadJSON, siteUrl } from "../runtime/assets.js";
+import { siteUrl } from "../runtime/assets.js";
 import { el } from "../runtime/dom.js";
 import { PythonRunner, TIME_LIMIT_MS } from "./runner.js";
 import { getProgress, onProgress, updateProgress } from "./progress.js";
-import { CASES_PATH, failMessage, inputsOf, judge, passMessage } from "./verdict.js";
+import { exerciseCases, failMessage, inputsOf, judge, passMessage } from "./verdict.js";
+import { loadModel } from "./ui.js";
 
 const SHOW_SOLUTION_AFTER = 3;
 // How pyodide/diagnosis.py joins a hint's tiers (SEP there).
@@ -145,7 +146,7 @@ export function mount(root) {
       else output.append(text);
     },
   });
-  const cases = loadJSON(CASES_PATH);
+  const cases = loadModel().then((model) => exerciseCases(model)); // microgpt's answers, computed here
   cases.catch(() => {});
   state.runner = runner;
 
@@ -177,7 +178,8 @@ export function mount(root) {
     output.textContent = "Check runs your code without showing its prints; press Run to see them.";
     try {
       const doc = await cases;
-      const result = await runner.check(source, inputsOf(doc));
+      // The verdict comes from the numbers alone; the worker explains only a wrong answer.
+      const result = await runner.check(source, inputsOf(doc), (collected) => !judge(doc, collected).passed);
       const decided = result.timedOut ? { passed: false } : judge(doc, result);
       const verdictResult = {
         passed: decided.passed,

@@ -1,32 +1,55 @@
-// Main-thread side of the exercise's Python: one Pyodide worker, one job at a time.
+// Main-thread side of the exercise's Python: a fresh Pyodide worker for every job.
 //
-// Every job (Run or Check) gets TIME_LIMIT_MS. If it takes longer:
+// A spare worker boots in the background and waits. Each job (Run or Check)
+// is handed to the spare, the next spare starts booting at once, and the used
+// worker is terminate()d when the job ends, so no job ever sees what an
+// earlier one did: not its Python (builtins, modules, files in /tmp) and not
+// its JavaScript (code that reached it through pyodide_js).
+//
+// Every job gets TIME_LIMIT_MS. If it takes longer:
 // - cross-origin isolated pages write SIGINT into a SharedArrayBuffer that
-//   Pyodide watches, so Python raises KeyboardInterrupt and the interpreter
-//   survives; if it still has not answered GRACE_MS later (code that swallows
-//   KeyboardInterrupt), the worker is replaced as below;
-// - other pages cannot share memory with the worker, so it is terminated and
-//   replaced by a standby worker that started loading once the job had run
-//   for STANDBY_AFTER_MS (dropped again when the job ends in time).
-// Each worker gets its own interrupt buffer, so a new one never starts with
-// the old one's signal. When the worker says after a job that its Python can
-// no longer be trusted (health), it is replaced at once, and the job's result
-// carries a line that says why. Every result says how the job ended.
+//   Pyodide watches, so Python raises KeyboardInterrupt and the job ends with
+//   a readable stop; if it still has not answered GRACE_MS later (code that
+//   swallows KeyboardInterrupt), the worker is terminated;
+// - other pages terminate the worker at once.
+// Either way the spare, booting since the job began, takes over. Each worker
+// gets its own interrupt buffer, so a new one never starts with the old one's
+// signal. Every result says how the job ended.
+//
+// A Check comes back in two steps (see exercise/worker.js): the numbers
+// ("collected"), which the page judges with needsExplanation(collected) before
+// anything else runs in the worker, then, only when that says so, the
+// worker's explanation of a wrong answer.
 
-import { siteUrl } from "../runtime/assets.js";
+import { OFFLINE_ADVICE, STALE_MESSAGE, liveBuild, siteUrl } from "../runtime/assets.js";
 
 export const TIME_LIMIT_MS = 5000;
 // Characters shown per job, whatever the worker sends (Python cuts at 20,000
 // and adds a line saying so; this leaves room for that line).
 export const OUTPUT_LIMIT = 21000;
 const GRACE_MS = 1000;
-const STANDBY_AFTER_MS = 1000;
 const SLOW_START_MS = 60000;
 
 function token() {
   const bytes = new Uint32Array(4);
   crypto.getRandomValues(bytes);
   return Array.from(bytes, (b) => b.toString(36)).join("");
+}
+
+// No service worker serves this page yet (a first visit): the worker counts
+// what it downloads (progress) and, where a service worker is on its way,
+// leaves it a copy of each Pyodide file (so it is not downloaded twice).
+function downloads() {
+  const container = globalThis.navigator && navigator.serviceWorker;
+  const count = !(container && container.controller);
+  return { count, handoff: Boolean(count && container && globalThis.isSecureContext && globalThis.caches) };
+}
+
+// The handed-off files are complete: the service worker may store them now
+// (without a controller yet, main.js asks it again once it takes over).
+function tellServiceWorker() {
+  const controller = globalThis.navigator && navigator.serviceWorker && navigator.serviceWorker.controller;
+  if (controller) controller.postMessage({ type: "CACHE_FROM_HTTP_CACHE" });
 }
 
 export class PythonRunner {
@@ -36,11 +59,11 @@ export class PythonRunner {
     this.isolated = Boolean(globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function");
     this.queue = Promise.resolve();
     this.pending = null;
-    this.standby = null;
+    this.spare = null;
     this.lastStop = null;
     this.info = null;
     this.disposed = false;
-    this.promote();
+    this.boot("Starting Python (Pyodide)…");
   }
 
   setState(state) {
@@ -56,8 +79,33 @@ export class PythonRunner {
     return `Python ${info.python} is ready (Pyodide ${info.pyodide}, in this page).`;
   }
 
-  // A worker and its readiness. Only the current slot (this.slot) reports
-  // state and results; a standby slot loads quietly until it is promoted.
+  // State of the spare, unless a job is running (then the job's "busy" stands).
+  showSpare(loadingText) {
+    if (this.pending || this.disposed) return;
+    const slot = this.spare;
+    if (!slot) return;
+    if (slot.info) {
+      this.info = slot.info;
+      this.setState({ phase: "ready", text: this.readyText(slot.info), ...slot.info });
+    } else if (slot.failed) {
+      this.setState({ phase: "error", text: `Python could not start: ${slot.failed}.` });
+    } else {
+      this.setState({ phase: "loading", text: loadingText || slot.loadingText });
+    }
+  }
+
+  // Start the next spare worker; this.ready resolves when it can take a job.
+  boot(loadingText = "Starting Python (Pyodide)…") {
+    if (this.disposed) return null;
+    const slot = this.spawn();
+    slot.loadingText = loadingText;
+    this.spare = slot;
+    this.ready = slot.ready;
+    this.showSpare(loadingText);
+    return slot;
+  }
+
+  // A worker and its readiness.
   spawn() {
     const slot = { started: performance.now(), info: null, failed: null };
     slot.interrupt = this.isolated ? new Uint8Array(new SharedArrayBuffer(1)) : null;
@@ -68,49 +116,60 @@ export class PythonRunner {
     slot.ready.catch(() => {});
     const worker = new Worker(new URL("./exercise/worker.js", import.meta.url), { type: "module", name: "pyodide-exercise" });
     slot.worker = worker;
-    const current = () => slot === this.slot;
-    const fail = (text) => {
+    const isSpare = () => slot === this.spare;
+    const fail = async (reason) => {
       if (slot.failed || slot.info) return;
-      slot.failed = text;
+      slot.failed = reason;
       clearTimeout(slot.slowTimer);
-      if (current()) this.setState({ phase: "error", text: `Python could not start: ${text}.` });
+      // A file that did not come: offline, or replaced by a new build (runtime/assets.js liveBuild).
+      const live = await liveBuild();
+      const text = live === "new" ? `${STALE_MESSAGE} (${reason})`
+        : live === "offline" ? `${reason.replace(/\s*\(.*\)$/, "")}. ${OFFLINE_ADVICE.replace(/\.$/, "")}` : reason;
+      slot.failed = text;
+      if (isSpare()) this.showSpare();
       slot.reject(new Error(text));
     };
     slot.slowTimer = setTimeout(() => {
-      if (current() && !slot.info && !slot.failed) {
-        this.setState({ phase: "loading", text: "Python is taking more than a minute to start; it may be a slow connection. Still waiting…" });
+      if (isSpare() && !slot.info && !slot.failed) {
+        slot.loadingText = "Python is taking more than a minute to start; it may be a slow connection. Still waiting…";
+        this.showSpare();
       }
     }, SLOW_START_MS);
     worker.onmessage = (event) => {
       const msg = event.data || {};
+      const job = this.pending && this.pending.slot === slot ? this.pending : null;
       if (msg.type === "progress") {
-        if (current() && !slot.info) this.setState({ phase: "loading", text: msg.text });
+        if (isSpare() && !slot.info) {
+          slot.loadingText = String(msg.text);
+          slot.progress = { loaded: msg.loaded, total: msg.total };
+          if (!this.pending) this.setState({ phase: "loading", text: slot.loadingText, loaded: msg.loaded, total: msg.total });
+        }
       } else if (msg.type === "ready") {
+        if (slot.info || slot.failed) return;
         clearTimeout(slot.slowTimer);
         const now = performance.now();
         slot.info = {
           pyodide: msg.pyodide, python: msg.python, workerMs: msg.ms, stages: msg.stages,
           startedAt: slot.started, readyMs: now - slot.started, readyAt: now,
         };
-        if (current()) {
-          this.info = slot.info;
-          this.setState({ phase: "ready", text: this.readyText(slot.info), ...slot.info });
-        }
+        if (isSpare()) this.showSpare();
+        if (slot.handoff) tellServiceWorker();
         slot.resolve(slot.info);
       } else if (msg.type === "error") {
         fail(String(msg.message));
-      } else if (msg.type === "output") {
-        const job = this.pending;
-        if (current() && job && job.token === msg.token) this.show(job, msg.stream, String(msg.text));
-      } else if (msg.type === "done") {
-        if (current()) this.finish(msg.token, msg.result, msg.health);
+      } else if (job && job.token === msg.token) {
+        if (msg.type === "output") this.show(job, msg.stream, String(msg.text));
+        else if (msg.type === "collected") this.collected(job, msg.result);
+        else if (msg.type === "done") this.finish(job, msg.result, msg.health);
       }
     };
     worker.onerror = (event) => {
       event.preventDefault();
       if (!slot.info) fail(event.message || "the Python worker failed to load");
-      else if (current() && this.pending) this.hardStop(this.pending, "crash");
+      else if (this.pending && this.pending.slot === slot) this.hardStop(this.pending, "crash");
     };
+    const how = downloads();
+    slot.handoff = how.handoff;
     worker.postMessage({
       type: "init",
       indexURL: siteUrl("vendor/pyodide/"),
@@ -118,7 +177,9 @@ export class PythonRunner {
       sandboxURL: siteUrl("pyodide/sandbox.py"),
       diagnosisURL: siteUrl("pyodide/diagnosis.py"),
       floatsURL: siteUrl("wasm_assets/microgpt_floats.py"),
+      sizesURL: siteUrl("pyodide/sizes.json"),
       interruptBuffer: slot.interrupt,
+      ...how,
     });
     return slot;
   }
@@ -133,40 +194,25 @@ export class PythonRunner {
     if (text.length > room) this.onOutput("stderr", "\n[output cut here]\n");
   }
 
-  // Make `slot` (or a new worker) the one that runs the jobs.
-  promote(slot = this.spawn(), loadingText = "Starting Python (Pyodide)…") {
-    if (this.slot && this.slot !== slot) {
-      clearTimeout(this.slot.slowTimer);
-      this.slot.worker.terminate();
-    }
-    this.slot = slot;
-    this.ready = slot.ready;
-    if (slot.info) {
-      this.info = slot.info;
-      this.setState({ phase: "ready", text: this.readyText(slot.info), ...slot.info });
-    } else if (slot.failed) {
-      this.setState({ phase: "error", text: `Python could not start: ${slot.failed}.` });
-    } else {
-      this.setState({ phase: "loading", text: loadingText });
-    }
-  }
-
-  // A fresh interpreter: the learner's "Restart Python", or after an untrusted job.
+  // A fresh interpreter now: the learner's "Restart Python".
   restart(why = "") {
     if (this.disposed) return;
     if (this.pending) this.hardStop(this.pending, "restart");
-    this.dropStandby();
-    this.promote(undefined, why ? `Restarting Python: ${why}…` : "Restarting Python…");
+    this.dropSpare();
+    this.boot(why ? `Restarting Python: ${why}…` : "Restarting Python…");
   }
 
-  dropStandby() {
-    if (this.standby) this.standby.worker.terminate();
-    this.standby = null;
+  dropSpare() {
+    if (this.spare) {
+      clearTimeout(this.spare.slowTimer);
+      this.spare.worker.terminate();
+    }
+    this.spare = null;
   }
 
-  // Queue a job; resolves with the worker's result plus timedOut, restarted, notice.
-  submit(type, source, inputs) {
-    const task = this.queue.then(() => this.execute(type, String(source), inputs));
+  // Queue a job; resolves with the worker's result plus timedOut, restarted, notice, ms.
+  submit(type, source, inputs, needsExplanation) {
+    const task = this.queue.then(() => this.execute(type, String(source), inputs, needsExplanation));
     this.queue = task.catch(() => {});
     return task;
   }
@@ -175,29 +221,43 @@ export class PythonRunner {
     return this.submit("run", source);
   }
 
-  check(source, inputs) {
-    return this.submit("check", source, inputs);
+  // needsExplanation(collected) -> boolean: called with {outputs, failed, stop}
+  // as soon as the numbers arrive; the explanation is asked for only when it says so.
+  check(source, inputs, needsExplanation = () => true) {
+    return this.submit("check", source, inputs, needsExplanation);
   }
 
-  async execute(type, source, inputs) {
+  async execute(type, source, inputs, needsExplanation) {
     if (this.disposed) throw new Error("the exercise was closed");
-    await this.ready;
-    const slot = this.slot;
-    if (slot.interrupt) Atomics.store(slot.interrupt, 0, 0);
+    let slot = null;
+    while (!slot) {
+      await this.ready; // (a Restart Python meanwhile puts a new spare in its place)
+      if (this.disposed) throw new Error("the exercise was closed");
+      if (this.spare && this.spare.info) slot = this.spare;
+    }
+    this.spare = null;
     return new Promise((resolve) => {
-      const job = { token: token(), type, resolve, slot, shown: 0, started: performance.now() };
+      const job = { token: token(), type, resolve, slot, shown: 0, started: performance.now(), needsExplanation };
       this.pending = job;
       this.setState({ ...this.state, phase: "busy", text: type === "check" ? "Checking your code…" : "Running your code…" });
+      this.boot("Starting a fresh Python for the next job…"); // quietly, while this job runs
       job.timer = setTimeout(() => this.overrun(job), TIME_LIMIT_MS);
-      if (!this.isolated) {
-        // Without an interrupt buffer a runaway job costs a whole new worker:
-        // start loading one early, so it is (nearly) ready when the limit hits.
-        job.standbyTimer = setTimeout(() => {
-          if (this.pending === job && !this.standby && !this.disposed) this.standby = this.spawn();
-        }, STANDBY_AFTER_MS);
-      }
       slot.worker.postMessage({ type, token: job.token, source, inputs });
     });
+  }
+
+  // A Check's numbers: decide now whether the worker should explain them.
+  collected(job, result) {
+    if (job.collected) return;
+    job.collected = result && typeof result === "object" ? result : { outputs: [], failed: true, stop: "" };
+    let explain = true;
+    try {
+      explain = Boolean(job.needsExplanation(job.collected));
+    } catch (err) {
+      console.warn(err);
+    }
+    if (explain) job.slot.worker.postMessage({ type: "explain", token: job.token });
+    else this.finish(job, { message: "" }, "");
   }
 
   overrun(job) {
@@ -211,47 +271,47 @@ export class PythonRunner {
     }
   }
 
-  // End `job` without Python's answer and put a new interpreter in place.
-  hardStop(job, why) {
-    if (this.pending !== job) return;
-    this.pending = null;
-    this.clearTimers(job);
-    const stop = { how: "restart", why, limitAt: job.limitAt ?? performance.now(), answeredAt: performance.now(), readyAt: null };
-    this.lastStop = stop;
-    job.resolve(this.stoppedResult(job, why));
-    if (this.disposed) return;
-    const standby = this.standby;
-    this.standby = null;
-    if (why !== "restart") this.promote(standby || undefined, "Restarting Python…");
-    stop.usedStandby = Boolean(standby);
-    this.ready.then(() => {
-      stop.readyAt = Math.max(performance.now(), stop.answeredAt);
-    }, () => {});
-  }
-
-  clearTimers(job) {
+  // The used worker goes; the spare (booting since the job began) takes the next job.
+  retire(job, stop) {
     clearTimeout(job.timer);
     clearTimeout(job.grace);
-    clearTimeout(job.standbyTimer);
+    job.slot.worker.terminate();
+    this.pending = null;
+    if (this.disposed) return;
+    if (!this.spare) this.boot("Starting a fresh Python…");
+    this.showSpare();
+    if (stop) {
+      this.lastStop = stop;
+      this.ready.then(() => {
+        stop.readyAt = Math.max(performance.now(), stop.answeredAt);
+      }, () => {});
+    }
   }
 
-  finish(tokenValue, result, health) {
-    const job = this.pending;
-    if (!job || job.token !== tokenValue) return;
-    this.pending = null;
-    this.clearTimers(job);
-    this.dropStandby();
+  // End `job` without Python's answer.
+  hardStop(job, why) {
+    if (this.pending !== job) return;
+    const now = performance.now();
+    const stop = { how: "restart", why, limitAt: job.limitAt ?? now, answeredAt: now, readyAt: null, usedStandby: Boolean(this.spare) };
+    this.retire(job, why === "restart" ? null : stop);
+    if (why === "restart") this.lastStop = stop;
+    job.resolve(this.stoppedResult(job, why));
+  }
+
+  finish(job, result, health) {
+    if (this.pending !== job) return;
     const now = performance.now();
     result = result && typeof result === "object" ? result : {};
-    const interruptedByUs = job.limitAt !== undefined && result.stop === "interrupt";
-    const notice = health ? `Python was restarted: ${health}. The next Run or Check starts in a fresh interpreter.` : "";
-    if (health) {
-      this.promote(undefined, `Restarting Python: ${health}…`);
-    } else {
-      this.setState({ ...this.info, phase: "ready", text: this.readyText(this.info) });
+    if (job.type === "check") {
+      // The verdict's numbers are the ones collected first; nothing sent later replaces them.
+      const first = job.collected || { outputs: [], failed: true, stop: "" };
+      result = { message: String(result.message || ""), outputs: first.outputs, failed: first.failed, stop: first.stop };
     }
+    const interruptedByUs = job.limitAt !== undefined && result.stop === "interrupt";
+    const stop = interruptedByUs ? { how: "interrupt", why: "time", limitAt: job.limitAt, answeredAt: now, readyAt: null } : null;
+    this.retire(job, stop);
+    const notice = health ? `Python was restarted: ${health}. The next Run or Check starts in a fresh interpreter.` : "";
     if (interruptedByUs) {
-      this.lastStop = { how: "interrupt", why: "time", limitAt: job.limitAt, answeredAt: now, readyAt: health ? null : now };
       job.resolve({ ...this.stoppedResult(job, "time", "interrupt"), notice });
       return;
     }
@@ -263,11 +323,11 @@ export class PythonRunner {
     const message = {
       time: how === "interrupt"
         ? `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). Python is still running, so you can fix the code and try again.`
-        : `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). Python had to be restarted, which can take a few seconds.`,
-      crash: "Stopped: Python crashed while running your code (out of memory?). It is being restarted, which can take a few seconds.",
+        : `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). A fresh Python takes over, so you can fix the code and try again.`,
+      crash: "Stopped: Python crashed while running your code (out of memory?). A fresh Python takes over.",
       restart: "Stopped: you restarted Python while your code was running.",
     }[why];
-    const base = { timedOut: why === "time", restarted: how === "restart", stop: why, outputs: [] };
+    const base = { timedOut: why === "time", restarted: how === "restart", stop: why, outputs: [], failed: true };
     return job.type === "check" ? { ...base, passed: false, message } : { ...base, ok: false, error: message };
   }
 
@@ -275,15 +335,12 @@ export class PythonRunner {
     this.disposed = true;
     if (this.pending) {
       const job = this.pending;
+      clearTimeout(job.timer);
+      clearTimeout(job.grace);
+      job.slot.worker.terminate();
       this.pending = null;
-      this.clearTimers(job);
       job.resolve(this.stoppedResult(job, "restart"));
     }
-    this.dropStandby();
-    if (this.slot) {
-      clearTimeout(this.slot.slowTimer);
-      this.slot.worker.terminate();
-    }
-    this.slot = null;
+    this.dropSpare();
   }
 }

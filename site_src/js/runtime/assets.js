@@ -4,21 +4,48 @@
 // folders up from import.meta.url. Every URL is built from that root, which
 // keeps the pages working under a sub-path (http://host/some/lesson/) and after
 // Material's instant navigation, whatever page is showing.
+//
+// siteUrl() is the one place a runtime file's URL is made. It addresses the
+// file by this build's content version (asset_map.js, written by
+// site_src/hooks/asset_versions.py): wasm_assets/... gets ?v=<digest>, and
+// vendor/<package>/... lies in vendor/<package>/<digest>/, because onnxruntime
+// and Pyodide load their own files by fixed names from one folder. So a page
+// only ever asks for the files of the build it came from.
 
+import { BUILD_ID, FILE_SIZES, FILE_VERSIONS, FOLDER_VERSIONS } from "./asset_map.js";
 import { sha256HexJS } from "./sha256.js";
 
 export const SITE_ROOT = new URL("../../", import.meta.url);
+const FILES = new Map(Object.entries(FILE_VERSIONS));
+const FOLDERS = Object.entries(FOLDER_VERSIONS);
+
+export function versionedPath(path) {
+  const version = FILES.get(path);
+  if (version) return `${path}?v=${version}`;
+  for (const [prefix, target] of FOLDERS) {
+    if (path.startsWith(prefix)) return target + path.slice(prefix.length);
+  }
+  return path;
+}
 
 export function siteUrl(path) {
-  return new URL(path, SITE_ROOT).href;
+  return new URL(versionedPath(path), SITE_ROOT).href;
+}
+
+export const buildId = BUILD_ID;
+
+// The decoded size of a runtime file of this build (0 when the build does not say).
+export function fileSize(path) {
+  return Number.isInteger(FILE_SIZES[path]) ? FILE_SIZES[path] : 0;
 }
 
 export class AssetError extends Error {
-  constructor(message, { kind = "missing", url = "" } = {}) {
+  constructor(message, { kind = "missing", url = "", advice = "" } = {}) {
     super(message);
     this.name = "AssetError";
-    this.kind = kind; // "missing" | "corrupt" | "network"
+    this.kind = kind; // "missing" | "corrupt" | "network" | "offline" | "stale"
     this.url = url;
+    if (advice) this.advice = advice;
   }
 }
 
@@ -39,16 +66,69 @@ export function describeFile(path) {
   return found ? `${path} (${found[1]})` : path;
 }
 
+// ------------------------------------------------------------ why a file failed
+//
+// A file that does not come, or does not match, has three causes besides a
+// broken site: the learner is offline, or a new build has replaced this page's
+// files (a static host swaps the whole site on deploy). build.json, never
+// cached, tells them apart.
+
+export const OFFLINE_ADVICE = "You are offline (or the site is unreachable); reconnect and reload the page.";
+export const STALE_MESSAGE = "A new version of this lesson is live — reload the page to use it";
+
+let buildCheck = null;
+
+// "new" (another build is live), "same", or "offline".
+export function liveBuild() {
+  if (!buildCheck) {
+    buildCheck = (async () => {
+      try {
+        const response = await fetch(new URL("build.json", SITE_ROOT).href, { cache: "no-store" });
+        if (!response.ok) return "same"; // no build.json: nothing to compare with
+        const live = await response.json();
+        return live && live.build && BUILD_ID && live.build !== BUILD_ID ? "new" : "same";
+      } catch {
+        return "offline";
+      }
+    })();
+    // Asked again after a few seconds: the connection or the site may have changed.
+    buildCheck.then(() => setTimeout(() => { buildCheck = null; }, 3000));
+  }
+  return buildCheck;
+}
+
+function staleError(path, url) {
+  if (globalThis.dispatchEvent && typeof CustomEvent === "function") {
+    dispatchEvent(new CustomEvent("mha:new-build", { detail: { path } })); // main.js shows the update notice
+  }
+  return new AssetError(STALE_MESSAGE, {
+    kind: "stale", url, advice: `This page belongs to the earlier version; its files (${path} among them) have been replaced.`,
+  });
+}
+
+// The error to show for `fallback` (a failure of `path`): the same, unless the
+// learner is offline or a new build is live.
+export async function explainFailure(path, url, fallback) {
+  const live = await liveBuild();
+  if (live === "new") return staleError(path, url);
+  if (live === "offline") {
+    return new AssetError(`${describeFile(path)} could not be downloaded`, { kind: "offline", url, advice: OFFLINE_ADVICE });
+  }
+  return fallback;
+}
+
 // fetch() that turns a network failure or an HTTP error into an AssetError.
 async function fetchOk(path, url) {
   let response;
   try {
     response = await fetch(url);
   } catch (err) {
-    throw new AssetError(`${describeFile(path)} could not be downloaded (the connection failed: ${err.message})`, { kind: "network", url });
+    throw await explainFailure(path, url,
+      new AssetError(`${describeFile(path)} could not be downloaded (the connection failed: ${err.message})`, { kind: "network", url }));
   }
   if (!response.ok) {
-    throw new AssetError(`${describeFile(path)} is missing on this site (HTTP ${response.status})`, { kind: "missing", url });
+    throw await explainFailure(path, url,
+      new AssetError(`${describeFile(path)} is missing on this site (HTTP ${response.status})`, { kind: "missing", url }));
   }
   return response;
 }
@@ -101,9 +181,18 @@ export function loadJSON(path) {
   if (!jsonCache.has(url)) {
     const promise = (async () => {
       const response = await fetchOk(path, url);
+      let bytes;
+      try {
+        bytes = new Uint8Array(await response.arrayBuffer());
+      } catch (err) {
+        throw await explainFailure(path, url,
+          new AssetError(`${describeFile(path)} could not be downloaded (the connection failed: ${err.message})`, { kind: "network", url }));
+      }
+      // Another build's file under this build's address: the site was redeployed.
+      if (!(await isThisBuilds(path, bytes)) && (await liveBuild()) === "new") throw staleError(path, url);
       let json;
       try {
-        json = await response.json();
+        json = JSON.parse(new TextDecoder().decode(bytes));
       } catch (err) {
         throw new AssetError(`${describeFile(path)} is damaged: it is not valid JSON`, { kind: "corrupt", url });
       }
@@ -115,6 +204,13 @@ export function loadJSON(path) {
     jsonCache.set(url, promise);
   }
   return jsonCache.get(url);
+}
+
+// Whether `bytes` are the content this build addresses `path` by (true when
+// the build gives the file no version).
+async function isThisBuilds(path, bytes) {
+  const version = FILES.get(path);
+  return !version || (await sha256Hex(bytes)).startsWith(version);
 }
 
 // crypto.subtle exists only in secure contexts (HTTPS, this machine); elsewhere
@@ -129,6 +225,31 @@ export async function sha256Hex(bytes) {
     }
   }
   return sha256HexJS(bytes);
+}
+
+// The body of `response`, reporting progress as it arrives.
+async function readBody(response, total, report) {
+  if (response.body && response.body.getReader) {
+    const reader = response.body.getReader();
+    const chunks = [];
+    let loaded = 0;
+    report(0, total);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      loaded += value.byteLength;
+      report(loaded, Math.max(total, loaded));
+    }
+    const data = new Uint8Array(loaded);
+    let offset = 0;
+    for (const chunk of chunks) {
+      data.set(chunk, offset);
+      offset += chunk.byteLength;
+    }
+    return data;
+  }
+  return new Uint8Array(await response.arrayBuffer());
 }
 
 const byteCache = new Map();
@@ -157,36 +278,21 @@ export function loadBytes(path, { bytes: expectedBytes, sha256, onProgress } = {
     const header = Number(response.headers.get("Content-Length"));
     const total = expectedBytes || (Number.isFinite(header) && header > 0 ? header : 0);
     let data;
-    if (response.body && response.body.getReader) {
-      const reader = response.body.getReader();
-      const chunks = [];
-      let loaded = 0;
-      report(0, total);
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        chunks.push(value);
-        loaded += value.byteLength;
-        report(loaded, Math.max(total, loaded));
-      }
-      data = new Uint8Array(loaded);
-      let offset = 0;
-      for (const chunk of chunks) {
-        data.set(chunk, offset);
-        offset += chunk.byteLength;
-      }
-    } else {
-      data = new Uint8Array(await response.arrayBuffer());
+    try {
+      data = await readBody(response, total, report);
+    } catch (err) {
+      throw await explainFailure(path, url,
+        new AssetError(`${describeFile(path)} could not be downloaded (the connection failed: ${err.message})`, { kind: "network", url }));
     }
     report(data.byteLength, data.byteLength);
     if (expectedBytes && data.byteLength !== expectedBytes) {
-      throw new AssetError(`${describeFile(path)} is damaged: it has ${data.byteLength} bytes, the site's manifest says ${expectedBytes}`, { kind: "corrupt", url });
+      throw await explainFailure(path, url,
+        new AssetError(`${describeFile(path)} is damaged: it has ${data.byteLength} bytes, the site's manifest says ${expectedBytes}`, { kind: "corrupt", url }));
     }
-    if (sha256) {
-      const actual = await sha256Hex(data);
-      if (actual !== sha256.toLowerCase()) {
-        throw new AssetError(`${describeFile(path)} is damaged: its SHA-256 does not match the site's manifest`, { kind: "corrupt", url });
-      }
+    const actual = sha256 || FILES.has(path) ? await sha256Hex(data) : "";
+    if ((sha256 && actual !== sha256.toLowerCase()) || !actual.startsWith(FILES.get(path) || "")) {
+      throw await explainFailure(path, url,
+        new AssetError(`${describeFile(path)} is damaged: its SHA-256 does not match the site's manifest`, { kind: "corrupt", url }));
     }
     return data;
   })();

@@ -6,17 +6,11 @@
 // added. At most maxNewTokens ids are produced.
 //
 // The special ids and T are not typed here: they come from the vocabulary
-// (vocab.json's "special" and "T"), so a change there reaches the browser.
+// (vocab.json's "special" and "T"); the token limit and the ids never chosen
+// come from the manifest only ("generation": max_new_tokens, excluded_ids,
+// written from export/generate.py), so a change there reaches the browser.
 
 import { Mulberry32 } from "./rng.js";
-
-// export/generate.py's MAX_NEW_TOKENS; a manifest may state its own limit.
-export const MAX_NEW_TOKENS = 64;
-
-// The ids a model may never produce, from the vocabulary's special ids.
-export function excludedIds(special) {
-  return [special.PAD, special.BOS, special.UNK];
-}
 
 // The last T ids of history, left-padded with PAD (export.windows.context_window).
 export function contextWindow(history, T, pad) {
@@ -73,7 +67,8 @@ export function chooseNext(logits, temperature, rng, excluded) {
 }
 
 // The options of one run, checked: {maxNewTokens, temperature, seed}.
-export function checkOptions({ maxNewTokens, temperature = 0, seed = 0 } = {}, limit = MAX_NEW_TOKENS) {
+export function checkOptions({ maxNewTokens, temperature = 0, seed = 0 } = {}, limit) {
+  if (!Number.isInteger(limit) || limit < 1) throw new RangeError("the manifest gives no token limit (generation.max_new_tokens)");
   if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1 || maxNewTokens > limit) {
     throw new RangeError(`the token limit must be a whole number from 1 to ${limit}`);
   }
@@ -114,9 +109,9 @@ export function topK(values, k = 5) {
 // One story being continued, one step at a time, so that a page can
 // interleave several models and draw between steps.
 //
-//   const g = new Generation(history, { T, special, maxNewTokens, temperature, seed });
-//   (optional: limit, the most new tokens allowed; excluded, the ids never
-//   chosen, by default PAD, BOS and UNK)
+//   const g = new Generation(history, { T, special, limit, excluded, maxNewTokens, temperature, seed });
+//   (limit: the most new tokens allowed, excluded: the ids never chosen; both
+//   the manifest's "generation")
 //   while (!g.done) { const step = await g.step(run); ... }
 //
 // run(window) resolves to {logits, ...} (a ModelRunner's run). step() returns
@@ -124,15 +119,16 @@ export function topK(values, k = 5) {
 // leaves the generation as it was (the random generator included), so the
 // caller may retry it, for example on another backend.
 export class Generation {
-  constructor(history, { T, special, limit = MAX_NEW_TOKENS, excluded = null, ...options }) {
+  constructor(history, { T, special, limit, excluded, ...options }) {
     if (!Number.isInteger(T) || T < 1) throw new RangeError(`the context length T must be a whole number, got ${T}`);
     for (const key of ["PAD", "BOS", "EOS", "UNK"]) {
       if (!Number.isInteger(special?.[key])) throw new RangeError(`the vocabulary gives no ${key} id`);
     }
+    if (!Array.isArray(excluded)) throw new RangeError("the manifest gives no excluded ids (generation.excluded_ids)");
     this.options = checkOptions(options, limit);
     this.T = T;
     this.special = special;
-    this.excluded = excluded ? [...excluded] : excludedIds(special);
+    this.excluded = [...excluded];
     this.history = [...history];
     this.ids = [];
     this.endedWithEos = false;

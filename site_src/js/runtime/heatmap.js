@@ -30,6 +30,19 @@ function header(spec, scope) {
   return el("th", { scope, ...attrs }, content(spec));
 }
 
+// A row or column header holds a word the learner may have typed, of any
+// length: it is cut to a few characters on screen (css: .mha-heat__label, with
+// an ellipsis) and kept whole for screen readers and in its tooltip, so a
+// 300-letter word never widens the table or the page.
+function labelHeader(spec, scope) {
+  const th = header(spec, scope);
+  const text = th.textContent;
+  const label = el("span", { class: "mha-heat__label" }, [...th.childNodes]);
+  if (text.length > 12) label.title = text;
+  th.replaceChildren(label);
+  return th;
+}
+
 export function heatCell(spec) {
   const td = el("td", spec.attrs || {}, content(spec));
   if (Number.isFinite(spec.shade)) {
@@ -47,8 +60,8 @@ export function heatmapTable({ caption, tableClass, corner = null, columns, head
     table.append(el("caption", { class: spec.class, text: spec.text }));
   }
   const headRow = el("tr", {}, corner === false ? null : header(corner || { text: "" }, "col"),
-    columns.map((c) => header(c, "col")));
+    columns.map((c) => labelHeader(c, "col")));
   table.append(el("thead", {}, headRows, headRow));
-  table.append(el("tbody", {}, rows.map((row) => el("tr", row.attrs || {}, header(row.head, "row"), row.cells.map(heatCell)))));
+  table.append(el("tbody", {}, rows.map((row) => el("tr", row.attrs || {}, labelHeader(row.head, "row"), row.cells.map(heatCell)))));
   return table;
 }

@@ -6,7 +6,7 @@
 // points there, so the site works from any static server and under a sub-path.
 // Without cross-origin isolation WebAssembly runs on one thread.
 
-import { AssetError, describeFile, siteUrl } from "./assets.js";
+import { AssetError, describeFile, explainFailure, fileSize, siteUrl } from "./assets.js";
 import { NonFiniteLogitsError } from "./generate.js";
 
 export const ORT_DIR = "vendor/ort/";
@@ -34,20 +34,24 @@ async function importRuntimeFile(name) {
     return await import(url);
   } catch (err) {
     console.warn(err);
-    // import() says only "Failed to fetch dynamically imported module"; a
-    // request tells a missing file from a broken one (syntax, wrong MIME type).
-    let status = 0;
-    try {
-      status = (await fetch(url, { method: "HEAD" })).status;
-    } catch { /* offline: say it could not be downloaded */ }
-    if (status === 404 || status === 410) {
-      throw new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url });
-    }
-    if (status >= 200 && status < 300) {
-      throw new RuntimeLoadError(`${describeFile(path)} is damaged or was served with the wrong type: this browser could not run it`, { kind: "corrupt", url });
-    }
-    throw new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, { kind: "network", url });
+    throw await explainFailure(path, url, await importFailure(path, url));
   }
+}
+
+// import() says only "Failed to fetch dynamically imported module"; a
+// request tells a missing file from a broken one (syntax, wrong MIME type).
+async function importFailure(path, url) {
+  let status = 0;
+  try {
+    status = (await fetch(url, { method: "HEAD" })).status;
+  } catch { /* offline: say it could not be downloaded */ }
+  if (status === 404 || status === 410) {
+    return new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url });
+  }
+  if (status >= 200 && status < 300) {
+    return new RuntimeLoadError(`${describeFile(path)} is damaged or was served with the wrong type: this browser could not run it`, { kind: "corrupt", url });
+  }
+  return new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, { kind: "network", url });
 }
 
 // A 74-byte ONNX model (y = Identity(x), float [1], opset 13): starting a
@@ -58,14 +62,86 @@ async function importRuntimeFile(name) {
 // URL while it downloads, and the browser keeps the compiled code for the next visit.
 const PROBE_MODEL = "CAgSA21oYTo7ChAKAXgSAXkiCElkZW50aXR5EgVwcm9iZVoPCgF4EgoKCAgBEgQKAggBYg8KAXkSCgoICAESBAoCCAFCBAoAEA0=";
 
-async function startEngine(ort, build) {
+// ------------------------------------------------------------ engine download
+//
+// The WebAssembly engine is the largest file a page waits for (about 12 MB),
+// so its bytes count in the page's progress: it is downloaded here, counted as
+// it arrives, while onnxruntime asks for the same URL to compile it as it
+// streams in (the browser's cache serves both from one download, and keeps the
+// compiled code for the next visit).
+
+const engine = { loaded: 0, total: 0, done: false };
+const engineEvents = new EventTarget();
+
+function reportEngine(loaded, total, done = false) {
+  Object.assign(engine, { loaded, total: Math.max(total, loaded), done });
+  engineEvents.dispatchEvent(new Event("progress"));
+}
+
+// fn({loaded, total, done}) now and on every change of the engine's download; returns unsubscribe.
+export function onEngineProgress(fn) {
+  const listener = () => fn({ ...engine });
+  engineEvents.addEventListener("progress", listener);
+  listener();
+  return () => engineEvents.removeEventListener("progress", listener);
+}
+
+// The bytes the engine of `build` will download (known before it starts).
+export function engineBytes(build = "wasm") {
+  return fileSize(ORT_DIR + ENGINE_FILES[build === "webgpu" ? "webgpu" : "wasm"][1]);
+}
+
+async function downloadEngine(build) {
+  const path = ORT_DIR + ENGINE_FILES[build][1];
+  const url = siteUrl(path);
+  const total = fileSize(path);
+  reportEngine(0, total);
+  try {
+    // Already in the service worker's cache (a repeat visit): nothing to wait for.
+    if (globalThis.caches && (await caches.match(url))) {
+      reportEngine(total, total, true);
+      return;
+    }
+  } catch { /* no Cache API here */ }
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (err) {
+    reportEngine(0, total, true);
+    throw await explainFailure(path, url, new RuntimeLoadError(`${describeFile(path)} could not be downloaded`, { kind: "network", url }));
+  }
+  if (!response.ok || !response.body) {
+    reportEngine(0, total, true);
+    return; // startEngine below names the problem (missing, damaged) as before
+  }
+  const reader = response.body.getReader();
+  let loaded = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      loaded += value.byteLength;
+      reportEngine(loaded, total);
+    }
+  } catch (err) {
+    reportEngine(loaded, total, true);
+    throw await explainFailure(path, url, new RuntimeLoadError(`${describeFile(path)} could not be downloaded`, { kind: "network", url }));
+  }
+  reportEngine(loaded, total, true);
+}
+
+async function startEngine(ort, build, downloaded) {
   const [glue, binary] = ENGINE_FILES[build];
   await importRuntimeFile(glue); // stays in the module map; onnxruntime's own import reuses it
+  const downloadError = downloaded.then(() => null, (err) => err);
   const probe = Uint8Array.from(atob(PROBE_MODEL), (c) => c.charCodeAt(0));
   try {
     const session = await serial(() => ort.InferenceSession.create(probe, { executionProviders: ["wasm"] }));
     await serial(() => session.release());
+    await downloaded.catch(() => {}); // the progress reaches the engine's last byte before "Ready"
   } catch (err) {
+    const failed = await downloadError;
+    if (failed) throw failed; // offline, or replaced by a new build: said in those words
     const path = ORT_DIR + binary;
     const url = siteUrl(path);
     let status = 0;
@@ -74,13 +150,14 @@ async function startEngine(ort, build) {
     } catch { /* offline */ }
     console.warn(`onnxruntime did not start: ${err.message}`);
     if (status === 404 || status === 410) {
-      throw new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url });
+      throw await explainFailure(path, url, new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url }));
     }
     if (!status || status >= 300) {
-      throw new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, { kind: "network", url });
+      throw await explainFailure(path, url,
+        new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, { kind: "network", url }));
     }
-    throw new RuntimeLoadError(`onnxruntime's WebAssembly engine (${path}) did not start: the file is damaged, or this browser cannot run it`,
-      { kind: "corrupt", url, advice: "Reload the page; if it keeps failing, try a current Chrome, Edge, Firefox or Safari, or tell the site's maintainer." });
+    throw await explainFailure(path, url, new RuntimeLoadError(`onnxruntime's WebAssembly engine (${path}) did not start: the file is damaged, or this browser cannot run it`,
+      { kind: "corrupt", url, advice: "Reload the page; if it keeps failing, try a current Chrome, Edge, Firefox or Safari, or tell the site's maintainer." }));
   }
 }
 
@@ -159,12 +236,14 @@ export async function loadOrt(backend) {
     return loaded.promise;
   }
   if (wanted === "webgpu" && !(await probeWebGPU()).available) throw new Error("no WebGPU adapter");
+  const downloaded = downloadEngine(wanted); // alongside the import of onnxruntime itself
+  downloaded.catch(() => {});
   const promise = importRuntimeFile(BUILD_FILES[wanted]).then(async (ort) => {
     ort.env.wasm.wasmPaths = siteUrl(ORT_DIR);
     ort.env.wasm.proxy = false;
     ort.env.wasm.numThreads = threadCount();
     ort.env.logLevel = "error";
-    await startEngine(ort, wanted);
+    await startEngine(ort, wanted, downloaded);
     return ort;
   });
   loaded = { build: wanted, promise };

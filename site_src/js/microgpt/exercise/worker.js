@@ -1,34 +1,51 @@
-// Module Web Worker that runs the learner's Python with Pyodide.
+// Module Web Worker that runs ONE job (a Run or a Check) of the learner's Python with Pyodide.
 //
-// Messages in:  {type: "init", indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, interruptBuffer?}
+// The page (microgpt/runner.js) boots a worker ahead of time, hands it one job
+// and then terminate()s it, so the next job starts in a worker whose
+// JavaScript and Python the learner's earlier code never touched: whatever
+// that code did (patched builtins, gc tricks, JavaScript reached through
+// pyodide_js, files in /tmp), it went with the worker.
+//
+// Messages in:  {type: "init", indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL,
+//                interruptBuffer?, handoff}
 //               {type: "run", token, source} | {type: "check", token, source, inputs}
-// Messages out: {type: "progress", text}
+//               {type: "explain", token}   (after "collected": the page wants the explanation)
+// Messages out: {type: "progress", text, loaded?, total?}
 //               {type: "ready", pyodide, python, ms, stages}  |  {type: "error", message}
 //               {type: "output", token, stream, text}   (prints during a Run, already cut to the limit)
-//               {type: "done", token, result, health}   (health: "" or why Python must be replaced)
+//               {type: "collected", token, result}       (Check: the numbers multi_head gave, and nothing else)
+//               {type: "done", token, result, health}   (health: "" or why Python misbehaved)
 //
-// Python gets an empty object as its `js` module, so the learner's code
-// cannot reach postMessage, close() or this worker's state. Before every job
-// the folder Python works in is emptied and the trained model written again;
-// sandbox.restore() puts every module back as it was at the start. After
-// the job, sandbox.healthy() and the memory size say whether this
-// interpreter can be trusted with the next job; if not, the page replaces it.
+// A Check has two steps. The numbers are sent to the page as soon as the
+// learner's code has given them ("collected"); the page decides the verdict
+// from them alone. Only then, if the page asks, does this worker write
+// microgpt's float arithmetic for Python and explain a wrong answer, so the
+// learner's code never finds the reference implementation.
+//
+// Python gets an empty object as its `js` module. Code that reaches
+// JavaScript anyway (pyodide_js) can only spoil its own job.
 
-// Characters of printed output passed on per job. The checker already cuts
+// Characters of printed output passed on per job. sandbox.py already cuts
 // prints at 20,000 (cheaply, in Python); this is the guard behind it.
 const OUTPUT_LIMIT = 20500;
-const MEMORY_LIMIT = 1024 * 1024 * 1024; // bytes of WebAssembly memory before Python is replaced
+const MEMORY_LIMIT = 1024 * 1024 * 1024; // bytes of WebAssembly memory: more is reported as a memory problem
 const HOME = "/home/pyodide";
 const MODEL_FILE = "microgpt-trained.json";
-// The files loadPyodide fetches itself; a missing one would leave it waiting for ever.
-const RUNTIME_FILES = ["pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
+const REFERENCE = "/opt/reference/microgpt_floats.py"; // diagnosis.REFERENCE, outside sys.path
+// The files loadPyodide needs; a missing one would leave it waiting for ever.
+const RUNTIME_FILES = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
+// Where a first visit leaves what it downloaded for the service worker (site_src/hooks/service_worker.js):
+// the files Pyodide fetch()es. Its two module scripts come through import(), which
+// the service worker finds in the HTTP cache (or serves itself, once it controls this worker).
+const HANDOFF_CACHE = "pyodide-handoff";
+const HANDED_OFF = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
 
 let pyodide = null;
 let fs = null; // the file-system calls, kept before any learner code runs
-let modelBytes = null;
 let checker = null; // {run, collect, explain, healthy}
 let floatsSource = null; // microgpt's float arithmetic: written for Python only after the learner's code ran
-let job = null; // {token, shown, cut, decoder}
+let job = null; // {token, type, shown, cut, decoder}
+let used = false; // this worker has been given its one job
 
 function post(message) {
   self.postMessage(message);
@@ -66,6 +83,114 @@ async function checkRuntimeFiles(indexURL) {
       throw new Error(`${name} could not be loaded (HTTP ${response.status})`);
     }
   }));
+}
+
+// ---------------------------------------------------------------------------
+// Downloads: bytes and percent of everything the exercise waits for.
+// ---------------------------------------------------------------------------
+function megabytes(bytes) {
+  return (bytes / 1e6).toFixed(1);
+}
+
+function progressTracker() {
+  const loaded = new Map(); // file name -> bytes received so far
+  let sizes = null; // file name -> bytes (uncompressed), from pyodide/sizes.json
+  let lastPost = 0;
+  const tracker = {
+    sizes(value) {
+      sizes = value && typeof value === "object" ? value : null;
+    },
+    add(name, bytes) {
+      loaded.set(name, (loaded.get(name) || 0) + bytes);
+      const now = performance.now();
+      if (now - lastPost > 100) {
+        lastPost = now;
+        tracker.report();
+      }
+    },
+    report() {
+      let got = 0;
+      for (const value of loaded.values()) got += value;
+      if (!got) return;
+      const total = sizes ? Object.values(sizes).reduce((a, b) => a + (Number(b) || 0), 0) : 0;
+      if (total > 0) {
+        const shown = Math.min(got, total);
+        const percent = Math.floor((100 * shown) / total);
+        post({ type: "progress", loaded: shown, total,
+          text: shown < total
+            ? `Downloading Python (Pyodide) and the model: ${megabytes(shown)} of ${megabytes(total)} MB (${percent} %)…`
+            : `Downloaded ${megabytes(total)} MB (100 %); starting Python…` });
+      } else {
+        post({ type: "progress", loaded: got, text: `Downloading Python (Pyodide) and the model: ${megabytes(got)} MB so far…` });
+      }
+    },
+  };
+  return tracker;
+}
+
+// A fetch that counts the bytes of each body as they arrive and, on a first
+// visit with a service worker on its way (handoff), keeps a copy of each
+// runtime file in HANDOFF_CACHE, so the service worker stores it without
+// downloading it again. Only while no service worker serves the files
+// (count): from its cache they come at once, and a response rebuilt in
+// JavaScript would lose the browser's compiled-WebAssembly cache.
+function countingFetch(realFetch, tracker, handoff, pending) {
+  return async (input, init) => {
+    const response = await realFetch(input, init);
+    const method = (init && init.method) || (input instanceof Request ? input.method : "GET");
+    if (method !== "GET" || !response.ok || !response.body) return response;
+    const url = input instanceof Request ? input.url : String(input); // (Pyodide passes URL objects)
+    const name = fileName(url);
+    const headers = new Headers(response.headers);
+    headers.delete("content-encoding"); // the body below is already decoded
+    headers.delete("content-length");
+    const reader = response.body.getReader();
+    const chunks = [];
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+      tracker.add(name, value.byteLength);
+    }
+    tracker.report();
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    if (handoff && HANDED_OFF.includes(name) && self.caches) {
+      pending.push(caches.open(HANDOFF_CACHE)
+        .then((cache) => cache.put(url, new Response(bytes, { status: 200, headers })))
+        .catch(() => {}));
+    }
+    const copy = new Response(bytes, { status: response.status, statusText: response.statusText, headers });
+    Object.defineProperty(copy, "url", { value: response.url }); // Pyodide resolves paths against it
+    return copy;
+  };
+}
+
+// Module scripts (pyodide.mjs, pyodide.asm.mjs) arrive through import(), which
+// no fetch wrapper sees: their sizes are counted from this worker's resource timing.
+function watchModuleScripts(tracker) {
+  if (typeof PerformanceObserver !== "function") return;
+  const counted = new Set();
+  try {
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        const name = fileName(entry.name);
+        if (name.endsWith(".mjs") && !counted.has(name) && entry.decodedBodySize) {
+          counted.add(name);
+          tracker.add(name, entry.decodedBodySize);
+          tracker.report();
+        }
+      }
+    }).observe({ type: "resource", buffered: true });
+  } catch {
+    // no resource timing here: the percent then stops short of 100 until Python is ready
+  }
 }
 
 // Printed bytes -> text, cut so that at most OUTPUT_LIMIT characters are passed on,
@@ -106,11 +231,18 @@ function checkModel(bytes) {
   }
 }
 
-async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, interruptBuffer }) {
+async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, interruptBuffer, count, handoff }) {
   const t0 = performance.now();
   const stages = {};
+  const realFetch = self.fetch.bind(self);
+  const tracker = progressTracker();
+  const pending = [];
   try {
-    post({ type: "progress", text: "Downloading Python (Pyodide)…" });
+    post({ type: "progress", text: "Starting Python (Pyodide)…" });
+    if (count) self.fetch = countingFetch(realFetch, tracker, Boolean(handoff), pending);
+    if (count && sizesURL) {
+      realFetch(sizesURL).then((r) => (r.ok ? r.json() : null)).then((s) => tracker.sizes(s), () => {});
+    }
     const files = Promise.all([
       fetchOk(modelURL).then((r) => r.arrayBuffer()),
       fetchOk(sandboxURL).then((r) => r.text()),
@@ -119,6 +251,7 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, i
     ]);
     files.catch(() => {});
     await checkRuntimeFiles(indexURL);
+    if (count) watchModuleScripts(tracker);
     let loadPyodide;
     try {
       ({ loadPyodide } = await import(indexURL + "pyodide.mjs"));
@@ -128,22 +261,23 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, i
     stages.imported = performance.now() - t0;
     pyodide = await loadPyodide({ indexURL, env: { HOME }, jsglobals: Object.create(null) });
     stages.loaded = performance.now() - t0;
-    post({ type: "progress", text: "Loading the trained model…" });
     const [model, sandboxSource, diagnosisSource, floats] = await files;
+    self.fetch = realFetch;
+    tracker.report();
+    post({ type: "progress", text: "Loading the trained model…" });
     floatsSource = floats;
-    modelBytes = new Uint8Array(model);
+    const modelBytes = new Uint8Array(model);
     checkModel(modelBytes);
     const FS = pyodide.FS;
-    fs = {
-      mkdirTree: FS.mkdirTree.bind(FS), readdir: FS.readdir.bind(FS), stat: FS.stat.bind(FS),
-      isDir: FS.isDir.bind(FS), unlink: FS.unlink.bind(FS), rmdir: FS.rmdir.bind(FS), writeFile: FS.writeFile.bind(FS),
-    };
+    fs = { mkdirTree: FS.mkdirTree.bind(FS), writeFile: FS.writeFile.bind(FS) };
     fs.mkdirTree("/opt/mha");
     fs.writeFile("/opt/mha/sandbox.py", sandboxSource);
     fs.writeFile("/opt/mha/diagnosis.py", diagnosisSource);
-    cleanHome();
+    fs.mkdirTree(HOME);
+    fs.writeFile(`${HOME}/${MODEL_FILE}`, modelBytes);
     pyodide.setStdout(writer("stdout"));
     pyodide.setStderr(writer("stderr"));
+    pyodide.setStdin({ stdin: () => null }); // sys.stdin reads nothing (sandbox.py words input())
     if (interruptBuffer) pyodide.setInterruptBuffer(interruptBuffer);
     pyodide.runPython(
       `import os, sys\nos.chdir(${JSON.stringify(HOME)})\nsys.path.append("/opt/mha")\n` +
@@ -151,12 +285,12 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, i
     );
     const sandbox = pyodide.pyimport("sandbox");
     const diagnosis = pyodide.pyimport("diagnosis");
-    checker = {
-      run: sandbox.run, collect: diagnosis.collect, explain: diagnosis.explain_collected, healthy: sandbox.healthy,
-    };
+    checker = { run: sandbox.run, collect: diagnosis.collect, explain: diagnosis.explain_collected, healthy: sandbox.healthy };
     const python = pyodide.runPython("import sys; sys.version.split()[0]");
+    await Promise.all(pending); // the handed-off copies are complete before the next worker looks for them
     post({ type: "ready", pyodide: pyodide.version, python, ms: performance.now() - t0, stages });
   } catch (err) {
+    self.fetch = realFetch;
     post({ type: "error", message: oneLine(err) });
   }
 }
@@ -167,25 +301,6 @@ function oneLine(err) {
   return last.length > 300 ? `${last.slice(0, 300)}…` : last;
 }
 
-// The folder the learner's code works in: emptied, then the model written again.
-function cleanHome() {
-  const remove = (path) => {
-    if (fs.isDir(fs.stat(path).mode)) {
-      for (const name of fs.readdir(path)) if (name !== "." && name !== "..") remove(`${path}/${name}`);
-      if (path !== HOME) fs.rmdir(path);
-    } else {
-      fs.unlink(path);
-    }
-  };
-  try {
-    remove(HOME);
-  } catch (err) {
-    // The folder itself was removed: make it again below.
-  }
-  fs.mkdirTree(HOME);
-  fs.writeFile(`${HOME}/${MODEL_FILE}`, modelBytes);
-}
-
 function memoryBytes() {
   try {
     return pyodide._module.HEAP8.buffer.byteLength;
@@ -194,38 +309,57 @@ function memoryBytes() {
   }
 }
 
-function runJob({ type, token, source, inputs }) {
-  job = { token, shown: 0, cut: false, decoder: new TextDecoder() };
-  let result;
-  let health = "";
+// Python itself failed (not the learner's code, which sandbox.py catches):
+// e.g. recursion deep enough to overflow the browser's own stack.
+function failure(err) {
+  const why = oneLine(err);
+  const message = /KeyboardInterrupt/.test(why) ? why
+    : `Python crashed while running your code (${why}). Deep recursion does this when sys.setrecursionlimit ` +
+      "is raised; the next Run or Check gets a fresh Python.";
+  return { ok: false, outputs: [], failed: true, error: message, message, stop: /KeyboardInterrupt/.test(why) ? "interrupt" : "" };
+}
+
+function health(result) {
+  let said = "";
   try {
-    cleanHome();
-    if (type === "check") {
-      result = JSON.parse(checker.collect(source, JSON.stringify(inputs)));
-      // microgpt's arithmetic reaches Python only now, after the learner's code has run.
-      fs.mkdirTree("/opt/reference");
-      fs.writeFile("/opt/reference/microgpt_floats.py", floatsSource);
-      result.message = checker.explain();
-    } else {
-      result = JSON.parse(checker.run(source));
-    }
+    said = checker.healthy();
   } catch (err) {
-    // Python itself failed (not the learner's code, which the checker catches).
-    const message = oneLine(err);
-    result = { ok: false, outputs: [], error: message, message, stop: /KeyboardInterrupt/.test(message) ? "interrupt" : "" };
-    health = "Python stopped working";
+    said = "Python stopped working";
   }
-  if (!health) {
-    try {
-      health = checker.healthy();
-    } catch (err) {
-      health = "Python stopped working";
-    }
+  if (!said && result.stop === "memory") said = "your code used up Python's memory";
+  if (!said && memoryBytes() > MEMORY_LIMIT) said = "your code made Python use a lot of memory";
+  return said;
+}
+
+function startJob({ type, token, source, inputs }) {
+  used = true;
+  job = { token, type, shown: 0, cut: false, decoder: new TextDecoder() };
+  let result;
+  try {
+    result = JSON.parse(type === "check" ? checker.collect(source, JSON.stringify(inputs)) : checker.run(source));
+  } catch (err) {
+    result = failure(err);
   }
-  if (!health && result.stop === "memory") health = "your code used up Python's memory";
-  if (!health && memoryBytes() > MEMORY_LIMIT) health = "your code made Python use a lot of memory";
-  post({ type: "done", token, result, health });
-  job = null;
+  if (type === "check") {
+    // The numbers go to the page before anything else runs here.
+    post({ type: "collected", token, result: { outputs: result.outputs, failed: Boolean(result.failed), stop: String(result.stop || "") } });
+  } else {
+    post({ type: "done", token, result, health: health(result) });
+  }
+}
+
+function explain({ token }) {
+  if (!job || job.token !== token || job.type !== "check" || job.explained) return;
+  job.explained = true;
+  let message;
+  try {
+    fs.mkdirTree("/opt/reference");
+    fs.writeFile(REFERENCE, floatsSource);
+    message = String(checker.explain());
+  } catch (err) {
+    message = failure(err).message;
+  }
+  post({ type: "done", token, result: { message }, health: health({}) });
 }
 
 self.onmessage = (event) => {
@@ -233,11 +367,13 @@ self.onmessage = (event) => {
   if (message.type === "init") {
     init(message);
   } else if (message.type === "run" || message.type === "check") {
-    if (!checker) {
-      const text = "Python is not ready yet.";
-      post({ type: "done", token: message.token, result: { ok: false, outputs: [], error: text, message: text, stop: "" }, health: "" });
+    if (!checker || used) {
+      const text = used ? "This Python has already run a job." : "Python is not ready yet.";
+      post({ type: "done", token: message.token, result: { ok: false, outputs: [], failed: true, error: text, message: text, stop: "" }, health: "" });
       return;
     }
-    runJob(message);
+    startJob(message);
+  } else if (message.type === "explain") {
+    explain(message);
   }
 };

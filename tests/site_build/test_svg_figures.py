@@ -1,0 +1,174 @@
+"""The lesson's generated figures (site_src/hooks/figures.py): present, described, and drawn from the files.
+
+Build-level checks on the HTML; ``test_lesson_svg_browser.py`` looks at them in Chromium.
+"""
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPECTED = {  # built page -> figures it must show
+    "lesson/1-why-more-heads/index.html": {"coat-query", "fisherman-queries", "coat-heads"},
+    "lesson/2-multihead-operation/index.html": {"operation-flow"},
+    "lesson/3-training-examples/index.html": {"tokenizers"},
+    "lesson/4-model-training-generation/index.html": {"model-map", "mask"},
+    "lesson/5-results/index.html": {"traces-zoom", "parameters"},
+}
+FIGURE = re.compile(r'<figure class="mha-fig" id="fig-(?P<name>[\w-]+)" data-fig="(?P=name)">(?P<body>.*?)</figure>', re.S)
+
+
+def _text(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def figures(page_html: str) -> dict[str, dict]:
+    out = {}
+    for m in FIGURE.finditer(page_html):
+        body = m.group("body")
+        svg = re.search(r"<svg [^>]*>", body)
+        title = re.search(r"<title id=\"([^\"]+)\">(.*?)</title>", body, re.S)
+        desc = re.search(r"<desc id=\"([^\"]+)\">(.*?)</desc>", body, re.S)
+        cap = re.search(r"<figcaption>(.*?)</figcaption>", body, re.S)
+        out[m.group("name")] = {"svg": svg.group(0) if svg else "", "body": body,
+                                "title": (title.group(1), html.unescape(title.group(2))) if title else None,
+                                "desc": (desc.group(1), html.unescape(desc.group(2))) if desc else None,
+                                "caption": _text(cap.group(1)).strip() if cap else ""}
+    return out
+
+
+@pytest.fixture(scope="module")
+def pages(built_site):
+    return {p: (built_site / p).read_text(encoding="utf-8") for p in EXPECTED}
+
+
+@pytest.fixture(scope="module")
+def figs(pages):
+    return {p: figures(h) for p, h in pages.items()}
+
+
+def _json(name):
+    return json.loads((ROOT / "wasm_assets" / name).read_text())
+
+
+@pytest.mark.parametrize("page", EXPECTED)
+def test_each_page_has_its_described_figures(figs, page):
+    found = figs[page]
+    assert EXPECTED[page] <= set(found), f"{page} lacks {EXPECTED[page] - set(found)}"
+    for name, f in found.items():
+        links = "xlink:href=" in f["body"]
+        role = 'role="group"' if links else 'role="img"'  # an img's inside is hidden from screen readers
+        assert role in f["svg"] and f["title"] and f["desc"], f"{name}: no {role}, title or desc"
+        ids = re.search(r'aria-labelledby="([^"]+)"', f["svg"]).group(1).split()
+        assert ids == [f["title"][0], f["desc"][0]], name
+        assert len(f["desc"][1]) > 80, f"{name}: the text alternative is too thin: {f['desc'][1]!r}"
+        assert len(f["caption"]) > 80, f"{name}: the caption does not say what to look at"
+        # colours come from the stylesheet (light and dark), never written into the drawing
+        assert not re.search(r'(fill|stroke)="#', f["body"]), f"{name} hard-codes a colour"
+
+
+def test_fisherman_bars_are_the_worksheet_weights(figs):
+    ws = _json("worksheet.json")
+    desc = figs["lesson/1-why-more-heads/index.html"]["fisherman-queries"]["desc"][1]
+    r = len(ws["tokens"]) - 1
+    for h in range(ws["heads"]):
+        part = desc.split(f"head {h + 1}: ")[1].split(";")[0]
+        shown = [float(x) for x in re.findall(r" (\d\.\d\d)", part)]
+        assert shown == [round(w, 2) for w in ws["A"][h][r]], f"head {h + 1}"
+
+
+def test_coat_queries_are_attention_weights_of_the_models(figs):
+    vocab = _json("vocab.json")
+    for name, heads in (("coat-query", 1), ("coat-heads", 4)):
+        f = figs["lesson/1-why-more-heads/index.html"][name]
+        assert "Receiver: coat" in f["desc"][1]
+        groups = [g for g in f["desc"][1].split("; ")]
+        assert len(groups) == heads
+        for g in groups:
+            weights = [float(x) for x in re.findall(r" (\d\.\d\d)", g)]
+            assert len(weights) == 8 and abs(sum(weights) - 1) <= 0.01 * len(weights), g  # 2-decimal rounding
+        unknown = [w for w in ("wool", "hooded") if w not in vocab["itos"]]
+        for w in unknown:
+            assert f"{w} (UNK)" in f["body"], f"{name}: {w} is not in the vocabulary but is not marked UNK"
+
+
+def test_model_map_shapes_and_links(figs, pages):
+    ev = _json("evidence.json")
+    C, T, D, H = ev["vocabulary"]["C"], ev["vocabulary"]["T"], ev["protocol"]["d_model"], ev["protocol"]["heads"]["four_heads"]
+    page = "lesson/4-model-training-generation/index.html"
+    body = figs[page]["model-map"]["body"]
+    for s in (f"[{C:,}, {D}]", f"[B, {T}, {D}]", f"[B, {H}, {T}, {D // H}]", f"[B, {C:,}]", f"[{D}, {ev['protocol']['hidden']}]"):
+        assert html.escape(s) in body or s in body, f"the map lacks the shape {s}"
+    assert body.count('class="mha-lane"') == H
+    html_text = pages[page]
+    targets = set(re.findall(r'xlink:href="#([\w-]+)"', body))
+    assert {"stage-token-rows", "stage-scores", "stage-mask", "stage-loss", "generation"} <= targets
+    for t in targets:
+        assert f'id="{t}"' in html_text, f"the map links to #{t}, which the page lacks"
+    backlinks = set(re.findall(r'<a href="#(map-[\w-]+)">', html_text))
+    assert len(backlinks) >= 10
+    for t in backlinks:
+        assert f'id="{t}"' in body, f"a stage links to #{t}, which the map lacks"
+
+
+def test_traces_and_parameters_are_the_evidence(figs):
+    ev = _json("evidence.json")
+    page = figs["lesson/5-results/index.html"]
+    desc = page["traces-zoom"]["desc"][1]
+    for r in ev["runs"]:
+        if r["model"] in ("one_head", "four_heads"):
+            label = ev["protocol"]["labels"][r["model"]]
+            assert f"{label} seed {r['seed']}: " in desc
+            assert f"best {r['val_loss']:.3f} at update {r['best_update']:,}" in desc
+    pdesc = page["parameters"]["desc"][1]
+    for m in ev["protocol"]["models"]:
+        assert f"{ev['protocol']['labels'][m]}, {ev['aggregates'][m]['parameters']:,} parameters" in pdesc
+
+
+def test_head_palette_is_defined_once_for_light_and_dark():
+    css = (ROOT / "wasm_assets/palette.css").read_text()
+    root, dark = css.split('[data-md-color-scheme="slate"]', 1)
+    for k in range(1, 5):
+        assert f"--mha-head-{k}:" in root and f"--mha-head-{k}:" in dark.split("}")[0]
+    others = list((ROOT / "site_src/css").glob("*.css"))
+    assert not any("--mha-head-1:" in p.read_text() or "--mha-model-" in p.read_text().replace("var(--mha-model", "")
+                   for p in others)
+
+
+def test_tokenizer_figure_states_the_bpe_and_asks_the_window_question(figs, pages):
+    f = figs["lesson/3-training-examples/index.html"]["tokenizers"]
+    data = _json("subwords.json")
+    assert f"{data['vocab_size']:,} items" in f["caption"]
+    assert f"{data['training_stories']:,} training stories" in f["caption"]
+    for kind in ("words", "subwords", "characters"):
+        assert f"{len(data['tokens'][kind])} tokens" in f["desc"][1], kind
+    assert "Does that window always hold four words?" in pages["lesson/3-training-examples/index.html"]
+
+
+def test_cached_subwords_equal_a_fresh_training_run():
+    from export.data import DEFAULT_DATA
+    from export.lesson import subwords
+
+    if not Path(DEFAULT_DATA).is_file():
+        pytest.skip(f"the stories are not at {DEFAULT_DATA}; the build uses wasm_assets/subwords.json")
+    fresh = subwords.build()
+    cached = _json("subwords.json")
+    assert fresh == cached, "wasm_assets/subwords.json is stale: run `python -m export.lesson.subwords`"
+    assert fresh["vocab_size"] == subwords.VOCAB_SIZE == _json("vocab.json")["C"]
+
+
+def test_figure_reads_the_shipped_subwords_with_or_without_stories(monkeypatch, tmp_path):
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("figures_under_test", ROOT / "site_src/hooks/figures.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    monkeypatch.setenv("TINYSTORIES_PATH", str(tmp_path / "absent.txt"))
+    data, _ = mod.subwords_result()
+    assert data == _json("subwords.json")
