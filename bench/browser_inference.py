@@ -39,10 +39,12 @@ sys.path.insert(0, str(ROOT))
 
 from export.onnx_export import feeds  # noqa: E402
 from export.serve import serve_in_thread  # noqa: E402
+from export.models import most_heads_model, shipped_models  # noqa: E402
 from export.train import cpu_name  # noqa: E402
 from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS  # noqa: E402
 
-MODELS = ("mlp", "one_head", "four_heads")
+MODELS = tuple(s.name for s in shipped_models())  # the registry's, never typed
+MOST = most_heads_model().name  # the goal is stated for the model with the most heads
 PROMPT = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park"
 NO_WEBGPU = "Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined, configurable: true });"
 GOALS = {"four_heads_ms": 1.0, "ratio": 1.5, "ready_s": 1.5, "model_mb": 6.0}
@@ -180,8 +182,8 @@ def main(argv=None) -> int:
         "Goals: four heads on WASM <= {four_heads_ms} ms/token: {a}; <= {ratio}x onnxruntime-Python: {b}; "
         "ready <= {ready_s} s: {c}; models + vocabulary <= {model_mb} MB: {d}.".format(
             **GOALS,
-            a="met" if min(iso["latency"]["four_heads"], plain["latency"]["four_heads"]) <= GOALS["four_heads_ms"] else "NOT met",
-            b="met" if ratios["four_heads"] <= GOALS["ratio"] else "NOT met",
+            a="met" if min(iso["latency"][MOST], plain["latency"][MOST]) <= GOALS["four_heads_ms"] else "NOT met",
+            b="met" if ratios[MOST] <= GOALS["ratio"] else "NOT met",
             c="met" if iso["ready_s"] <= GOALS["ready_s"] else "NOT met",
             d="met" if model_bytes / 1e6 <= GOALS["model_mb"] else "NOT met"),
     ]

@@ -28,14 +28,16 @@ sys.path.insert(0, str(ROOT))
 
 from export.onnx_export import feeds  # noqa: E402
 from export.serve import serve_in_thread  # noqa: E402
+from export.models import attention_models  # noqa: E402
 from export.train import cpu_name  # noqa: E402
 from tests.browser_util import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
-MODELS = ("one_head", "four_heads")
+MODELS = tuple(s.name for s in attention_models())  # the registry's, never typed
+HEADS = {s.name: s.heads for s in attention_models()}
 BEFORE = "5e90dc1"  # the last commit whose attention models had no head_mask input
 PROMPT = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park"
 
-BROWSER_JS = """async ([names, runs, rounds, T, prompt]) => {
+BROWSER_JS = """async ([names, runs, rounds, T, prompt, headsOf]) => {
   const root = new URL("../", document.baseURI);  // the page is <site>/compare/
   const at = (path) => new URL(path, root).href;
   const ort_js = await import(at("js/runtime/ort.js"));
@@ -46,7 +48,7 @@ BROWSER_JS = """async ([names, runs, rounds, T, prompt]) => {
   const ort = await ort_js.loadOrt("wasm");
   const out = {};
   for (const name of names) {
-    const heads = name === "four_heads" ? 4 : 1;
+    const heads = headsOf[name];
     const runners = {};
     for (const [variant, url] of [["without", `bench_before/${name}.onnx`], ["with", `wasm_assets/models/${name}.onnx`]]) {
       const bytes = new Uint8Array(await (await fetch(at(url))).arrayBuffer());
@@ -129,7 +131,7 @@ def main() -> int:
             page = browser.new_page()
             page.set_default_timeout(300000)
             page.goto(url + "compare/?threads=1")
-            browser_result = page.evaluate(BROWSER_JS, [list(MODELS), args.runs, args.rounds, 64, PROMPT])
+            browser_result = page.evaluate(BROWSER_JS, [list(MODELS), args.runs, args.rounds, 64, PROMPT, HEADS])
             chromium = browser.version
             browser.close()
     finally:

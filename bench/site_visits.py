@@ -39,13 +39,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from export.serve import serve_in_thread  # noqa: E402
+from export.models import shipped_models  # noqa: E402
 from export.train import cpu_name  # noqa: E402
 from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS  # noqa: E402
 
 NO_WEBGPU = "Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined, configurable: true });"
 GOALS = {"compare": (1.2, 0.5), "exercise": (2.5, 1.0)}  # seconds: first visit, repeat visit
 CHECK_GOAL_MS = 300  # a Check with the spare worker already booted (issue 21)
-MODELS = ("mlp", "one_head", "four_heads")
+MODELS = tuple(s.name for s in shipped_models())  # the registry's, never typed
 SOLUTION = ROOT / "site_src" / "pyodide" / "solution.py"
 
 

@@ -12,33 +12,13 @@ import os
 import platform
 import statistics
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from export.models import build_model, loss_fn  # noqa: E402
+from export.models import MODELS, attention_models  # noqa: E402
+from export.step_timing import time_steps  # noqa: E402
 from export.train import cpu_name  # noqa: E402
-
-
-def time_steps(name: str, path: str, B: int, T: int, C: int, warmup: int, steps: int) -> list[float]:
-    torch.manual_seed(0)
-    model = build_model(name, C, T)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)
-    x = torch.randint(4, C, (B, T))
-    x[: B // 2, : T // 2] = 0  # half the rows left-padded, as real windows are
-    y = torch.randint(4, C, (B,))
-    forward = (lambda v: model.forward_full(v)["logits"]) if path == "full" else model
-    times = []
-    for i in range(warmup + steps):
-        start = time.perf_counter()
-        loss = loss_fn(forward(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        if i >= warmup:
-            times.append((time.perf_counter() - start) * 1000)
-    return times
 
 
 def main() -> None:
@@ -55,12 +35,13 @@ def main() -> None:
     print(f"B = {args.batch}, T = 64, C = 4000; median of {args.steps} steps after {args.warmup} warm-up steps")
     print(f"{'model':<12}{'path':<13}{'median ms':>10}{'min ms':>9}")
     medians = {}
-    for name, path in (("mlp", "-"), ("one_head", "final-query"), ("one_head", "full"),
-                       ("four_heads", "final-query"), ("four_heads", "full")):
+    cases = [(s.name, "-") for s in MODELS if s.kind == "mlp"]
+    cases += [(s.name, path) for s in attention_models() for path in ("final-query", "full")]
+    for name, path in cases:
         ts = time_steps(name, "full" if path == "full" else "final", args.batch, 64, 4000, args.warmup, args.steps)
         medians[name, path] = statistics.median(ts)
         print(f"{name:<12}{path:<13}{medians[name, path]:>10.1f}{min(ts):>9.1f}")
-    for name in ("one_head", "four_heads"):
+    for name in (s.name for s in attention_models()):
         ratio = medians[name, "full"] / medians[name, "final-query"]
         print(f"{name}: the full path takes {ratio:.2f}x the final-query path per step")
 

@@ -9,10 +9,14 @@ in the order `all` runs them; each is also a command that reruns it alone:
     onnx      export the seed-11 checkpoints to ONNX, check parity, write the manifest
               (--from-checkpoints DIR: rebuild them from the shipped compact checkpoints)
     measure   every figure measured from the runs and the ONNX report -> runs/measurements.json
+    sweep     the head-count sweep: every attention model's runs (1, 2, 4, 8, 16 heads) -> head_sweep.json
     heads     measure each head: knock-out perplexities and the head atlas (heads.json)
     walkthrough  write walkthrough.json: the lesson's B = 2 batch through the shipped four-head model
     worksheet, subwords   page 2's worksheet, page 3's byte-pair encoder
     evidence  assemble evidence.json (and the trace plot) from the measurements and the stage files
+    toy_task  page 5: tiny 1/2/4-head models on the task one head cannot learn -> toy_task.json
+              (options: --steps, --seeds, --tasks, --workers)
+    head_growth  page 5: rerun the four-head seed-11 run with snapshots, measure each -> head_growth.json
     pagedata  write page_data.json: the figures' and tables' computed data (the site build only renders)
     all       every stage above, in order: stories -> wasm_assets/
     run STAGE...  the named stages, in the order given
@@ -254,6 +258,52 @@ def cmd_generate(args) -> None:
     print(out["text"])
 
 
+def cmd_toy_task(args) -> None:
+    from .toy_task import ToyConfig, build
+
+    _check_out(args)
+    cfg = ToyConfig(**{k: v for k, v in (("steps", args.steps), ("seeds", args.seeds), ("tasks", args.tasks))
+                       if v is not None})
+    build(Path(args.out), cfg, workers=args.workers)
+
+
+def _add_toy_task_command(sub) -> None:
+    """Issue 20: the synthetic task one head cannot learn and two can (export/toy_task.py)."""
+    from .toy_task import TASKS
+
+    def tasks(text: str) -> tuple[str, ...]:
+        names = tuple(t.strip() for t in text.split(",") if t.strip())
+        bad = [n for n in names if n not in TASKS]
+        if bad or not names:
+            raise argparse.ArgumentTypeError(f"choose toy tasks from {', '.join(TASKS)}, not {text!r}")
+        return names
+
+    p = sub.add_parser("toy_task", help="train tiny 1/2/4-head models on the synthetic two-source task -> toy_task.json")
+    p.add_argument("--out", default="wasm_assets")
+    p.add_argument("--steps", type=_at_least(1), default=None, help="updates per run (default: the stage's)")
+    p.add_argument("--seeds", type=_seeds, default=None, help="evaluation seeds (default 1,2,3)")
+    p.add_argument("--tasks", type=tasks, default=None, help=f"comma-separated subset of {', '.join(TASKS)}")
+    p.add_argument("--workers", type=_at_least(1), default=1, help="processes, one task each (same numbers)")
+    p.set_defaults(func=cmd_toy_task)
+
+
+def cmd_head_growth(args) -> None:
+    from .head_growth import build
+
+    _check_out(args)
+    build(Path(args.out), runs=Path(args.runs), data=args.data)
+
+
+def _add_head_growth_command(sub) -> None:
+    """Issue 20: heads forming during training (export/head_growth.py)."""
+    p = sub.add_parser("head_growth", help="rerun the four-head seed-11 training with snapshots (resumable) and "
+                                           "measure each -> head_growth.json")
+    p.add_argument("--out", default="wasm_assets", help="folder with evidence.json; head_growth.json goes here")
+    p.add_argument("--runs", default="runs", help="the rerun's snapshots go to RUNS/head-growth/")
+    p.add_argument("--data", default=None, help="the stories file evidence.json was made from (default as train)")
+    p.set_defaults(func=cmd_head_growth)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m export", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -270,7 +320,9 @@ def build_parser() -> argparse.ArgumentParser:
                                  ("tokenizer_vectors", cmd_stage, "the browser tokenizer's test vectors"),
                                  ("worksheet", cmd_stage, "page 2's worksheet.json"),
                                  ("subwords", cmd_stage, "page 3's subwords.json"),
+                                 ("example_search", cmd_stage, "page 1's sentence, chosen with the four-head model"),
                                  ("palette", cmd_stage, "palette.css: the head and model colours for the site"),
+                                 ("sweep", cmd_stage, "head_sweep.json: the head-count sweep from finished runs"),
                                  ("pagedata", cmd_stage, "page_data.json: what the pages draw that is computed"),
                                  ("run", cmd_stage, "the named stages of the graph, in the order given"),
                                  ("all", cmd_all, "the whole pipeline, stories to wasm_assets/")):
@@ -280,6 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
 
             p.add_argument("stage_names", nargs="+", choices=list(STAGES), metavar="STAGE",
                            help=f"one or more of: {', '.join(STAGES)}")
+        if name in ("sweep", "all", "run"):
+            p.add_argument("--time-updates", action="store_true",
+                           help="sweep: also time one training update per model on one thread (an idle machine)")
         _add_data_args(p)
         _add_train_args(p)
         p.add_argument("--out", default="wasm_assets")
@@ -329,6 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("unicode", help="write site_src/js/runtime/unicode_unassigned.js from this Python's Unicode")
     p.add_argument("--root", default=".", help="the repository root")
     p.set_defaults(func=cmd_unicode)
+    _add_toy_task_command(sub)
+    _add_head_growth_command(sub)
     return parser
 
 

@@ -91,6 +91,19 @@ class Artefacts:
     def validation_traces_svg(self) -> Path:
         return self.root / "validation_traces.svg"
 
+    # Why several heads (issue 20): the one-vs-several-head toy task and the heads forming in training
+    @property
+    def toy_task(self) -> Path:
+        return self.root / "toy_task.json"
+
+    @property
+    def head_growth(self) -> Path:
+        return self.root / "head_growth.json"
+
+    @property
+    def head_sweep(self) -> Path:
+        return self.root / "head_sweep.json"
+
     # Page data
     @property
     def palette_css(self) -> Path:
@@ -104,6 +117,11 @@ class Artefacts:
     @property
     def subwords(self) -> Path:
         return self.root / "subwords.json"
+
+    @property
+    def bpe_tokenizer(self) -> Path:
+        """Page 3's byte-pair encoder, in Hugging Face tokenizers' own JSON format."""
+        return self.root / "bpe_tokenizer.json"
 
     @property
     def walkthrough(self) -> Path:

@@ -48,10 +48,11 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from . import atomic
+from .artefacts import Artefacts
 from .checkpoints import load_full
 from .corpus import Corpus, split_description
 from .data import CREDIT
@@ -209,6 +210,11 @@ SECTIONS = [data_sections, protocol_sections, story_sections, artefact_sections]
 
 def build_evidence(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path,
                    timing_note: str = "", onnx_report: dict | None = None) -> dict:
+    # The lesson's comparison is between the shipped models; the head-count sweep's other models
+    # have their own section (head_sweep.json, embedded below).
+    shipped = tuple(m for m in cfg.models if get_spec(m).ships) or cfg.models
+    cfg = replace(cfg, models=shipped)
+    results = [r for r in results if r.model in shipped]
     inputs = Inputs(corpus, cfg, results, Path(runs), timing_note, onnx_report)
     evidence = {"schema": SCHEMA}
     for section in SECTIONS:
@@ -218,7 +224,7 @@ def build_evidence(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], r
 
 # Stages after training write their own artefact; the evidence embeds each under its key
 # (the file stays the stage's output, evidence.json stays written in one place: here).
-STAGE_SECTIONS = {"heads": "heads.json"}
+STAGE_SECTIONS = {"heads": "heads.json", "head_sweep": "head_sweep.json"}
 
 
 def attach_stage_sections(evidence: dict, out: Path) -> dict:
@@ -237,7 +243,7 @@ def refresh(out: Path, onnx_sizes: dict | None = None) -> dict:
     ``float32_bytes`` and ``tried_bytes`` of ONNX files rebuilt from the
     shipped checkpoints; every measured figure stays as it was.
     """
-    path = out / "evidence.json"
+    path = Artefacts(out).evidence
     evidence = attach_stage_sections(json.loads(path.read_text()), out)
     for name, sizes in (onnx_sizes or {}).items():
         entry = evidence["onnx"][name]
@@ -342,8 +348,8 @@ def plot_traces(evidence: dict, path: Path) -> None:
 
 def write_vocabulary(corpus: Corpus, out: Path, log=print) -> None:
     """The vocab stage: vocab.json and the browser tokenizer's test vectors."""
-    atomic.write_json(out / "vocab.json", corpus.vocab.to_json(corpus.T), indent=None)
-    atomic.write_json(out / "tokenizer_vectors.json", tokenizer_vectors(corpus))
+    atomic.write_json(Artefacts(out).vocab, corpus.vocab.to_json(corpus.T), indent=None)
+    atomic.write_json(Artefacts(out).tokenizer_vectors, tokenizer_vectors(corpus))
     log(f"wrote {out / 'vocab.json'}, tokenizer_vectors.json")
 
 
@@ -380,7 +386,7 @@ def measurements(out: Path, runs: Path | None = None) -> dict:
     """evidence.json's core: ``runs/measurements.json``, else the committed evidence without stage sections."""
     if runs is not None and (Path(runs) / MEASUREMENTS).is_file():
         return json.loads((Path(runs) / MEASUREMENTS).read_text())
-    path = Path(out) / "evidence.json"
+    path = Artefacts(out).evidence
     if not path.is_file():
         raise FileNotFoundError(f"neither {Path(runs or 'runs') / MEASUREMENTS} nor {path} exists: "
                                 "run `python -m export measure` (after `train` and `onnx`) first")
@@ -396,9 +402,9 @@ def assemble(out: Path, runs: Path | None = None, log=print) -> dict:
     evidence = attach_stage_sections(measurements(out, runs), Path(out))
     validate(evidence)
     Path(out).mkdir(parents=True, exist_ok=True)
-    plot_traces(evidence, Path(out) / "validation_traces.svg")
-    atomic.write_json(Path(out) / "evidence.json", evidence)
-    log(f"wrote {Path(out) / 'evidence.json'}, validation_traces.svg")
+    plot_traces(evidence, Artefacts(out).validation_traces_svg)
+    atomic.write_json(Artefacts(out).evidence, evidence)
+    log(f"wrote {Artefacts(out).evidence}, validation_traces.svg")
     return evidence
 
 

@@ -34,6 +34,7 @@ import torch
 import torch.nn.functional as F
 
 from . import atomic
+from .artefacts import Artefacts
 from .generate import EXCLUDED_IDS, generate_ids, prompt_history
 from .checkpoints import load_compact
 from .palette import HEAD_LIGHT
@@ -358,7 +359,7 @@ def write(checkpoints: Path, out: Path, data=None, log=print, runs: Path | None 
     torch.set_num_threads(1)  # the figures do not depend on it; the machine is shared
     section = measure(checkpoints, evidence, corpus_of_evidence(evidence, data), log=log)
     section["figure"] = "head_atlas.svg"
-    atomic.write_json(out / "heads.json", section)
+    atomic.write_json(Artefacts(out).heads, section)
     write_figure(out, section)
     log(f"wrote {out / 'heads.json'}, {out / 'head_atlas.svg'}")
     return section

@@ -32,6 +32,9 @@ class ModelSpec:
     hidden: int = HIDDEN
     colour: str = "#999999"  # the model's colour (light scheme; export/palette.py): plots, figures, manifest
     colour_dark: str = "#bbbbbb"  # the same on the dark scheme
+    # Whether the browser gets it (ONNX file, manifest entry, compact checkpoint). The head-count
+    # sweep's models are trained and measured like the others but not shipped.
+    ships: bool = True
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -68,6 +71,13 @@ MODELS = (
     ModelSpec("mlp", "MLP", "mlp", colour="#5e4b00", colour_dark="#d6d47e"),
     ModelSpec("one_head", "One head", "attention", heads=1, colour="#595959", colour_dark="#9a9a9a"),
     ModelSpec("four_heads", "Four heads", "attention", heads=4, colour="#1f1f1f", colour_dark="#ececec"),
+    # The head-count sweep (page 5, "How many heads?"): width 64 too, so heads 32, 8 and 4 wide. Trained and
+    # measured like the others, not shipped; their colours only keep the palette's distances (never drawn).
+    ModelSpec("two_heads", "Two heads", "attention", heads=2, colour="#939393", colour_dark="#5c5c5c", ships=False),
+    ModelSpec("eight_heads", "Eight heads", "attention", heads=8, colour="#cdcdcd", colour_dark="#262626",
+              ships=False),
+    ModelSpec("sixteen_heads", "Sixteen heads", "attention", heads=16, colour="#a0a000", colour_dark="#a0a032",
+              ships=False),
 )
 REGISTRY = {spec.name: spec for spec in MODELS}
 MODEL_NAMES = tuple(REGISTRY)
@@ -78,7 +88,7 @@ MODEL_LABELS = {spec.name: spec.label for spec in MODELS}
 
 def shipped_models() -> tuple[ModelSpec, ...]:
     """The models the site ships (a registry entry may be a sweep model that is trained but not shipped)."""
-    return tuple(s for s in MODELS if getattr(s, "ships", True))
+    return tuple(s for s in MODELS if s.ships)
 
 
 def attention_models(shipped: bool = True) -> tuple[ModelSpec, ...]:

@@ -50,13 +50,14 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 from . import atomic
+from .artefacts import Artefacts
 from .checkpoints import (DESCRIPTIONS, load_compact, load_full, plan, rounded_model, row_quantize,
                           save_compact)
 from .corpus import Corpus
 from .defaults import MIN_TEMPERATURE, PRESET_MAX_NEW, PRESET_SEED
 from .evidence import ONNX_REPORT, file_sha256, preset_of, story_examples
 from .generate import EXCLUDED_IDS, MAX_NEW_TOKENS, generate_ids, prompt_history
-from .models import MODEL_NAMES, count_parameters, get_spec, shipped_models
+from .models import count_parameters, get_spec, shipped_models
 from .train import run_dir
 from .windows import context_window
 from .wordlm import SPECIAL_IDS
@@ -236,11 +237,12 @@ def _checkpoint_for(runs: Path, name: str, corpus: Corpus) -> Path:
     return ckpt
 
 
-def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] = MODEL_NAMES, log=print) -> dict:
+def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] | None = None, log=print) -> dict:
     """Export, compare encodings, check parity; write models, compact checkpoints, parity vectors, the manifest
     and the report (``runs/onnx_report.json``) that the evidence stage puts in evidence.json."""
     itos, T = corpus.vocab.itos, corpus.T
     test = corpus.windows["test"]
+    models = models or tuple(s.name for s in shipped_models())  # sweep models are trained, not shipped
     checkpoints = {name: _checkpoint_for(runs, name, corpus) for name in models}
     parity_x, parity = parity_batch(corpus), parity_document(corpus)
     preset_history = prompt_history(itos, parity["prompts"][0]["text"])
@@ -289,8 +291,8 @@ def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] = 
         mask_diff = mask_parity(shipped_model, sess, parity_x)
         if mask_diff > PARITY_TOL:
             raise AssertionError(f"{name}: with some head mask onnxruntime differs from PyTorch by {mask_diff:.2e}")
-        atomic.write_bytes(out / "models" / f"{name}.onnx", shipped)
-        save_compact(out / "checkpoints" / f"{name}-seed{PRESET_SEED}.pt", model.spec, shipped_model, label,
+        atomic.write_bytes(Artefacts(out).model_onnx(name), shipped)
+        save_compact(Artefacts(out).checkpoint(name), model.spec, shipped_model, label,
                      corpus.vocab.fingerprint())
         record_parity(parity, name, sess)
         report[name] = {
@@ -300,7 +302,7 @@ def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] = 
             "max_abs_logit_diff_float32": float_diff, "tried": tried, "opset": OPSET,
         }
         log(f"{name}: shipping {report[name]['encoding']} ({len(shipped) / 1e6:.2f} MB)")
-    atomic.write_json(out / "parity.json", parity, indent=None)
+    atomic.write_json(Artefacts(out).parity, parity, indent=None)
     _write_teaching_graphs(out, log)
     write_manifest(out, models)
     full = {"models": report, "checkpoints": {name: file_sha256(ckpt) for name, ckpt in checkpoints.items()}}
@@ -310,7 +312,7 @@ def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] = 
 
 def manifest_entry(out: Path, name: str, C: int, T: int) -> dict:
     """What the site needs to know about one shipped model, read from its ONNX file and compact checkpoint."""
-    ckpt = out / "checkpoints" / f"{name}-seed{PRESET_SEED}.pt"
+    ckpt = Artefacts(out).checkpoint(name)
     model = load_compact(ckpt)
     spec = model.spec
     shown = get_spec(name)  # how the site presents it (label, colours) is the registry's, now
@@ -318,7 +320,7 @@ def manifest_entry(out: Path, name: str, C: int, T: int) -> dict:
         raise ValueError(f"{ckpt} holds the model {spec.name!r}, not {name!r}")
     if (model.C, model.T) != (C, T):
         raise ValueError(f"{ckpt} was made for C = {model.C}, T = {model.T}, but vocab.json has C = {C}, T = {T}")
-    data = (out / "models" / f"{name}.onnx").read_bytes()
+    data = Artefacts(out).model_onnx(name).read_bytes()
     proto = onnx.load_from_string(data)
     return {"name": name, "label": shown.label, "file": f"models/{name}.onnx", "bytes": len(data),
             "sha256": sha256(data), "heads": spec.heads, "parameters": count_parameters(model),
@@ -349,11 +351,11 @@ def _steps_entry(out: Path, name: str) -> dict:
 
 def write_manifest(out: Path, models: tuple[str, ...] | None = None) -> Path:
     """``models/manifest.json``: the shipped models with their registry specs, and the settings the site shares."""
-    vocab = json.loads((out / "vocab.json").read_text())
+    vocab = json.loads(Artefacts(out).vocab.read_text())
     C, T = vocab["C"], vocab["T"]
     models = models or tuple(s.name for s in shipped_models())
     entries = [manifest_entry(out, name, C, T) for name in models]
-    return atomic.write_json(out / "models" / "manifest.json", {
+    return atomic.write_json(Artefacts(out).manifest, {
         "schema": MANIFEST_SCHEMA, "models": entries, "C": C, "T": T, "opset": OPSET,
         "special": dict(SPECIAL_IDS),
         "preset": {"seed": PRESET_SEED, "max_new_tokens": PRESET_MAX_NEW, "decoding": "greedy"},
@@ -412,8 +414,8 @@ def reexport(checkpoints: Path, out: Path, data=None, log=print) -> dict:
     preset = evidence["preset"]
     preset_history = prompt_history(itos, preset["prompt"])
     files, sizes = {}, {}
-    for name in MODEL_NAMES:
-        path = checkpoints / f"{name}-seed{PRESET_SEED}.pt"
+    for name in (s.name for s in shipped_models()):
+        path = checkpoints / Artefacts(out).checkpoint(name).name
         if not path.is_file():
             raise FileNotFoundError(f"{path} not found: restore wasm_assets/checkpoints/ or run `python -m export onnx`")
         model = load_compact(path)
@@ -445,8 +447,8 @@ def reexport(checkpoints: Path, out: Path, data=None, log=print) -> dict:
         log(f"{name}: {len(data_bytes) / 1e6:.2f} MB, largest PyTorch/onnxruntime difference over "
             f"{2 ** heads if heads else 1} head mask(s) {diff:.1e}, preset continuation unchanged")
     for name, data_bytes in files.items():
-        atomic.write_bytes(out / "models" / f"{name}.onnx", data_bytes)
-    atomic.write_json(out / "parity.json", parity, indent=None)
+        atomic.write_bytes(Artefacts(out).model_onnx(name), data_bytes)
+    atomic.write_json(Artefacts(out).parity, parity, indent=None)
     _write_teaching_graphs(out, log)
     write_manifest(out)
     return refresh(out, onnx_sizes=sizes)["onnx"]

@@ -122,13 +122,45 @@ def _worksheet(ctx: Context) -> None:
 def _subwords(ctx: Context) -> None:
     from .lesson import subwords
 
-    print(f"wrote {subwords.write(ctx.art.subwords, getattr(ctx.args, 'data', None))}")
+    for path in subwords.write(ctx.out, getattr(ctx.args, "data", None)):
+        print(f"wrote {path}")
+
+
+def _example_search(ctx: Context) -> None:
+    from .lesson import example_search
+
+    print(f"wrote {example_search.write(ctx.art)}")
+
+
+def _sweep(ctx: Context) -> None:
+    from .head_sweep import sweep_models, write
+
+    models = getattr(ctx.args, "models", None)
+    if models is not None and not set(sweep_models()) <= set(models):
+        print("sweep: skipped (--models leaves out some of the attention models; head_sweep.json unchanged)")
+        return
+    seeds = tuple(getattr(ctx.args, "seeds", ()) or ()) or None
+    from .defaults import SEEDS
+
+    write(ctx.runs, seeds or SEEDS, ctx.out, measure_time=getattr(ctx.args, "time_updates", False))
 
 
 def _evidence(ctx: Context) -> None:
     from .evidence import assemble
 
     assemble(ctx.out, ctx.runs)
+
+
+def _toy_task(ctx: Context) -> None:
+    from .toy_task import build
+
+    build(ctx.out)
+
+
+def _head_growth(ctx: Context) -> None:
+    from .head_growth import build
+
+    build(ctx.out, runs=ctx.runs, data=getattr(ctx.args, "data", None))
 
 
 def _palette(ctx: Context) -> None:
@@ -161,10 +193,22 @@ GRAPH: tuple[Stage, ...] = (
     Stage("walkthrough", ("checkpoints/", "vocab.json", "runs/measurements.json"), "walkthrough.json",
           _walkthrough, "page 4: the lesson's B = 2 batch through the shipped four-head model"),
     Stage("worksheet", (), "worksheet.json", _worksheet, "page 2: the seeded two-head worksheet"),
-    Stage("subwords", ("stories",), "subwords.json", _subwords, "page 3: a byte-pair encoder trained on the stories"),
-    Stage("evidence", ("runs/measurements.json", "heads.json"), "evidence.json", _evidence,
+    Stage("subwords", ("stories",), "subwords.json", _subwords, "page 3: a byte-pair encoder trained on the stories",
+          also=("bpe_tokenizer.json",)),
+    Stage("toy_task", (), "toy_task.json", _toy_task,
+          "page 5: tiny 1/2/4-head models of equal width on the synthetic task one head cannot learn"),
+    Stage("example_search", ("vocab.json", "models/*.onnx"), "example_search.json", _example_search,
+          "page 1: the in-vocabulary sentence where two heads of the four-head model most clearly differ"),
+    Stage("sweep", ("runs/<model>-seed<seed>/",), "head_sweep.json", _sweep,
+          "page 5's head-count sweep: every attention model (1, 2, 4, 8, 16 heads) x seed, alike-checked "
+          "(--time-updates: also time one update per model on one thread)"),
+    Stage("evidence", ("runs/measurements.json", "heads.json", "head_sweep.json"), "evidence.json", _evidence,
           "assembled last: the measurements and every stage section", also=("validation_traces.svg",)),
-    Stage("pagedata", ("evidence.json", "vocab.json", "walkthrough.json", "models/manifest.json", "models/*.onnx"),
+    Stage("head_growth", ("stories", "evidence.json"), "head_growth.json", _head_growth,
+          "page 5: a rerun of the four-head seed-11 training with snapshots (resumable), each measured",
+          also=("runs/head-growth/",)),
+    Stage("pagedata", ("evidence.json", "vocab.json", "walkthrough.json", "models/manifest.json", "models/*.onnx",
+                       "example_search.json"),
           "page_data.json", _pagedata, "what the pages draw that is computed, not measured: the build only renders"),
 )
 STAGES = {stage.name: stage for stage in GRAPH}

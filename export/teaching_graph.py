@@ -40,12 +40,13 @@ from onnx import TensorProto
 from . import atomic
 from .artefacts import Artefacts
 from .checkpoints import load_compact
+from .models import attention_models
 from .windows import context_window
 
 # forward_full's outputs, in its order (``update`` is W_O's output, before the residual)
 OUTPUTS = ("token_rows", "position_rows", "E", "Q", "K", "V", "scores", "mask", "A", "messages", "joined", "update",
            "updated", "hidden", "logits")
-ATTENTION_MODELS = ("one_head", "four_heads")
+ATTENTION_MODELS = tuple(s.name for s in attention_models())  # the registry's shipped attention models
 PARITY_TOL = 1e-4  # as the shipped graphs' check (export.onnx_export.PARITY_TOL); the tests use tests/tolerance.py
 WEIGHTS_KEY = "weights_sha256"
 

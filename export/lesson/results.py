@@ -75,8 +75,13 @@ def attention_cost(evidence: dict, windows: tuple[int, ...] | None = None) -> di
     costs 2·w·d multiply-adds over all heads (``final_query_total``).
     """
     T, d = evidence["vocabulary"]["T"], evidence["protocol"]["d_model"]
-    heads = {m: evidence["protocol"]["heads"][m] for m in evidence["protocol"]["models"]
-             if evidence["protocol"]["heads"][m] > 0}
+    if "head_sweep" in evidence:  # every head count of the sweep, fewest heads first
+        heads = {m["name"]: m["heads"] for m in evidence["head_sweep"]["models"]}
+        labels = {m["name"]: m["label"] for m in evidence["head_sweep"]["models"]}
+    else:
+        heads = {m: evidence["protocol"]["heads"][m] for m in evidence["protocol"]["models"]
+                 if evidence["protocol"]["heads"][m] > 0}
+        labels = {m: evidence["protocol"]["labels"][m] for m in heads}
     windows = windows or (T // 4, T // 2, T, 2 * T, 4 * T, 8 * T)
     rows = []
     for w in windows:
@@ -89,7 +94,7 @@ def attention_cost(evidence: dict, windows: tuple[int, ...] | None = None) -> di
         row["attention_share"] = row["scores_and_messages_total"] / (row["scores_and_messages_total"]
                                                                      + row["projections"])
         rows.append(row)
-    return {"d": d, "T": T, "heads": heads, "rows": rows,
+    return {"d": d, "T": T, "heads": heads, "labels": labels, "rows": rows,
             "model_row": windows.index(T), "break_even_window": 2 * d}
 
 

@@ -10,11 +10,13 @@ what the other common choices would make of the same text, this module
   vocabulary is built from), with as many items as our word vocabulary, and
   encodes the example with it.
 
-The site build calls ``build()`` when the stories are on disk, so the figure
-follows the data. ``python -m export.lesson.subwords`` writes the same result
-to ``wasm_assets/subwords.json``; the build falls back to that file when the
-stories are absent (a checkout without ``../shared/data``), and a test checks
-that the file still equals a fresh training run.
+The pipeline (``python -m export all``, or ``python -m export.lesson.subwords``)
+writes two artefacts (paths in ``export/artefacts.py``): the trained encoder
+itself in Hugging Face's own format (``bpe_tokenizer.json``: its vocabulary,
+merges, normaliser and pre-tokenizer), which page 3's playground encodes with
+in the browser (``site_src/js/runtime/bpe.js``), and ``subwords.json``, the
+example as three token lists for the page's figure. The site build only reads
+them; a test checks that they still equal a fresh training run.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import unicodedata
 from pathlib import Path
 
 from .. import atomic
+from ..artefacts import Artefacts
 from ..data import load_stories
 from ..windows import split_indices
 from ..wordlm import tokenize
@@ -31,7 +34,6 @@ SCHEMA = "mha-subwords/1"
 EXAMPLE = "The sky got redder!"
 VOCAB_SIZE = 4000  # the size of the word vocabulary (C), so neither side gets more items
 WINDOW = 4         # the window of the page's question: does it hold four words?
-DEFAULT_OUT = Path(__file__).resolve().parents[2] / "wasm_assets" / "subwords.json"
 
 
 # lesson: train-bpe
@@ -58,20 +60,31 @@ def three_ways(text: str, bpe) -> dict[str, list[str]]:
 # lesson end
 
 
-def build(data: str | Path | None = None, text: str = EXAMPLE) -> dict:
-    """Train on the training split of the pipeline's stories and tokenize ``text`` three ways."""
+def train(data: str | Path | None = None):
+    """The encoder trained on the training split of the pipeline's stories, and where they came from."""
+    source = load_stories(data, log=lambda *_: None)
+    train_texts = [source.stories[i].text for i in split_indices(len(source.stories))["train"]]
+    return train_bpe(train_texts), source, len(train_texts)
+
+
+def load_bpe(path: str | Path):
+    """The shipped encoder (``bpe_tokenizer.json``), as Hugging Face ``tokenizers`` reads it."""
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(path))
+
+
+def summary(bpe, source, training_stories: int, text: str = EXAMPLE) -> dict:
+    """``subwords.json``: the example three ways, and what the encoder was trained on."""
     import tokenizers
 
-    source = load_stories(data, log=lambda *_: None)
-    train = [source.stories[i].text for i in split_indices(len(source.stories))["train"]]
-    bpe = train_bpe(train)
     return {
         "schema": SCHEMA,
         "example": text,
         "window": WINDOW,
         "vocab_size": bpe.get_vocab_size(),
         "requested_vocab_size": VOCAB_SIZE,
-        "training_stories": len(train),
+        "training_stories": training_stories,
         "data_file": source.file,
         "data_sha256": source.sha256,
         "library": f"tokenizers {tokenizers.__version__}",
@@ -79,16 +92,26 @@ def build(data: str | Path | None = None, text: str = EXAMPLE) -> dict:
     }
 
 
-def write(out: str | Path = DEFAULT_OUT, data: str | Path | None = None) -> Path:
-    return atomic.write_json(out, build(data))
+def build(data: str | Path | None = None, text: str = EXAMPLE) -> tuple[dict, str]:
+    """Train now: (the contents of subwords.json, the text of bpe_tokenizer.json)."""
+    bpe, source, n = train(data)
+    return summary(bpe, source, n, text), bpe.to_str(pretty=False)
+
+
+def write(out: str | Path | None = None, data: str | Path | None = None) -> tuple[Path, Path]:
+    """Train, then write bpe_tokenizer.json and subwords.json into the artefact folder ``out``."""
+    paths = Artefacts(out)
+    result, encoder = build(data)
+    return atomic.write_text(paths.bpe_tokenizer, encoder), atomic.write_json(paths.subwords, result)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=None, help="the stories file (default: the pipeline's)")
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help="where to write subwords.json")
+    parser.add_argument("--out", default=None, help="the artefact folder (default: wasm_assets/ or $MHA_WASM_ASSETS)")
     args = parser.parse_args(argv)
-    print(f"wrote {write(args.out, args.data)}")
+    for path in write(args.out, args.data):
+        print(f"wrote {path}")
     return 0
 
 

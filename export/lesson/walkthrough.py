@@ -18,7 +18,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..defaults import CONTEXT, PRESET_SEED
+from ..defaults import CONTEXT
 from ..wordlm import PAD_ID, SPECIAL_IDS, SPECIAL_TOKENS, Vocabulary, tokenize
 
 SENTENCE = "Lily found a red ball."
@@ -239,8 +239,12 @@ def write(checkpoints: Path, assets: Path, prompt: str | None = None, log=print)
     """walkthrough.json; the preset ``prompt`` comes from the evidence stage, or from evidence.json."""
     from .. import atomic
 
-    ckpt = Path(checkpoints) / f"four_heads-seed{PRESET_SEED}.pt"
-    data = batch_walkthrough(ckpt, Path(assets) / "vocab.json", Path(assets) / "evidence.json", prompt=prompt)
-    path = atomic.write_json(Path(assets) / "walkthrough.json", data, indent=None)
+    from ..artefacts import Artefacts
+    from ..models import most_heads_model
+
+    art = Artefacts(assets)
+    ckpt = Path(checkpoints) / art.checkpoint(most_heads_model().name).name  # the shipped model with most heads
+    data = batch_walkthrough(ckpt, art.vocab, art.evidence, prompt=prompt)
+    path = atomic.write_json(art.walkthrough, data, indent=None)
     log(f"wrote {path} (B = 2 walkthrough, loss {data['loss']:.4f})")
     return path

@@ -9,7 +9,10 @@ becomes a highlighted code block holding the section ``full-scores`` of
 file and lines it is, and a link to the code archive (``downloads/mha-lesson.zip``,
 built by ``downloads.py``; inside it the file is ``mha-lesson/export/...``).
 ``#first..last`` shows the lines from the start of section ``first`` to the end
-of section ``last``, marker lines in between included (they read as step labels).
+of section ``last``; the marker lines in between show as blank lines, so a learner
+never sees a ``# lesson:`` comment and the line numbers stay the file's.
+The directive may be indented (inside a ``??? "Show the code"`` door, say): the
+block is then indented the same way.
 Change the code and the page changes with it; a missing file or section stops
 the build with the page, the file and the section named.
 
@@ -25,9 +28,9 @@ The section is the lines after the marker, up to (not including) the first of:
   decorator line at the marker's indentation or less (the next definition).
 
 Trailing blank lines are dropped and the common indentation is removed, so a
-block is always the file's lines ``start``-``end`` de-indented, line for line
-(``tests/site_build/test_code_listings_match_files.py`` checks every block of the built site that way).
-Markers are never part of a shown block.
+block is always the file's lines ``start``-``end`` de-indented, line for line, with
+marker lines blanked (``tests/site_build/test_code_listings_match_files.py`` checks every
+block of the built site that way). Markers are never visible in a shown block.
 """
 from __future__ import annotations
 
@@ -46,7 +49,7 @@ log = logging.getLogger("mkdocs.hooks.code_snippets")
 ROOT = Path(__file__).resolve().parents[2]
 ARCHIVE = "downloads/mha-lesson.zip"  # site path of the archive built by downloads.py
 ARCHIVE_PREFIX = "mha-lesson/"        # folder of the project inside the archive
-DIRECTIVE = re.compile(r"^::code::[ \t]+(?P<path>[\w./-]+)#(?P<name>[\w-]+(?:\.\.[\w-]+)?)[ \t]*$", re.M)
+DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)::code::[ \t]+(?P<path>[\w./-]+)#(?P<name>[\w-]+(?:\.\.[\w-]+)?)[ \t]*$", re.M)
 MARKER = re.compile(r"^(?P<indent>[ \t]*)# lesson(?::[ \t]*(?P<name>[\w-]+)| end)[ \t]*$")
 DEFINITION = re.compile(r"^(?:def |class |async def |@)")
 
@@ -108,8 +111,13 @@ def read_section(path: str, name: str, root: Path = ROOT) -> Section:
         end = find_section(lines, last, path)[1]
         if end < start:
             raise SnippetError(f"{path}: section '{last}' comes before '{first}'")
-    text = textwrap.dedent("\n".join(lines[start - 1:end]))
+    text = textwrap.dedent("\n".join(blank_markers(lines[start - 1:end])))
     return Section(path, name, start, end, text)
+
+
+def blank_markers(lines: list[str]) -> list[str]:
+    """The lines with every ``# lesson:`` marker made blank (a range spans several sections)."""
+    return ["" if MARKER.match(line) else line for line in lines]
 
 
 def archive_path(path: str) -> str:
@@ -135,9 +143,11 @@ def render(section: Section, page_url: str) -> str:
 def expand(markdown: str, page_url: str, where: str = "?") -> str:
     def one(m: re.Match) -> str:
         try:
-            return render(read_section(m.group("path"), m.group("name")), page_url)
+            block = render(read_section(m.group("path"), m.group("name")), page_url)
         except SnippetError as exc:
             raise PluginError(f"{where}: {exc}") from None
+        indent = m.group("indent")
+        return "\n".join(indent + line if line.strip() else line for line in block.split("\n"))
 
     return DIRECTIVE.sub(one, markdown)
 

@@ -19,6 +19,7 @@ and checks it against the file it names):
     {{ wt("loss", ".3f") }}      wasm_assets/walkthrough.json (export/walkthrough.py)
     {{ toy("n_targets") }}       the Lily toy (page_data.json "toy": export.lesson.walkthrough.lily_example())
     {{ vocab_id("lily") }}       the token's id in wasm_assets/vocab.json
+    {{ ex("chosen.score", ".2f") }}  wasm_assets/example_search.json (page 1's sentence search)
 
 ``fmt`` is a Python format spec (``".2f"``, ``","``, ``".1%"``, ``""``);
 ``fn`` is an optional transform applied first: ``abs``, ``neg``, ``exp``.
@@ -78,8 +79,8 @@ _HOOKS = str(Path(__file__).resolve().parent)  # the page_macros package sits ne
 if _HOOKS not in sys.path:
     sys.path.append(_HOOKS)
 from page_macros import page3, page4, page5, tables  # noqa: E402
-from page_macros.engine import (DATA, MacroError, _grid, authored, ev, format_value, has, lookup, res, res_val,  # noqa: E402,F401
-                                toy, toy_val, val, vocab_id, wt, wt_val)
+from page_macros.engine import (DATA, MacroError, _grid, authored, ev, ex, ex_val, format_value, has, lookup,  # noqa: E402,F401
+                                page_data_val, res, res_val, toy, toy_val, val, vocab_id, wt, wt_val)
 from page_macros.page5 import WEAK_LEAN, _kind, _ko, compare_link  # noqa: E402
 from page_macros.quiz import QUIZ_SALT, quiz, quiz_html, quiz_order  # noqa: E402,F401  (tests call them here)
 
@@ -87,22 +88,14 @@ from page_macros.quiz import QUIZ_SALT, quiz, quiz_html, quiz_order  # noqa: E40
 # ---------------------------------------------------------------------------
 # Page 5's prose about the heads (issue 23 moves it into the page's Markdown).
 
-def knockout_summary() -> Markup:
-    """Which head the model leans on most and least, in words, from the knock-out numbers."""
+def head_ranks() -> dict:
+    """Which head the knock-outs rank first and last (numbers only: page 5 words them)."""
     ko = val("heads.knockout")
     heads = len(ko["all"]["mask"])
     without = sorted(range(1, heads + 1), key=lambda h: ko[f"without_{h}"]["test_perplexity"])
-    least, most = without[0], without[-1]
-    best_alone = min(range(1, heads + 1), key=lambda h: ko[f"only_{h}"]["test_perplexity"])
-    return Markup(
-        f"With all four heads the shipped model's test perplexity is {_ko('all', 'test_perplexity', '.2f')}. "
-        f"The model leans most on **head {most}**: without it perplexity rises to "
-        f"{_ko(f'without_{most}', 'test_perplexity', '.2f')} ({_ko(f'without_{most}', 'perplexity_change', '+.0%')}), "
-        f"and its top next token changes in {_ko(f'without_{most}', 'top_token_changed', '.0%')} of the test windows. "
-        f"Removing **head {least}** costs least ({_ko(f'without_{least}', 'perplexity_change', '+.0%')}), though "
-        f"even that is not nothing. No single head carries the model: the best one kept alone, head {best_alone}, "
-        f"still leaves perplexity at {_ko(f'only_{best_alone}', 'test_perplexity', '.2f')}, and with every head "
-        f"switched off it is {_ko('none', 'test_perplexity', '.2f')}.")
+    return {"heads": heads, "least": without[0], "most": without[-1],
+            "best_alone": min(range(1, heads + 1), key=lambda h: ko[f"only_{h}"]["test_perplexity"]),
+            "most_changed": max(range(1, heads + 1), key=lambda h: ko[f"without_{h}"]["top_token_changed"])}
 
 
 def head_atlas_figure() -> Markup:
@@ -119,76 +112,10 @@ def head_atlas_figure() -> Markup:
     body.append(f'<tr><th scope="row">Spread evenly</th>{cells}</tr>')
     table = _grid("Average share of the final position's attention per kind of source (the figure's numbers)",
                   header, body)
-    alt = ("Bar chart: for each head of the one-head and four-head models, the average share of attention on the "
-           "final token itself, one to eight or more tokens back, the story-start marker, punctuation, an earlier "
-           "occurrence of the same word and the token after it; the numbers are in the table below the figure.")
-    return Markup(
-        f'\n\n<figure class="mha-figure mha-atlas"><div class="mha-atlas__scroll">'
-        f'<img src="../../wasm_assets/{html.escape(val("heads.figure"))}" alt="{html.escape(alt)}" width="830" '
-        f'style="max-width:100%;height:auto;background:#fff"></div>'
-        f'<figcaption>Where each head looks, on average over the {ev("heads.windows", ",")} windows of the test '
-        f'split: seed-{ev("heads.seed")} models, the same weights the compare page runs. Head colours are the '
-        f'ones the compare page uses.</figcaption></figure>\n\n'
-        f'<details class="mha-atlas__data"><summary>The atlas as a table</summary>{table}</details>\n\n')
-
-
-def head_descriptions() -> Markup:
-    """One evidence-backed paragraph per head: what it favours, what removing it costs, its clearest window."""
-    items = []
-    for model in ("four_heads", "one_head"):
-        for i, head in enumerate(val(f"heads.atlas.{model}.heads")):
-            p = f"heads.atlas.{model}.heads.{i}"
-            first, second = head["ranked_kinds"][:2]
-            name = "Four heads, head " + str(head["head"]) if model == "four_heads" else "The one-head model's head"
-            colour = html.escape(val(f"heads.colours.{model}")[head["head"] - 1])
-            lean = head["share"][first] / val(f"heads.atlas.{model}.uniform.{first}")
-            opening = (f"Above an even spread it favours {_kind(first)}" if lean >= WEAK_LEAN else
-                       f"It spreads its attention close to evenly; its largest lean, a slight one, is toward "
-                       f"{_kind(first)}")
-            text = (f'<span class="mha-swatch" style="background:{colour}" aria-hidden="true"></span>'
-                    f'<strong>{name}.</strong> {opening}: '
-                    f'{ev(f"{p}.share.{first}", ".0%")} of its attention on average, against '
-                    f'{ev(f"heads.atlas.{model}.uniform.{first}", ".0%")} if spread evenly; next, {_kind(second)} '
-                    f'({ev(f"{p}.share.{second}", ".0%")} against {ev(f"heads.atlas.{model}.uniform.{second}", ".0%")}). '
-                    f'On average it looks {ev(f"{p}.mean_distance", ".1f")} tokens back.')
-            if model == "four_heads":
-                ko = f"without_{head['head']}"
-                text += (f' Switched off, test perplexity goes to {_ko(ko, "test_perplexity", ".2f")} '
-                         f'({_ko(ko, "perplexity_change", "+.0%")}).')
-            c = head["clearest"]
-            top = c["top_sources"][0]
-            text += (f' Its clearest test window (the largest share on {_kind(head["signature"])}: '
-                     f'{ev(f"{p}.clearest.share", ".0%")}) ends “…&#8202;{html.escape(lookup(DATA.get("page_data"), f"heads.clearest_endings.{model}.{i}", "page_data"))}”; '
-                     f'there it puts {ev(f"{p}.clearest.top_sources.0.weight", ".0%")} on '
-                     f'<code>{html.escape(top["token"])}</code>, {ev(f"{p}.clearest.top_sources.0.offset")} back. '
-                     f'<a href="{compare_link(c["prompt"], model, head["head"])}">Open this window in the compare '
-                     f'page’s inspector</a>.')
-            items.append(f"<li>{text}</li>")
-    return Markup('\n\n<ul class="mha-head-list">' + "".join(items) + "</ul>\n\n")
-
-
-def head_knockout_quiz() -> Markup:
-    """Predict which head's removal changes the top next token most often; every option explained from the evidence."""
-    ko = val("heads.knockout")
-    heads = len(ko["all"]["mask"])
-    share = {h: ko[f"without_{h}"]["top_token_changed"] for h in range(1, heads + 1)}
-    correct = max(share, key=share.get) - 1
-    options = []
-    for h in range(1, heads + 1):
-        k = f"without_{h}"
-        verdict = "Right" if h - 1 == correct else "Not this one"
-        options.append([f"Head {h}", f"{verdict}: without it the top next token changes in "
-                                     f"{_ko(k, 'top_token_changed', '.1%')} of the test windows and perplexity "
-                                     f"goes to {_ko(k, 'test_perplexity', '.2f')}."])
-    lines = []
-    lines.append("A head that most windows lean on for a sharp, nearby clue changes the top choice most often. "
-                 f'Now try it: <a href="{compare_link(val("preset.prompt"), "four_heads", correct + 1)}">open the '
-                 "preset opening in the inspector</a>, switch that head off and watch the five most likely next "
-                 "tokens move; then press Continue to see the story without it.")
-    return Markup("\n\n" + quiz_html(
-        "Before you look at the table: which head of the four-head model, switched off alone, changes the "
-        "model's most likely next token in the largest share of test windows?",
-        options, correct, "\n".join(lines)) + "\n\n")
+    # The figure itself is drawn by the figures hook (site_src/hooks/lesson_figures/results.py) from heads.json,
+    # in the site's themed SVG; this macro adds its numbers as a table.
+    return Markup('\n\n::figure:: head-atlas\n\n'
+                  f'<details class="mha-atlas__data"><summary>The atlas as a table</summary>{table}</details>\n\n')
 
 
 MACROS = {
@@ -202,8 +129,10 @@ MACROS = {
     "top_table": page4.top_table,
     "res": res, "res_val": res_val, "parameter_table": page5.parameter_table,
     "attention_cost_table": page5.attention_cost_table, "knockout_table": page5.knockout_table,
-    "knockout_summary": knockout_summary, "head_atlas_figure": head_atlas_figure,
-    "head_descriptions": head_descriptions, "head_knockout_quiz": head_knockout_quiz,
+    "head_atlas_figure": head_atlas_figure,
+    # page 5 words these in its Markdown (issue 23): numbers, links and page-data text only
+    "head_ranks": head_ranks, "compare_link": compare_link, "WEAK_LEAN": WEAK_LEAN, "page_data_val": page_data_val,
+    "ex": ex, "ex_val": ex_val,
 }
 
 

@@ -16,8 +16,8 @@ project's own code at build time, never from typing:
 * the shipped one-head and four-head ONNX models, run with onnxruntime on page 1's coat prefix,
 * ``export.multihead.MultiHeadAttentionLM.forward_full`` for the mask picture, and the
   models of ``export.models.build_model`` for the parameter groups,
-* ``export.lesson.subwords`` for page 3's tokenizers (trained now when the stories
-  are on disk, else read from ``wasm_assets/subwords.json``).
+* ``wasm_assets/subwords.json`` for page 3's tokenizers (written by ``export.lesson.subwords``;
+  the build never trains).
 
 The drawing code is the package ``lesson_figures`` next to this file (one module per
 part of the lesson). Colours come from CSS (``site_src/css/figures.css``): classes such as ``h0``..``h3``
@@ -35,7 +35,8 @@ from mkdocs.exceptions import PluginError
 _HOOKS = str(Path(__file__).resolve().parent)  # the lesson_figures package sits next to this hook
 if _HOOKS not in sys.path:
     sys.path.append(_HOOKS)
-from lesson_figures import attention, model, results, tokens  # noqa: E402
+from lesson_figures import growth, toy  # noqa: E402  (issue 20: the toy task, heads forming in training)
+from lesson_figures import attention, head_sweep, model, results, tokens  # noqa: E402
 from lesson_figures.common import FigureError  # noqa: E402
 from lesson_figures.tokens import subwords_result  # noqa: E402,F401  (tests call it through this hook)
 
@@ -51,6 +52,13 @@ FIGURES = {
     "tokenizers": tokens.figure_tokenizers,
     "traces-zoom": results.figure_traces_zoom,
     "parameters": results.figure_parameters,
+    "toy-summary": toy.figure_toy_summary,
+    "toy-curves": toy.figure_toy_curves,
+    "toy-attention": toy.figure_toy_attention,
+    "head-growth": growth.figure_head_growth,
+    "head-sweep": head_sweep.figure_head_sweep,
+    "traces": results.figure_traces,
+    "head-atlas": results.figure_head_atlas,
 }
 
 # Figures that a widget updates get a live line under the picture (page 2: the head explorer).
@@ -69,7 +77,8 @@ def render(name: str) -> str:
         raise FigureError(f"unknown figure '{name}'; known: {', '.join(sorted(FIGURES))}")
     body, caption = FIGURES[name]()
     return (f'\n<figure class="mha-fig" id="fig-{name}" data-fig="{name}">'
-            f'<div class="mha-fig__scroll">{body}</div>{STATUS.get(name, "")}'
+            # focusable: on a phone a figure too wide for its text to stay readable scrolls sideways
+            f'<div class="mha-fig__scroll" tabindex="0">{body}</div>{STATUS.get(name, "")}'
             f"<figcaption>{_caption_html(caption)}</figcaption></figure>\n")
 
 

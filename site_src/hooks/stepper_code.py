@@ -12,7 +12,7 @@ own code blocks are, and written to ``site/js/lesson/stepper_code.json``:
 The widget fetches that file only when the learner opens the stepper. Every
 marked section of the files in ``FILES`` is written, so the widget may name
 any of them; a name the widget asks for that is missing here is a test failure
-(``tests/test_stepper_browser.py``), not a silent blank.
+(``tests/browser/lesson/test_stepper.py``), not a silent blank.
 """
 from __future__ import annotations
 

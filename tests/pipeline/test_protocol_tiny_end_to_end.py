@@ -11,6 +11,7 @@ import torch
 
 from export.evidence import SCHEMA, preset_prompt, validate
 from export.generate import EXCLUDED_IDS, Mulberry32, choose_next, generate_ids
+from export.models import MODEL_NAMES
 from export.multihead import MultiHeadAttentionLM
 from export.checkpoints import load_checkpoint
 from export.train import RunResult, aggregate, learning_rate, relative_change, TrainConfig
@@ -85,7 +86,7 @@ def test_window_count_identity_in_the_audit(tiny_protocol):
 
 def test_second_run_resumes_instead_of_retraining(tiny_protocol):
     _, _, second = tiny_protocol
-    assert second.stdout.count("already trained") == 6
+    assert second.stdout.count("already trained") == len(MODEL_NAMES) * 2  # every registry model, two seeds
 
 
 def test_checkpoints_reload_and_damaged_ones_are_refused(tiny_protocol, tmp_path):

@@ -29,6 +29,7 @@ LESSON_PAGES = {  # built page -> the least number of code blocks it shows
 BLOCK = re.compile(r'<div class="mha-code" (?P<attrs>[^>]*)>(?P<body>.*?)</td></tr></table></div>\s*</div>', re.S)
 ATTR = re.compile(r'(data-[\w-]+)="([^"]*)"')
 CODE = re.compile(r'<td class="code"><div><pre><span></span><code>(.*?)</code></pre>', re.S)
+MARKER = re.compile(r"^[ \t]*# lesson(?::[ \t]*[\w-]+| end)[ \t]*$")
 LINENOS = re.compile(r'<span class="normal">\s*(\d+)</span>')
 ARCHIVE_LINK = re.compile(r'<p class="mha-code__source">.*?<a href="([^"]+)" download>.*?'
                           r' as <code>([^<]+)</code></p>', re.S)
@@ -68,7 +69,9 @@ def mismatch(block: dict, root: Path = ROOT) -> str | None:
     lines = file.read_text(encoding="utf-8").splitlines()
     if not 1 <= start <= end <= len(lines):
         return f"lines {start}-{end} are outside {block['data-file']} ({len(lines)} lines)"
-    expected = textwrap.dedent("\n".join(lines[start - 1:end]))
+    # A range over several sections shows its inner "# lesson:" marker lines blank (code_snippets.blank_markers).
+    shown_lines = ["" if MARKER.match(line) else line for line in lines[start - 1:end]]
+    expected = textwrap.dedent("\n".join(shown_lines))
     if block["code"] != expected:
         shown, want = (block["code"] or "").splitlines(), expected.splitlines()
         for k, (a, b) in enumerate(zip(shown, want)):

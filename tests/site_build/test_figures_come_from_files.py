@@ -47,7 +47,8 @@ def sources(assets_dir):
     from export.lesson.walkthrough import lily_example
 
     out = {}
-    for name, file in (("evidence", "evidence.json"), ("walkthrough", "walkthrough.json"), ("vocab", "vocab.json")):
+    for name, file in (("evidence", "evidence.json"), ("walkthrough", "walkthrough.json"), ("vocab", "vocab.json"),
+                       ("example", "example_search.json")):
         path = assets_dir / file
         if path.is_file():
             out[name] = json.loads(path.read_text())

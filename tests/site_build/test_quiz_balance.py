@@ -17,7 +17,8 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-QUIZ = re.compile(r'<div class="mha-quiz" data-mha-widget="quiz".*?</details></div>', re.S)
+# A quiz inside a door (<details markdown>) is re-serialised by md_in_html: attributes sorted, newlines added.
+QUIZ = re.compile(r'<div (?=[^>]*\bclass="mha-quiz")[^>]*\bdata-mha-widget="quiz"[^>]*>.*?</details>\s*</div>', re.S)
 OPTION = re.compile(r'<li class="mha-quiz__option" data-correct="(true|false)">(.*?)</li>', re.S)
 WHY = re.compile(r'<li class="mha-quiz__why" data-correct="(true|false)">(.*?)</li>', re.S)
 QUESTION = re.compile(r'<p class="mha-quiz__question">(.*?)</p>', re.S)

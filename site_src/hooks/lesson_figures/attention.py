@@ -36,7 +36,7 @@ def weight_bars(name: str, title: str, tokens: list[str], weights: list[list[flo
             bar_w = (col_w - 42) * w
             parts.append(rect(x0, y + 4, bar_w, row_h - 8, f"mha-fig__bar {head_classes[h]}"))
             parts.append(text(x0 + bar_w + 3, y + row_h * 0.68, pct(w), "mha-fig__value",
-                              weight="700" if j == best[h] else None, size=FONT - 2))
+                              weight="700" if j == best[h] else None, size=FONT - 1))
     desc = f"Receiver: {display(tokens[receiver])} (marked ▸). " + "; ".join(
         f"{head_labels[h]}: " + ", ".join(f"{display(t)} {pct(weights[h][j])}" for j, t in enumerate(tokens))
         + f" (largest on {display(tokens[best[h]])})" for h in range(heads))
@@ -45,25 +45,23 @@ def weight_bars(name: str, title: str, tokens: list[str], weights: list[list[flo
 
 def figure_coat_query() -> tuple[str, str]:
     tokens, weights, unknown = _coat_attention(1)
-    body = weight_bars("coat-query", f"One query at “{tokens[-1]}”: the one-head model's weights over the {tokens[-1]} prefix",
+    last = display(tokens[-1])
+    body = weight_bars("coat-query", f"One query at “{last}”: the one-head model's weights over the sentence",
                        tokens, weights, len(tokens) - 1, ["the one head"], ["h0"],
                        note_rows={j: "(UNK)" for j in unknown})
-    cap = ("**One query, one set of weights.** The trained one-head model (seed 11, the model the "
-           "comparison page runs) reads *" + " ".join(tokens[1:]) + "*; the bars are the weights of its "
-           "single query at the receiver *" + tokens[-1] + "* (the last token, marked ▸) over every source, adding up to 1. "
-           "Whatever this head takes from *red* it must take with that one weight for every coordinate of "
-           "its message." + _unknown_note(tokens, unknown))
+    cap = (f"**One query, one set of weights.** The trained one-head model (seed 11) at the receiver "
+           f"*{last}* (marked ▸): one weight per source, BOS included, adding up to 1." + _unknown_note(tokens, unknown))
     return body, cap
 
 
 def figure_coat_heads() -> tuple[str, str]:
     tokens, weights, unknown = _coat_attention(attention_models()[-1]["heads"])
-    body = weight_bars("coat-heads", f"Four queries at “{tokens[-1]}”: the four-head model's weights, one column per head",
+    last = display(tokens[-1])
+    body = weight_bars("coat-heads", f"Four queries at “{last}”: the four-head model's weights, one column per head",
                        tokens, weights, len(tokens) - 1, [f"head {h + 1}" for h in range(len(weights))],
                        [f"h{h}" for h in range(len(weights))], note_rows={j: "(UNK)" for j in unknown})
-    cap = ("**Same receiver, four queries.** The trained four-head model on the same prefix: each head has "
-           "its own query at *" + tokens[-1] + "* and its own weights (each column adds up to 1). Compare where each "
-           "column puts its largest weight. Nobody told the heads to differ; training made them so.")
+    cap = (f"**Same receiver, four queries.** The trained four-head model: each head has its own query at "
+           f"*{last}* and its own weights; each column adds up to 1.")
     return body, cap
 
 
@@ -145,7 +143,7 @@ def figure_operation_flow() -> tuple[str, str]:
         g.append(path(f"M{vx:g},{y_lane + box_h:g} L{vx:g},{y_lane + 4 * (box_h + gap) - 2:g}",
                       "mha-fig__wire mha-fig__wire--value"))
         g.append(text(vx + (-4 if h == H - 1 else 4), y_lane + 4 * (box_h + gap) - 8, "V", "mha-fig__small",
-                      anchor="end" if h == H - 1 else "start", size=FONT - 3))
+                      anchor="end" if h == H - 1 else "start", size=FONT - 1))
         g.append("</g>")
         parts.append("".join(g))
         # E feeds every head: same input
@@ -169,7 +167,7 @@ def figure_operation_flow() -> tuple[str, str]:
     # the residual route from E down the left margin
     parts.append(path(f"M{cx - 110:g},30 L14,30 L14,{y3 + 20:g} L{cx - 132:g},{y3 + 20:g}",
                       "mha-fig__wire mha-fig__wire--residual"))
-    parts.append(f'<text x="10" y="{(30 + y3) / 2:g}" class="mha-fig__small" font-size="{FONT - 2}" '
+    parts.append(f'<text x="10" y="{(30 + y3) / 2:g}" class="mha-fig__small" font-size="{FONT - 1}" '
                  f'transform="rotate(-90 10 {(30 + y3) / 2:g})" text-anchor="middle" dy="-2">residual: E</text>')
     height = y3 + 50
     desc = (f"E, {T} rows of width {D}, feeds both heads. In each head: its own projections give Q, K and V "
@@ -179,10 +177,8 @@ def figure_operation_flow() -> tuple[str, str]:
             f"({D} by {D}) to an update of {T} by {D}, and added to E (the residual) to give the output.")
     body = svg("operation-flow", W, height, "The complete two-head operation, with the worksheet's shapes", desc,
                "".join(parts))
-    cap = ("**The whole operation in one picture.** Follow E down both lanes: the two heads read the *same* "
-           "E with their own matrices, score, mask, weigh and mix their values (the dashed V route does not "
-           "pass through the scores), and only then are their messages joined and mixed by W_O. Boxes with a "
-           "thick border hold learned numbers. The lane of the head you pick in the explorer below is "
-           "highlighted.")
+    cap = ("**The whole operation.** Both heads read the same E with their own matrices (thick borders: "
+           "learned numbers); the dashed V route skips the scores; W_O mixes the joined messages. The "
+           "explorer's head is highlighted.")
     return body, cap
 

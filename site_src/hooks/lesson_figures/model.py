@@ -82,7 +82,7 @@ def figure_model_map() -> tuple[str, str]:
     res_y = y + 18
     parts.append(path(f"M{cx - 120:g},122 L12,122 L12,{res_y:g} L{cx - 152:g},{res_y:g}",
                       "mha-fig__wire mha-fig__wire--residual"))
-    parts.append(f'<text x="8" y="{(122 + res_y) / 2:g}" class="mha-fig__small" font-size="{FONT - 2}" '
+    parts.append(f'<text x="8" y="{(122 + res_y) / 2:g}" class="mha-fig__small" font-size="{FONT - 1}" '
                  f'transform="rotate(-90 8 {(122 + res_y) / 2:g})" text-anchor="middle" dy="-2">residual: E</text>')
     y += 52
     parts.append(arrow(cx, y - 16, cx, y - 1))

@@ -51,17 +51,17 @@ def figure_traces_zoom() -> tuple[str, str]:
     v = math.ceil(y0 / tick) * tick
     while v <= y1:
         parts.append(line(ml, Y(v), ml + pw, Y(v), "mha-fig__grid"))
-        parts.append(text(ml - 4, Y(v) + 4, f"{v:.2f}", "mha-fig__small", anchor="end", size=FONT - 2))
+        parts.append(text(ml - 4, Y(v) + 4, f"{v:.2f}", "mha-fig__small", anchor="end", size=FONT - 1))
         v += tick
     xt = _nice_step(x1 - x0, 5)
     u = math.ceil(x0 / xt) * xt
     while u <= x1:
         parts.append(line(X(u), mt + ph, X(u), mt + ph + 4, "mha-fig__axis"))
-        parts.append(text(X(u), mt + ph + 16, f"{u:,.0f}", "mha-fig__small", anchor="middle", size=FONT - 2))
+        parts.append(text(X(u), mt + ph + 16, f"{u:,.0f}", "mha-fig__small", anchor="middle", size=FONT - 1))
         u += xt
-    parts.append(text(ml + pw / 2, Hh - 6, "update", "mha-fig__small", anchor="middle", size=FONT - 2))
+    parts.append(text(ml + pw / 2, Hh - 6, "update", "mha-fig__small", anchor="middle", size=FONT - 1))
     parts.append(f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
-                 f'class="mha-fig__small" font-size="{FONT - 2}">validation loss</text>')
+                 f'class="mha-fig__small" font-size="{FONT - 1}">validation loss</text>')
     desc = []
     for m in runs:
         for r in runs[m]:
@@ -136,14 +136,14 @@ def figure_parameters() -> tuple[str, str]:
         share = [f"{name} {g[name]:,} ({g[name] / total:.0%})" for name, _ in PARAM_GROUPS if g[name]]
         parts.append(text(ml, y + 10, " · ".join(f"{g[n] / total:.0%}" for n, _ in PARAM_GROUPS if g[n]) +
                           "  (" + ", ".join(n.split()[0] for n, _ in PARAM_GROUPS if g[n]) + ")",
-                          "mha-fig__small", size=FONT - 3))
+                          "mha-fig__small", size=FONT - 1))
         y += 22
         desc.append(f"{labels[m]}, {total:,} parameters: " + ", ".join(share))
     for k, (name, _) in enumerate(PARAM_GROUPS):
         lx = ml + (k % 2) * 200
         ly = y + (k // 2) * 18
         parts.append(rect(lx, ly, 12, 12, f"mha-param mha-param--{k}"))
-        parts.append(text(lx + 17, ly + 10, name, "mha-fig__small", size=FONT - 2))
+        parts.append(text(lx + 17, ly + 10, name, "mha-fig__small", size=FONT - 1))
     height = y + 2 * 18 + 4
     body = svg("parameters", W, height, "Where each model's parameters are", "; ".join(desc) + ".", "".join(parts))
     cap = ("**Where the parameters are.** Each bar is one model, drawn to the same scale, split into its "
@@ -153,3 +153,117 @@ def figure_parameters() -> tuple[str, str]:
            "bars are identical.")
     return body, cap
 
+
+
+def figure_traces() -> tuple[str, str]:
+    """Every run's validation trace (evidence.json), in the site's colours: replaces the pipeline's matplotlib plot."""
+    ev = load_json("evidence.json")
+    labels = ev["protocol"]["labels"]
+    models = [m for m in ("mlp", "one_head", "four_heads") if any(r["model"] == m for r in ev["runs"])]
+    runs = {m: [r for r in ev["runs"] if r["model"] == m] for m in models}
+    pts = [(u, v) for m in models for r in runs[m] for u, v in r["trace"]]
+    x0, x1 = 0, max(u for u, _ in pts)
+    y0, y1 = min(v for _, v in pts), max(v for _, v in pts)
+    pad = (y1 - y0) * 0.05
+    y0, y1 = y0 - pad, y1 + pad
+    W, Hh = 400, 300
+    ml, mr, mt, mb = 50, 24, 40, 42
+    pw, ph = W - ml - mr, Hh - mt - mb
+
+    def X(u):
+        return ml + (u - x0) / (x1 - x0) * pw
+
+    def Y(v):
+        return mt + (y1 - v) / (y1 - y0) * ph
+
+    small = FONT  # axis numbers and legend at the figure's own size: 11 px or more on a 390 px phone
+    parts = [rect(ml, mt, pw, ph, "mha-fig__plot")]
+    tick = _nice_step(y1 - y0, 5)
+    v = math.ceil(y0 / tick) * tick
+    while v <= y1:
+        parts.append(line(ml, Y(v), ml + pw, Y(v), "mha-fig__grid"))
+        parts.append(text(ml - 5, Y(v) + 4, f"{v:.2f}".rstrip("0").rstrip("."), "mha-fig__small", anchor="end", size=small))
+        v += tick
+    xt = _nice_step(x1 - x0, 4)
+    u = 0
+    while u <= x1:
+        parts.append(line(X(u), mt + ph, X(u), mt + ph + 4, "mha-fig__axis"))
+        parts.append(text(X(u), mt + ph + 17, f"{u:,.0f}", "mha-fig__small", anchor="middle", size=small))
+        u += xt
+    parts.append(text(ml + pw / 2, Hh - 5, "update", "mha-fig__small", anchor="middle", size=small))
+    parts.append(f'<text transform="translate(13,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
+                 f'class="mha-fig__small" font-size="{small}">validation loss (nats)</text>')
+    # the models' own colours (wasm_assets/palette.css); the single-head model dashed, as in the zoom below
+    single = attention_models()[0]["name"]
+    cls = {m: f"mha-model--{m}" + (" mha-trace--dashed" if m == single else "") for m in models}
+    desc = []
+    for m in models:
+        for r in runs[m]:
+            d = " ".join(f"{'M' if k == 0 else 'L'}{X(u):.1f},{Y(v):.1f}" for k, (u, v) in enumerate(r["trace"]))
+            parts.append(path(d, f"mha-trace {cls[m]}"))
+            parts.append(f'<circle cx="{X(r["best_update"]):.1f}" cy="{Y(r["val_loss"]):.1f}" r="4" '
+                         f'class="mha-trace__best mha-model--{m}"/>')
+            desc.append(f"{labels[m]} seed {r['seed']}: {r['trace'][0][1]:.3f} at update {r['trace'][0][0]:,}, "
+                        f"{r['trace'][-1][1]:.3f} at update {r['trace'][-1][0]:,}; chosen checkpoint {r['val_loss']:.3f} "
+                        f"at update {r['best_update']:,}")
+    # legend: one row above the plot, each entry as wide as its label
+    lx = ml
+    for m in models:
+        parts.append(line(lx, 16, lx + 22, 16, f"mha-trace {cls[m]}"))
+        parts.append(text(lx + 27, 20, labels[m], "mha-fig__label", size=small))
+        lx += 27 + len(labels[m]) * 7.5 + 18
+    body = svg("traces", W, Hh, "Validation loss against update for every run of the three models",
+               "; ".join(desc) + ".", "".join(parts))
+    seeds = sorted({r["seed"] for r in ev["runs"]})
+    cap = (f"**Validation loss during training**, every model and seed ({', '.join(map(str, seeds))}), on the fixed "
+           "validation slice; dots mark each run's chosen checkpoint (the lowest validation loss). Drawn from "
+           "`evidence.json`.")
+    return body, cap
+
+
+# Short names for the atlas's kinds of source (heads.json "kinds" holds the full wording, used in the description).
+ATLAS_SHORT = {"offset_0": "itself", "offset_1": "1 back", "offset_2": "2 back", "offset_3": "3 back",
+               "offset_4_7": "4–7 back", "offset_8_plus": "8+ back", "bos": "BOS", "punctuation": "punctuation",
+               "same_word": "same word", "after_same_word": "after same word"}
+
+
+def figure_head_atlas() -> tuple[str, str]:
+    """Where each head looks (heads.json), as bars in the head colours: replaces the matplotlib atlas image."""
+    heads = load_json("heads.json")
+    kinds = list(heads["kinds"])
+    cols = [("One head", "mha-model--one_head", heads["atlas"]["one_head"]["heads"][0]["share"])]
+    cols += [(f"head {h['head']}", f"h{h['head'] - 1}", h["share"]) for h in heads["atlas"]["four_heads"]["heads"]]
+    uniform = heads["atlas"]["four_heads"]["uniform"]
+    biggest = max(s[k] for _, _, s in cols for k in kinds)
+    W = 400
+    lw = 104  # the kinds' column
+    cw = (W - lw - 4) / len(cols)
+    rh = 30
+    top = 50
+    parts = [text(lw + cw / 2, 18, "1 head", "mha-fig__label", anchor="middle", weight="700"),
+             text(lw + cw * 3, 18, "four heads", "mha-fig__label", anchor="middle", weight="700"),
+             line(lw + cw + 4, 24, W - 4, 24, "mha-fig__axis")]
+    for c, (name, _, _) in enumerate(cols):
+        parts.append(text(lw + cw * (c + 0.5), 42, "model" if c == 0 else name.split()[1], "mha-fig__small",
+                          anchor="middle"))
+    desc = []
+    for r, k in enumerate(kinds):
+        y = top + r * rh
+        parts.append(text(lw - 6, y + 19, ATLAS_SHORT.get(k, k), "mha-fig__label", anchor="end"))
+        parts.append(line(lw, y + rh, W - 4, y + rh, "mha-fig__grid"))
+        for c, (name, cls, share) in enumerate(cols):
+            x = lw + c * cw + 4
+            w = (cw - 8) * share[k] / biggest
+            fill = f"mha-trace__best {cls}" if c == 0 else cls
+            parts.append(rect(x, y + 21, max(w, 0.8), 6, fill))
+            parts.append(text(x + (cw - 8) / 2, y + 16, f"{share[k]:.0%}", "mha-fig__value", anchor="middle"))
+        desc.append(f"{heads['kinds'][k]}: " + ", ".join(f"{n} {s[k]:.1%}" for n, _, s in cols) +
+                    f" (spread evenly: {uniform[k]:.1%})")
+    height = top + len(kinds) * rh + 6
+    body = svg("head-atlas", W, height, "Where each head looks, on average", "; ".join(desc) + ".", "".join(parts))
+    cap = (f"**Where each head looks**, on average over the {heads['windows']:,} windows of the {heads['split']} "
+           f"split: the share of the final position's attention that lands on each kind of source, for the "
+           f"one-head model and each head of the four-head model (seed {heads['seed']}). Bars are drawn to one "
+           f"scale (the largest share, {biggest:.0%}, fills a cell); the shares of one head add up to more than "
+           "100 % because a source can be of several kinds (punctuation two tokens back).")
+    return body, cap

@@ -6,6 +6,8 @@ so one drawing works in light and dark mode.
 from __future__ import annotations
 
 import html
+import math
+import re
 
 FONT = 13  # SVG units; figures are at most about 400 units wide so they stay readable on a 390 px phone
 
@@ -68,13 +70,26 @@ def box(x, y, w, h, lines, cls="", learned=False, href=None, box_id=None, label=
     return f"<g{gid}>{inner}</g>"
 
 
+MIN_TEXT_PX = 11  # the smallest text a figure may show, in CSS pixels, on any screen (a 390 px phone too)
+_FONT_SIZE = re.compile(r'font-size="([0-9.]+)"')
+
+
+def min_width(width: float, body: str) -> float:
+    """The narrowest the figure may be drawn (CSS px) so that its smallest text stays MIN_TEXT_PX.
+
+    A phone shrinks a figure to the column's width; below this width the figure keeps its size
+    and its box (``.mha-fig__scroll``) scrolls sideways instead of shrinking the text."""
+    smallest = min([FONT, *(float(v) for v in _FONT_SIZE.findall(body))])
+    return math.ceil(width * (MIN_TEXT_PX + 0.2) / smallest)
+
+
 def svg(name: str, width: float, height: float, title: str, desc: str, body: str, links: bool = False) -> str:
     """The SVG element. ``role="img"`` hides an image's inside from assistive technology, so a figure whose
     boxes are links is a ``group`` instead (named and described the same way), and its links stay reachable."""
     role = "group" if links else "img"
     scale = 1.35  # CSS pixels per unit on a wide screen (text about the size of the page's); phones shrink it
     return (f'<svg class="mha-fig__svg" viewBox="0 0 {width:g} {height:g}" width="{width * scale:.0f}" '
-            f'height="{height * scale:.0f}" '
+            f'height="{height * scale:.0f}" style="min-width:{min_width(width, body):.0f}px" '
             f'xmlns:xlink="http://www.w3.org/1999/xlink" role="{role}" '
             f'aria-labelledby="fig-{name}-title fig-{name}-desc" font-size="{FONT}">'
             f'<title id="fig-{name}-title">{esc(title)}</title><desc id="fig-{name}-desc">{esc(desc)}</desc>'

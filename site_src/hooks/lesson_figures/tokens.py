@@ -43,14 +43,15 @@ def figure_tokenizers() -> tuple[str, str]:
                          f"the last {w_window} are {' | '.join(window)}")
     parts.append(rect(4, y - 6, 14, 12, "mha-chip mha-chip--window", rx=3))
     parts.append(text(24, y + 4, f"the last {w_window} tokens: what a {w_window}-token window would hold",
-                      "mha-fig__small", size=FONT - 2))
+                      "mha-fig__small", size=FONT - 1))
     height = y + 12
     desc = f"“{data['example']}” tokenized three ways. " + ". ".join(desc_rows) + "."
     body = svg("tokenizers", W, height, f"“{data['example']}” as words, subwords and characters", desc,
                "".join(parts))
     cap = (f"**One text, three tokenizers.** “{data['example']}” split by our word rules, by a byte-pair "
            f"encoder with {data['vocab_size']:,} items that Hugging Face *tokenizers* learned from our "
-           f"{data['training_stories']:,} training stories, and into single characters "
+           f"{data['training_stories']:,} training stories (the pipeline ships it, and the playground below "
+           "encodes with it), and into single characters "
            "(␣ is a space). The outlined tokens are the last "
            f"{w_window}: all that a {w_window}-token window would hold.")
     return body, cap

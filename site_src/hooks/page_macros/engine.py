@@ -13,7 +13,8 @@ from markupsafe import Markup
 import export.artefacts as artefacts  # standard library only: the build reads files, never computes
 
 # Each macro source is a file the pipeline wrote (or a part of page_data.json).
-SOURCES = {"evidence": "evidence", "walkthrough": "walkthrough", "vocab": "vocab", "page_data": "page_data"}
+SOURCES = {"evidence": "evidence", "walkthrough": "walkthrough", "vocab": "vocab", "page_data": "page_data",
+           "example": "example_search"}  # example: page 1's sentence (export/lesson/example_search.py)
 PAGE_DATA_PARTS = ("toy", "results")  # sources that are a part of page_data.json
 TRANSFORMS = {"abs": abs, "neg": lambda x: -x, "exp": math.exp}
 
@@ -127,6 +128,9 @@ wt_val = _value("walkthrough")
 toy_val = _value("toy")
 res = _figure("results")
 res_val = _value("results")
+ex = _figure("example")      # {{ ex("n_candidates", ",") }}: page 1's sentence search
+ex_val = _value("example")
+page_data_val = _value("page_data")
 
 
 def has(path: str, source: str = "evidence") -> bool:

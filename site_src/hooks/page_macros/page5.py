@@ -44,7 +44,8 @@ def attention_cost_table() -> Markup:
         cells += [_res_cell(f"{p}.scores_and_messages_total"), _res_cell(f"{p}.projections"),
                   _res_cell(f"{p}.attention_share", ".0%")]
         body.append(f"<tr{mark}>" + "".join(cells) + "</tr>")
-    header = ["window <i>w</i>", *[f"per head, {_label(m).lower()}" for m in heads],
+    header = ["window <i>w</i>", *[f"per head, {html.escape(res_val(f'attention_cost.labels.{m}')).lower()}"
+                                   for m in heads],
               "all heads", "projections", "attention's share"]
     return _grid("Multiply-adds of one attention layer when every slot is a receiver: scores and "
                  "messages per head and over all heads, the four projections, and attention's share of "

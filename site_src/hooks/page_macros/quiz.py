@@ -29,7 +29,8 @@ def _option(question: str, o: Any) -> tuple[str, str]:
     return str(o[0]), str(o[1])
 
 
-def quiz_html(question: str, options: list, correct: int, explanation: str, order_seed: int = 0) -> str:
+def quiz_html(question: str, options: list, correct: int, explanation: str, order_seed: int = 0,
+              hint: str = "") -> str:
     if not 0 <= correct < len(options):
         raise MacroError(f"quiz {question!r}: correct={correct} but there are {len(options)} options")
     pairs = [_option(question, o) for o in options]
@@ -45,16 +46,19 @@ def quiz_html(question: str, options: list, correct: int, explanation: str, orde
             f'<p class="mha-quiz__kicker">Check yourself</p>'
             f'<p class="mha-quiz__question">{_inline_md(question)}</p>'
             f'<ol class="mha-quiz__options" type="A">{items}</ol>'
-            f'<details class="mha-quiz__explanation"><summary>Show the answer</summary>'
+            # The "not yet" hint after a first wrong try (quiz.js); without JavaScript it is simply shown.
+            + (f'<p class="mha-quiz__hint"><strong>Hint:</strong> {_inline_md(hint)}</p>' if hint.strip() else "")
+            + f'<details class="mha-quiz__explanation"><summary>Show the answer</summary>'
             f'<p class="mha-quiz__answer"><strong>Answer: {letter}.</strong> {answer}</p>{body}'
             f'<p class="mha-quiz__whys-title">Option by option:</p>'
             f'<ol class="mha-quiz__whys" type="A">{whys}</ol></details></div>')
 
 
-def quiz(question: str, options: list, correct: int = 0, order_seed: int = 0, caller=None) -> Markup:
+def quiz(question: str, options: list, correct: int = 0, order_seed: int = 0, hint: str = "",
+         caller=None) -> Markup:
     explanation = caller() if caller is not None else ""
     # Strip the common indentation Jinja keeps from the call block.
     lines = str(explanation).splitlines()
     indent = min((len(l) - len(l.lstrip()) for l in lines if l.strip()), default=0)
     explanation = "\n".join(l[indent:] for l in lines)
-    return Markup("\n\n" + quiz_html(question, options, correct, explanation, order_seed) + "\n\n")
+    return Markup("\n\n" + quiz_html(question, options, correct, explanation, order_seed, hint) + "\n\n")

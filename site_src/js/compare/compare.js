@@ -438,6 +438,8 @@ class CompareWidget {
           window: step.window, outputs, models: this.modelList, runners: this.models.runners, vocab: this.vocab,
           T: this.T, excluded: this.excluded, colours: this.evidence?.heads?.colours, focus,
           maxNewTokens: Number.isInteger(tokens) && tokens >= 1 && tokens <= this.limit ? tokens : this.defaultTokens,
+          // "Continue" samples as this column did, from its sampler's state at this step.
+          sampling: { ...this.states[name].generation.options, rngState: step.rngState },
         });
         return this.headToggles;
       },

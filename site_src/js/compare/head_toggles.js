@@ -167,15 +167,19 @@ class HeadToggles {
     this.node.dataset.top = String(topNow);
   }
 
-  // Greedy continuations from this step's window: the full model and the
-  // model with the current switches, side by side.
+  // Continuations from this step's window: the full model and the model with
+  // the current switches, side by side. They sample as the column did (its
+  // temperature, and its sampler's state at this step: view.sampling), so with
+  // every head on the story is the column's own continuation, and a masked
+  // story differs only where the switched-off heads change a choice.
   async continueStory() {
     const { vocab, T } = this.view;
     const mask = [...this.mask];
     const version = this.version;
     const history = this.view.window.filter((id) => id !== vocab.special.PAD);
-    const options = { maxNewTokens: this.view.maxNewTokens, temperature: 0, T, special: vocab.special,
-                      limit: this.view.maxNewTokens, excluded: this.view.excluded };
+    const sampling = this.view.sampling || { temperature: 0, seed: 0, rngState: null };
+    const options = { maxNewTokens: this.view.maxNewTokens, temperature: sampling.temperature, seed: sampling.seed,
+      rngState: sampling.rngState, T, special: vocab.special, excluded: this.view.excluded, limit: this.view.maxNewTokens };
     this.continueButton.disabled = true;
     this.stories.replaceChildren(el("p", { text: "Writing both continuations…" }));
     this.node.dataset.story = "running";

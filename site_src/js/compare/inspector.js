@@ -3,6 +3,7 @@
 // window, each model's output for that window (logits, attention) and the
 // manifest's model list, so other views of a step can be added here.
 
+import { viridis } from "../runtime/colormap.js";
 import { el } from "../runtime/dom.js";
 import { heatmapTable } from "../runtime/heatmap.js";
 import { probabilities, topK } from "../runtime/generate.js";
@@ -87,7 +88,6 @@ function attentionTable({ real, words, outputs, models, T, colours }) {
   if (!heads.length) return null;
   const groupRow = el("tr", {}, el("td", {}),
     groups.map((g) => el("th", { scope: "colgroup", colspan: g.count, text: g.label })));
-  const maxes = heads.map((h) => Math.max(1e-9, ...h.weights));
   const rows = real.map((slot, r) => {
     const word = words[slot] || { text: "", unknown: false };
     const head = word.unknown
@@ -96,10 +96,11 @@ function attentionTable({ real, words, outputs, models, T, colours }) {
       : { attrs: { class: "mha-heat__tok" }, text: word.text };
     return {
       head,
-      cells: heads.map((h, c) => ({ attrs: { class: "mha-heat__cell" }, text: `${Math.round(h.weights[r] * 100)}`, shade: h.weights[r] / maxes[c] })),
+      cells: heads.map((h) => ({ attrs: { class: "mha-heat__cell" }, text: `${Math.round(h.weights[r] * 100)}`, shade: h.weights[r] })),
     };
   });
-  const note = "Final-query attention over the window. Colours (viridis) are scaled per column to its largest weight; numbers are percentages.";
+  // One colour scale for every column (0 to 1), so 18 % in a diffuse head never looks like 91 % in a sharp one.
+  const note = "Final-query attention over the window, in percent. Colours (viridis) use one scale for every column: 0 % dark purple to 100 % yellow.";
   // The visible note sits outside the scrolling box, so a wide table never cuts it
   // on a phone; the table keeps it as its caption for screen readers.
   const table = heatmapTable({
@@ -114,8 +115,17 @@ function attentionTable({ real, words, outputs, models, T, colours }) {
     rows,
   });
   // Focusable, so the table can be scrolled sideways from the keyboard on a phone.
-  return el("div", {}, el("p", { class: "mha-heat__note", "aria-hidden": "true", text: note }),
+  return el("div", {}, el("p", { class: "mha-heat__note", "aria-hidden": "true", text: note }), scaleLegend(),
     el("div", { class: "mha-heat__scroll", tabindex: 0, role: "region", "aria-label": "Attention heatmap" }, table));
+}
+
+// The colour scale, drawn from the same map as the cells.
+function scaleLegend() {
+  const stops = [0, 0.25, 0.5, 0.75, 1].map((x) => `rgb(${viridis(x).join(", ")}) ${x * 100}%`);
+  return el("p", { class: "mha-heat__legend", "aria-hidden": "true" },
+    el("span", { text: "0 %" }),
+    el("span", { class: "mha-heat__legend-bar", style: { background: `linear-gradient(to right, ${stops.join(", ")})` } }),
+    el("span", { text: "100 %" }));
 }
 
 function topList(model, out, vocab, excluded) {

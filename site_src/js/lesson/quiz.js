@@ -3,16 +3,17 @@
 //   div.mha-quiz[data-mha-widget=quiz]
 //     p.mha-quiz__question
 //     ol.mha-quiz__options > li.mha-quiz__option[data-correct="true"|"false"]
+//     p.mha-quiz__hint                 (one sentence pointing at the idea; optional)
 //     details.mha-quiz__explanation   (the answer and why; the no-JavaScript fallback)
 //       ol.mha-quiz__whys > li         (one sentence per option, in the order shown)
 //
 // The options arrive already shuffled (a fixed order per question, chosen at
 // build time), so this module keeps the DOM order. mount() turns the list
-// into a radio group inside a form. The explanation stays hidden until the
-// learner submits a choice; then the feedback line (a polite live region)
-// says whether the choice was right, every option shows its own one-sentence
-// reason, and the explanation opens. Everything is reachable with Tab, arrow
-// keys and Enter.
+// into a radio group inside a form. The learner gets to think twice: a first
+// wrong choice says "not yet" with the hint and lets them choose again; the
+// answer, every option's one-sentence reason and the explanation appear after
+// a right choice, a second wrong one, or "Show the answer". The feedback line
+// is a polite live region. Everything is reachable with Tab, arrow keys and Enter.
 
 import { el, uid } from "../runtime/dom.js";
 
@@ -51,8 +52,12 @@ export function mount(root) {
   });
 
   const button = el("button", { type: "submit", class: "md-button mha-quiz__check", text: "Check my answer" });
+  const reveal = el("button", { type: "button", class: "md-button mha-quiz__reveal", text: "Show the answer" });
   const feedback = el("p", { class: "mha-quiz__feedback", role: "status", "aria-live": "polite" });
-  form.append(el("div", { class: "mha-quiz__actions" }, button, feedback));
+  const hintSource = root.querySelector(".mha-quiz__hint");
+  const hint = hintSource ? hintSource.innerHTML.replace(/^\s*<strong>Hint:<\/strong>\s*/, "") : "";
+  if (hintSource) hintSource.remove();
+  form.append(el("div", { class: "mha-quiz__actions" }, button, reveal, feedback));
 
   question.replaceWith(form);
   root.querySelector(".mha-quiz__options").remove();
@@ -62,33 +67,68 @@ export function mount(root) {
   const summary = explanation.querySelector("summary");
   if (summary) summary.textContent = "Why";
 
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    const picked = choices.find((c) => c.input.checked);
-    if (!picked) {
-      feedback.textContent = "Pick one of the answers first.";
-      feedback.dataset.result = "none";
-      choices[0].input.focus();
-      return;
-    }
+  const right = choices.find((c) => c.correct);
+  const letter = String.fromCharCode(65 + choices.indexOf(right));
+  let wrongTries = 0;
+
+  // The answer, every option's reason and the explanation.
+  const showAnswer = () => {
     for (const c of choices) {
       c.label.classList.toggle("is-correct", c.correct && c.input.checked);
-      c.label.classList.toggle("is-wrong", !c.correct && c.input.checked);
+      c.label.classList.toggle("is-wrong", !c.correct && (c.input.checked || c.tried));
       c.label.classList.toggle("is-answer", c.correct);
       c.mark.textContent = c.input.checked ? (c.correct ? " (your answer: correct)" : " (your answer: not correct)")
         : (c.correct ? " (the correct answer)" : "");
       c.why.hidden = !c.why.innerHTML;
       if (c.why.innerHTML) c.input.setAttribute("aria-describedby", c.why.id);
     }
-    const right = choices.find((c) => c.correct);
-    const letter = String.fromCharCode(65 + choices.indexOf(right));
-    feedback.dataset.result = picked.correct ? "correct" : "wrong";
-    feedback.textContent = picked.correct
-      ? "Correct. Here is why."
-      : `Not quite: the answer is ${letter}. Here is why.`;
     explanation.hidden = false;
     explanation.open = true;
+    reveal.hidden = true;
     button.textContent = "Check again";
+    root.dataset.state = "answered";
+  };
+
+  const say = (result, markup) => {
+    feedback.dataset.result = result;
+    feedback.innerHTML = markup;
+  };
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const picked = choices.find((c) => c.input.checked);
+    if (!picked) {
+      say("none", "Pick one of the answers first.");
+      choices[0].input.focus();
+      return;
+    }
+    if (picked.correct) {
+      showAnswer();
+      say("correct", "Correct. Here is why.");
+      return;
+    }
+    if (root.dataset.state === "answered") {
+      showAnswer();
+      say("wrong", `Not quite: the answer is ${letter}. Here is why.`);
+      return;
+    }
+    wrongTries += 1;
+    picked.tried = true;
+    if (wrongTries === 1) {
+      // Not yet: mark this choice as tried, point at the idea, let them choose again.
+      picked.label.classList.add("is-tried");
+      picked.mark.textContent = " (tried: not this one)";
+      say("not-yet", `Not yet.${hint ? ` <span class="mha-quiz__hint">Hint: ${hint}</span>` : ""} Choose again.`);
+      button.textContent = "Check again";
+      return;
+    }
+    showAnswer();
+    say("wrong", `Not quite: the answer is ${letter}. Here is why.`);
+  });
+
+  reveal.addEventListener("click", () => {
+    showAnswer();
+    say("shown", `The answer is ${letter}. Here is why.`);
   });
 }
 

@@ -18,7 +18,7 @@
 
 import { AssetError, describeFile, loadBytes, loadJSON } from "../runtime/assets.js";
 import { el, panel, uid } from "../runtime/dom.js";
-import { contextWindow, excludedIds, probabilities, promptHistory, topK } from "../runtime/generate.js";
+import { contextWindow, probabilities, promptHistory, topK } from "../runtime/generate.js";
 import { loadOrt, serial } from "../runtime/ort.js";
 import { Vocabulary, detokenize, tokenize } from "../runtime/tokenizer.js";
 
@@ -118,7 +118,10 @@ class Stepper {
       ]).then(([vocab, manifest, code]) => {
         const models = manifest.models.filter((m) => m.steps && m.heads > 0);
         if (!models.length) throw new AssetError(`${describeFile("wasm_assets/models/manifest.json")} lists no teaching graph (run \`python -m export steps\`)`, { kind: "corrupt" });
-        return { vocab: new Vocabulary(vocab), models, code: code.sections || {} };
+        // The ids generation never picks come from the pipeline (the manifest), as on the compare page.
+        const excluded = manifest.generation && manifest.generation.excluded_ids;
+        if (!Array.isArray(excluded)) throw new AssetError(`${describeFile("wasm_assets/models/manifest.json")} does not say which ids generation never picks (generation.excluded_ids)`, { kind: "corrupt" });
+        return { vocab: new Vocabulary(vocab), models, code: code.sections || {}, excluded };
       });
       this.basicsPromise.catch(() => { this.basicsPromise = null; });
     }
@@ -226,13 +229,13 @@ class Stepper {
     const at3 = (name) => { const { data } = tensors[name]; const c = tensors[name].dims[2]; return (j, k) => data[j * c + k]; };
     const mask = tensors.mask.data;
     const logits = tensors.logits.data;
-    const excluded = excludedIds(vocab.special);
+    const excluded = basics.excluded;
     const probs = probabilities(logits, excluded);
     return {
       label: model.label, name: model.name, ms, text, tokens, ids, words: slotWords, real, n: real.length, T, C: vocab.C,
       H, d, dh, hidden: tensors.hidden.dims[1], final: T - 1, special: vocab.special, dropped: Math.max(0, history.length - T),
       labels: real.map((s) => (slotWords[s] ? slotWords[s].text : tokenText(vocab, ids[s]))),
-      tensors, logits, probs, top: topK(probs, 5), code, host: this.root,
+      tensors, logits, probs, top: topK(probs, 5), excluded, code, host: this.root,
       tokenText: (id) => tokenText(vocab, id),
       t: {
         token_rows: at3("token_rows"), position_rows: at3("position_rows"), E: at3("E"), joined: at3("joined"), update: at3("update"), updated: at3("updated"),

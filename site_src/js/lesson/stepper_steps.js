@@ -348,7 +348,7 @@ const STEPS = [
       const append = el("button", { type: "button", class: "md-button md-button--primary mha-st__append", text: `Append ${q(chosen)} and run again`, onclick: () => state.append() });
       view.actions.append(append); // outside the picture: a figure read as one image hides its buttons
       return {
-        sentence: `The vocabulary head gives one logit per token, ${r.C} in all; softmax turns them into probabilities (PAD, BOS and UNK are never chosen). The top is ${q(chosen)} at ${pct(r.probs[r.top[0]])}, so greedy decoding picks it; appending it and running again is one step of generation.`,
+        sentence: `The vocabulary head gives one logit per token, ${r.C} in all; softmax turns them into probabilities (${r.excluded.map((id) => r.tokenText(id)).join(", ")} are never chosen). The top is ${q(chosen)} at ${pct(r.probs[r.top[0]])}, so greedy decoding picks it; appending it and running again is one step of generation.`,
         numbers: [["chosen", q(chosen)], ["its logit", f2(r.logits[r.top[0]])], ["its probability", pct(r.probs[r.top[0]])]],
         alt: `The five most likely next tokens: ${r.top.map((id) => `${r.tokenText(id)} ${pct(r.probs[id])}`).join(", ")}.`,
       };

@@ -49,7 +49,7 @@ function render(ws, show) {
       return matrixTable({
         caption: `Head ${h + 1}: ${PER_HEAD[show]}${square ? " (rows: receivers, columns: sources)" : ""}`,
         rowLabels: rows,
-        colLabels: square ? ws.tokens.map((_, j) => String(j + 1)) : COORDS(ws.head_dim),
+        colLabels: square ? ws.tokens.map((_, j) => String(j)) : COORDS(ws.head_dim), // sources count from 0, like the receivers
         rows: ws[show][h],
         heat: show === "A",
         masked: square ? (i, j) => ws.mask[i][j] !== 1 : null,

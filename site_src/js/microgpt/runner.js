@@ -323,7 +323,7 @@ export class PythonRunner {
     const message = {
       time: how === "interrupt"
         ? `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). Python is still running, so you can fix the code and try again.`
-        : `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). A fresh Python takes over, so you can fix the code and try again.`,
+        : `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). Python was restarted (a fresh one takes over), so you can fix the code and try again.`,
       crash: "Stopped: Python crashed while running your code (out of memory?). A fresh Python takes over.",
       restart: "Stopped: you restarted Python while your code was running.",
     }[why];

@@ -8,7 +8,7 @@
 // The special ids and T are not typed here: they come from the vocabulary
 // (vocab.json's "special" and "T"); the token limit and the ids never chosen
 // come from the manifest only ("generation": max_new_tokens, excluded_ids,
-// written from export/generate.py), so a change there reaches the browser.
+// whose values export/generate.py sets), so a change there reaches the browser.
 
 import { Mulberry32 } from "./rng.js";
 
@@ -142,6 +142,9 @@ export class Generation {
   async step(run) {
     if (this.done) throw new Error("this generation has ended");
     const window = contextWindow(this.history, this.T, this.special.PAD);
+    // The sampler's state before this step's draw: a continuation from this step
+    // that starts there makes the same draws as this generation (compare page).
+    const rngState = this.rng ? this.rng.state : null;
     const t0 = performance.now();
     const output = await run(window);
     // A copy of the generator, committed only once the choice succeeded.
@@ -156,14 +159,16 @@ export class Generation {
       this.history.push(id);
       this.ids.push(id);
     }
-    return { index, window, output, id, eos, ms };
+    return { index, window, output, id, eos, ms, rngState };
   }
 }
 
 // A whole continuation with one model: {ids, endedWithEos, steps}.
 // onStep(step) is awaited after every step (for drawing or timing).
-export async function generateIds(run, history, options, onStep = null) {
+// options.rngState (optional): start the sampler there (a step's rngState) instead of at the seed.
+export async function generateIds(run, history, { rngState = null, ...options }, onStep = null) {
   const generation = new Generation(history, options);
+  if (generation.rng && Number.isInteger(rngState)) generation.rng.state = rngState >>> 0;
   const steps = [];
   while (!generation.done) {
     const step = await generation.step(run);

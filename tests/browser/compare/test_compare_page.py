@@ -209,7 +209,7 @@ def test_a_runtime_that_does_not_load_is_said_once(make_page, base_url):
     assert alerts.count() == 1
     assert "runtime did not load" in alerts.inner_text() and "Reload" in alerts.inner_text()
     # the model downloads go on after the failure; once they are done the status must still say it
-    page.wait_for_function("""() => performance.getEntriesByType('resource')
+    page.wait_for_function(r"""() => performance.getEntriesByType('resource')
         .filter((e) => /\.onnx(\?|$)/.test(e.name) && e.responseEnd > 0).length === 3""")
     status = page.inner_text(".mha-compare__status")
     assert "Downloading" not in status and "runtime did not load" in status, status

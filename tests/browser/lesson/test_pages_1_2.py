@@ -45,6 +45,8 @@ def _open(make_page, base_url, path, **context):
 
 def test_page1_two_source_slider(make_page, base_url):
     page, _ = _open(make_page, base_url, PAGE1)
+    # The calculator is the message plane's arithmetic, behind a "Go deeper" door (issue 23): open it.
+    page.locator("details.mha-deeper:has([data-mha-widget='two_source']) > summary").click()
     page.wait_for_selector(".mha-ts output[data-ts='one-head']")
     one = page.locator(".mha-ts output[data-ts='one-head']")
     two = page.locator(".mha-ts output[data-ts='two-heads']")
@@ -92,8 +94,10 @@ def test_page1_two_source_slider(make_page, base_url):
 def test_page2_worksheet_tables_match_json(make_page, base_url):
     ws = _worksheet()
     page, _ = _open(make_page, base_url, PAGE2)
-    page.wait_for_selector("table[data-matrix='output']")
+    page.wait_for_selector("table[data-matrix='output']", state="attached")
     page.wait_for_function("document.querySelectorAll('table.mha-ws__matrix').length >= 20")
+    # The complete worksheet sits behind a "Go deeper" door (issue 23): open it, as a learner would.
+    page.locator("details.mha-deeper:has(table[data-matrix='output']) > summary").click()
     assert page.locator(".mha-panel--error").count() == 0
     for h in range(2):
         cells = page.locator(f"table[data-matrix='A-{h + 1}'] tbody tr").nth(9).locator("td")
@@ -152,6 +156,7 @@ def test_page2_head_explorer_keyboard(make_page, base_url):
 @pytest.mark.parametrize("path", [PAGE1, PAGE2])
 def test_pages_fit_a_phone_and_dark_mode(make_page, base_url, path):
     page, _ = _open(make_page, base_url, path, viewport={"width": 390, "height": 844}, color_scheme="dark")
+    page.evaluate("() => document.querySelectorAll('details.mha-deeper').forEach((d) => { d.open = true; })")
     page.wait_for_selector(".mha-ts, .mha-hx")
     # Measure once every widget on the page has mounted (each root has content) and fonts are laid out.
     page.wait_for_function("""() => [...document.querySelectorAll('[data-mha-widget]')]

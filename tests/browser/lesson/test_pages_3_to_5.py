@@ -43,6 +43,10 @@ def test_quiz_answers_before_explaining(make_page, base_url):
         page.keyboard.press("ArrowDown")
     page.keyboard.press("Enter")
     feedback = quiz.locator(".mha-quiz__feedback")
+    # A first wrong try says "not yet" (tests/test_quiz_second_try_browser.py); the second shows the answer.
+    assert feedback.get_attribute("data-result") == "not-yet"
+    assert explanation.is_hidden()
+    page.keyboard.press("Enter")
     assert feedback.get_attribute("data-result") == "wrong"
     assert feedback.get_attribute("aria-live") == "polite"
     assert explanation.is_visible()

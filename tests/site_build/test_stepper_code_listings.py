@@ -7,7 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "site_src" / "hooks"))
 
 import stepper_code  # noqa: E402

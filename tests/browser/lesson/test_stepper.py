@@ -10,7 +10,6 @@ page keeps working, and axe-core finds no serious violation in it.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -24,11 +23,12 @@ from export.generate import prompt_history
 from export.teaching_graph import OUTPUTS, forward_full_outputs
 from export.windows import context_window
 from tests.browser_util import open_compare
+from tests.site_paths import route_pattern
 from tests.tolerance import assert_close_array
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 PAGE4 = "lesson/4-model-training-generation/"
 KEYS = ["tokens", "E", "qkv", "scores", "mask", "A", "AV", "concat", "wo", "residual", "hidden", "vocab"]
 ART = Artefacts()
@@ -188,7 +188,7 @@ def test_a_missing_or_damaged_teaching_graph_is_said_once(make_page, base_url, f
         else:
             route.fulfill(status=200, body=b"\0" * 27443, headers={"Content-Type": "application/octet-stream"})
 
-    page.route(re.compile(r".*/four_heads\.steps\.onnx(\?.*)?$"), handle)  # the build adds ?v=<digest>
+    page.route(route_pattern("wasm_assets/models/four_heads.steps.onnx"), handle)
     page.set_default_timeout(60000)
     page.goto(base_url + PAGE4)
     page.fill(".mha-st__input", "Lily found a")

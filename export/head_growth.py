@@ -1,0 +1,271 @@
+"""Heads forming during training: snapshots of a rerun of the shipped four-head run, measured.
+
+The shipped protocol keeps only each run's selected checkpoint, so page 5's
+training slider needs a rerun: the four-head model, seed 11, the shipped
+settings (``TrainConfig()``: 6,000 updates of 512 windows, the same data,
+split and vocabulary), trained by the same steps as ``export.train.train_run``
+(same initial weights, batch draws, learning-rate schedule and selection
+slice). Along the way it saves the float32 weights at log-spaced updates
+(``SNAPSHOT_UPDATES``) and, every ``RESUME_EVERY`` updates, everything needed
+to carry on (weights, optimiser, batch generator, best-so-far), so an
+interrupted rerun resumes where it stopped and draws the same batches.
+
+``measure`` then reads each snapshot and computes, with the code that
+measures the shipped model (``export.heads``):
+
+* each head's attention at the final position of the preset prompt and a few
+  short prompts (``PROMPTS``);
+* the head-atlas shares (offset, story start, punctuation, earlier
+  occurrence) over a fixed test subset (the first ``SUBSET`` test windows);
+* the knock-out perplexity of each head on that subset.
+
+It writes one small JSON file, ``head_growth.json`` (no ONNX per snapshot),
+holding also the rerun's selected checkpoint's full test perplexity beside the
+shipped run's, because the page must say the snapshots come from a rerun.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from . import atomic
+from .artefacts import Artefacts
+from .defaults import PRESET_SEED
+from .models import count_parameters, get_spec, loss_fn
+from .train import TrainConfig, learning_rate, mean_loss, selection_slice
+
+SCHEMA = "mha-head-growth/1"
+MODEL = "four_heads"
+SNAPSHOT_UPDATES = (0, 30, 100, 300, 1000, 3000, 6000)
+RESUME_EVERY = 250
+SUBSET = 2048  # test windows for the atlas and the knock-out at every snapshot
+# Short prompts besides the preset one: a repeated name (earlier occurrence), a
+# sentence after a full stop (punctuation, story start), a plain phrase (offsets).
+PROMPTS = ("Lily saw a cat. Lily", "Tom was sad. He", "the big red ball")
+
+
+def rerun_folder(runs: Path, seed: int = PRESET_SEED) -> Path:
+    return Path(runs) / "head-growth" / f"{MODEL}-seed{seed}"
+
+
+def snapshot_path(folder: Path, update: int) -> Path:
+    return Path(folder) / f"snapshot-{update:05d}.pt"
+
+
+def _state(model: nn.Module) -> dict:
+    return {k: t.detach().cpu().clone() for k, t in model.state_dict().items()}
+
+
+def train_with_snapshots(corpus, folder: Path, cfg: TrainConfig = TrainConfig(), seed: int = PRESET_SEED,
+                         snapshots: tuple[int, ...] = SNAPSHOT_UPDATES, resume_every: int = RESUME_EVERY,
+                         log=print) -> dict:
+    """The rerun: ``train_run``'s steps on the CPU, saving snapshots; resumes from ``folder/resume.pt``.
+
+    Returns the rerun's result (selected update, validation and test loss and
+    perplexity), also written to ``folder/result.json``; a finished rerun is not
+    trained again.
+    """
+    folder = Path(folder)
+    done_path = folder / "result.json"
+    key = {"corpus": corpus.key(), **cfg.run_key(MODEL), "seed": seed, "snapshots": list(snapshots)}
+    key = json.loads(json.dumps(key))
+    if done_path.is_file():
+        result = json.loads(done_path.read_text())
+        if result.get("key") == key and all(snapshot_path(folder, u).is_file() for u in snapshots):
+            return result
+    if max(snapshots) > cfg.updates:
+        raise ValueError(f"snapshot update {max(snapshots)} is past the run's {cfg.updates} updates")
+    folder.mkdir(parents=True, exist_ok=True)
+    C, T = len(corpus.vocab), corpus.T
+    torch.manual_seed(seed)
+    model = get_spec(MODEL).build(C, T)
+    batches = torch.Generator().manual_seed(seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay,
+                            fused=True)
+    train, val = corpus.windows["train"], corpus.windows["validation"]
+    sel = selection_slice(val, cfg)
+    best, trace, recent, start_update, seconds = (math.inf, 0, None), [], [], 0, 0.0
+    resume = folder / "resume.pt"
+    if resume.is_file():
+        saved = torch.load(resume, weights_only=False)
+        if saved["key"] == key:
+            model.load_state_dict(saved["model"])
+            opt.load_state_dict(saved["optimizer"])
+            batches.set_state(saved["generator"])
+            best, trace, recent = tuple(saved["best"]), saved["trace"], saved["recent"]
+            start_update, seconds = saved["update"], saved["seconds"]
+            log(f"resuming the rerun at update {start_update}")
+    if start_update == 0 and 0 in snapshots:
+        torch.save(_state(model), snapshot_path(folder, 0))
+    clock = time.perf_counter()
+    for update in range(start_update, cfg.updates):
+        for group in opt.param_groups:
+            group["lr"] = learning_rate(cfg, update)
+        x, y = train.batch(torch.randint(len(train), (cfg.batch_size,), generator=batches))
+        loss = loss_fn(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        recent = (recent + [loss.item()])[-50:]
+        done = update + 1
+        if done % cfg.eval_every == 0 or done == cfg.updates:
+            v = mean_loss(model, val, sel, cfg.eval_batch)
+            trace.append([done, v])
+            if v < best[0]:
+                best = (v, done, _state(model))
+        if done in snapshots:
+            torch.save(_state(model), snapshot_path(folder, done))
+        if done % resume_every == 0 and done < cfg.updates:
+            elapsed = seconds + time.perf_counter() - clock
+            tmp = resume.with_suffix(".tmp")
+            torch.save({"key": key, "model": _state(model), "optimizer": opt.state_dict(),
+                        "generator": batches.get_state(), "best": list(best), "trace": trace, "recent": recent,
+                        "update": done, "seconds": elapsed}, tmp)
+            tmp.replace(resume)
+            log(f"update {done}/{cfg.updates}: train {sum(recent) / len(recent):.3f}, best val "
+                f"{best[0]:.4f} at {best[1]}, {elapsed:.0f} s")
+    seconds += time.perf_counter() - clock
+    model.load_state_dict(best[2])
+    torch.save(best[2], folder / "selected.pt")
+    test_loss = mean_loss(model, corpus.windows["test"], batch=cfg.eval_batch)
+    result = {"model": MODEL, "seed": seed, "parameters": count_parameters(model), "best_update": best[1],
+              "val_loss": best[0], "test_loss": test_loss, "test_perplexity": math.exp(test_loss),
+              "train_seconds": seconds, "updates": cfg.updates, "batch_size": cfg.batch_size, "trace": trace,
+              "threads": torch.get_num_threads(), "key": key}
+    atomic.write_json(done_path, result)
+    resume.unlink(missing_ok=True)
+    log(f"rerun finished: best update {best[1]}, test perplexity {result['test_perplexity']:.2f}, {seconds:.0f} s")
+    return result
+
+
+# --------------------------------------------------------------------------- measuring the snapshots
+
+class _FirstWindows:
+    """The first n windows of a WindowSet: the fixed test subset every snapshot is measured on."""
+
+    def __init__(self, windows, n: int):
+        self.windows, self.n = windows, min(n, len(windows))
+
+    def __len__(self) -> int:
+        return self.n
+
+    def batch(self, index: torch.Tensor):
+        return self.windows.batch(index)
+
+
+@torch.no_grad()
+def prompt_attention(model, itos: list[str], prompt: str) -> dict:
+    """Each head's weights from the final position of ``prompt`` over its real (non-PAD) tokens."""
+    from .generate import prompt_history
+    from .windows import context_window
+    from .wordlm import BOS_ID, PAD_ID
+
+    ids = context_window(prompt_history(itos, prompt), model.T)
+    _, A = model(torch.tensor([ids]), return_attention=True)
+    slots = [j for j, t in enumerate(ids) if t != PAD_ID]
+    return {"prompt": prompt, "tokens": ["<BOS>" if ids[j] == BOS_ID else itos[ids[j]] for j in slots],
+            "weights": [[round(float(A[0, h, j]), 5) for j in slots] for h in range(model.heads)]}
+
+
+def measure_model(model, itos: list[str], prompts: list[str], subset) -> dict:
+    """What the slider shows for one set of weights: prompt attention, atlas shares, knock-out perplexities."""
+    from .heads import atlas, knockout
+
+    model.eval()
+    result = atlas(model, subset, itos)
+    result.pop("_scores")
+    ko = knockout(model, subset)
+    return {
+        "prompts": [prompt_attention(model, itos, p) for p in prompts],
+        "atlas": [{"head": h["head"], "share": h["share"], "signature": h["signature"],
+                   "mean_distance": h["mean_distance"]} for h in result["heads"]],
+        "uniform": result["uniform"],
+        "perplexity": ko["all"]["test_perplexity"],
+        "knockout": {name: {"test_perplexity": row["test_perplexity"], "perplexity_change": row["perplexity_change"]}
+                     for name, row in ko.items() if name == "all" or name.startswith("without_")},
+    }
+
+
+def state_sha256(state: dict) -> str:
+    h = hashlib.sha256()
+    for k in sorted(state):
+        h.update(k.encode())
+        h.update(state[k].detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def measure_snapshot(corpus, folder: Path, update: int, prompts: list[str], windows) -> dict:
+    """One snapshot's numbers, kept beside it (``measured-<update>.json``) for as long as weights,
+    prompts and subset stay the same, so measuring can start while the rerun still trains."""
+    state = torch.load(snapshot_path(folder, update), weights_only=True)
+    key = {"weights_sha256": state_sha256(state), "prompts": list(prompts), "windows": len(windows)}
+    cache = Path(folder) / f"measured-{update:05d}.json"
+    if cache.is_file():
+        saved = json.loads(cache.read_text())
+        if saved.get("key") == key:
+            return saved["entry"]
+    model = get_spec(MODEL).build(len(corpus.vocab), corpus.T)
+    model.load_state_dict(state)
+    entry = {"update": update, "weights_sha256": key["weights_sha256"],
+             **measure_model(model, corpus.vocab.itos, prompts, windows)}
+    atomic.write_json(cache, {"key": key, "entry": entry})
+    return entry
+
+
+def measure(corpus, folder: Path, rerun: dict, prompts: list[str], shipped: dict | None = None,
+            snapshots: tuple[int, ...] = SNAPSHOT_UPDATES, subset: int = SUBSET, log=print) -> dict:
+    """The artefact: one entry per snapshot, plus the rerun's and (if given) the shipped run's test perplexity."""
+    from .heads import KINDS
+
+    itos = corpus.vocab.itos
+    windows = _FirstWindows(corpus.windows["test"], subset)
+    entries = []
+    for update in snapshots:
+        entry = measure_snapshot(corpus, folder, update, prompts, windows)
+        entries.append(entry)
+        log(f"snapshot {update}: subset perplexity {entry['perplexity']:.2f}, signatures "
+            f"{', '.join(h['signature'] for h in entry['atlas'])}")
+    out = {"schema": SCHEMA, "model": MODEL, "seed": rerun["seed"], "updates": rerun["updates"],
+           "batch_size": rerun["batch_size"], "snapshots": entries, "prompts": list(prompts),
+           "subset": {"split": "test", "windows": len(windows), "which": f"the first {len(windows):,} test windows"},
+           "rerun": {k: rerun[k] for k in ("best_update", "val_loss", "test_loss", "test_perplexity", "train_seconds",
+                                           "threads", "trace")},
+           "kinds": KINDS}
+    if shipped is not None:
+        out["shipped"] = shipped
+        out["rerun"]["reproduces_shipped"] = math.isclose(rerun["test_perplexity"], shipped["test_perplexity"],
+                                                         rel_tol=1e-9)
+    return out
+
+
+def shipped_run(evidence: dict, seed: int = PRESET_SEED) -> dict | None:
+    for r in evidence.get("runs", []):
+        if r["model"] == MODEL and r["seed"] == seed:
+            return {k: r[k] for k in ("best_update", "val_loss", "test_loss", "test_perplexity", "train_seconds")}
+    return None
+
+
+def build(out_dir, cfg: TrainConfig = TrainConfig(), runs: Path = Path("runs"), data=None, log=print) -> Path:
+    """The stage: rerun (or reuse) the snapshot training, measure every snapshot, write head_growth.json."""
+    from .corpus import corpus_of_evidence
+
+    assets = Artefacts(out_dir)
+    if not assets.evidence.is_file():
+        raise FileNotFoundError(f"{assets.evidence} not found: run `python -m export evidence` first")
+    evidence = json.loads(assets.evidence.read_text())
+    torch.set_num_threads(1)
+    corpus = corpus_of_evidence(evidence, data)
+    folder = rerun_folder(runs)
+    rerun = train_with_snapshots(corpus, folder, cfg, log=log)
+    prompts = [evidence["preset"]["prompt"], *PROMPTS]
+    result = measure(corpus, folder, rerun, prompts, shipped_run(evidence), log=log)
+    path = atomic.write_json(assets.head_growth, result)
+    log(f"wrote {path}")
+    return path

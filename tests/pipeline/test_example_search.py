@@ -1,0 +1,91 @@
+"""Page 1's sentence comes from a search with the trained four-head model (issue 23, section 3).
+
+``export/lesson/example_search.py`` writes ``wasm_assets/example_search.json``: every
+candidate sentence of a small grammar, each scored by how clearly two heads of the
+shipped four-head model read different earlier words, and the chosen one. The page says
+it was chosen from N candidates and how typical that is; these tests keep the file honest.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from export.artefacts import Artefacts
+from export.lesson import example_search
+from tests.tolerance import FLOAT32_REL
+
+
+@pytest.fixture(scope="module")
+def stored():
+    path = Artefacts().example_search
+    if not path.is_file():
+        pytest.skip(f"{path} not written yet: run python -m export.lesson.example_search")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_every_candidate_is_in_the_vocabulary(stored):
+    itos = set(json.loads(Artefacts().vocab.read_text(encoding="utf-8"))["itos"])
+    texts = example_search.candidates()
+    assert stored["n_candidates"] == len(texts) == len(stored["candidates"])
+    from export.wordlm import tokenize
+    missing = {w for t in texts for w in tokenize(t) if w not in itos}
+    assert not missing, f"candidate words outside vocab.json: {sorted(missing)}"
+
+
+def test_the_chosen_sentence_is_the_best_scored_and_two_heads_differ(stored):
+    best = max(stored["candidates"], key=lambda c: c["score"])
+    chosen = stored["chosen"]
+    assert chosen["text"] == best["text"]
+    a, b = chosen["heads"]
+    fav = chosen["favourites"]
+    assert fav[a - 1] != fav[b - 1], "the two heads of the chosen pair must read different words"
+    for h in (a, b):
+        j = chosen["tokens"].index(fav[h - 1])
+        assert chosen["weights"][h - 1][j] >= chosen["score"] - 1e-6
+    for row in chosen["weights"]:
+        assert abs(sum(row) - 1) < 1e-4
+    assert 0 <= stored["share_clear"] <= 1 and stored["n_clear"] == round(stored["share_clear"] * stored["n_candidates"])
+
+
+def test_a_fresh_search_gives_the_stored_result(stored, tmp_path):
+    assets = Artefacts()
+    if not assets.model_onnx(example_search.MODEL).is_file():
+        pytest.skip("the ONNX models are not written yet")
+    fresh = example_search.search(assets)
+    assert fresh["chosen"]["text"] == stored["chosen"]["text"]
+    assert fresh["n_candidates"] == stored["n_candidates"] and fresh["n_clear"] == stored["n_clear"]
+    # Scores are float32 attention weights from onnxruntime: equal within the project's float32 tolerance.
+    assert fresh["chosen"]["score"] == pytest.approx(stored["chosen"]["score"], rel=FLOAT32_REL)
+
+
+def test_split_score_sets_bos_and_the_receiver_aside():
+    import numpy as np
+    words = ["<BOS>", "he", "saw", "a", "hat"]
+    w = np.array([[0.9, 0.05, 0.0, 0.0, 0.05],   # head 1 mostly on BOS; favourite earlier word: he
+                  [0.0, 0.0, 0.7, 0.0, 0.3]])    # head 2: saw
+    out = example_search.split_score(w, words)
+    assert out["favourites"] == ["he", "saw"] and out["heads"] == [1, 2]
+    assert out["score"] == pytest.approx(0.05)
+
+
+def test_every_sentence_the_pages_run_through_a_model_is_in_the_vocabulary():
+    """Page 1's sentence, page 4's batch and page 5's preset prompt: no word the model reads as UNK."""
+    from export.wordlm import tokenize
+
+    assets = Artefacts()
+    for path in (assets.example_search, assets.walkthrough, assets.evidence):
+        if not path.is_file():
+            pytest.skip(f"{path} not written yet")
+    itos = set(json.loads(assets.vocab.read_text(encoding="utf-8"))["itos"])
+    walkthrough = json.loads(assets.walkthrough.read_text(encoding="utf-8"))
+    evidence = json.loads(assets.evidence.read_text(encoding="utf-8"))
+    sentences = {
+        "page 1": json.loads(assets.example_search.read_text(encoding="utf-8"))["chosen"]["text"],
+        "page 5 preset": evidence["preset"]["prompt"],
+        **{f"page 4 row {i}": " ".join(t for t in row["prefix"] if t != "<BOS>")
+           for i, row in enumerate(walkthrough["rows"])},
+    }
+    for where, text in sentences.items():
+        unknown = [w for w in tokenize(text) if w not in itos]
+        assert not unknown, f"{where}: {text!r} has words outside the vocabulary: {unknown}"

@@ -1,0 +1,136 @@
+"""The one-vs-several-head synthetic task (export/toy_task.py) and its figures on page 5.
+
+The stage runs on a tiny configuration anywhere; the committed artefact
+(wasm_assets/toy_task.json) must show the gap the page claims (larger than 5x
+the larger seed sd) and the page's figures must draw exactly its numbers.
+"""
+from __future__ import annotations
+
+import html
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from export import toy_task
+from export.artefacts import Artefacts
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_stage_on_a_tiny_configuration(tmp_path):
+    cfg = toy_task.ToyConfig(steps=12, tasks=("pair", "single"), heads=(1, 2), seeds=(1, 2), lr_grid=(1e-2, 3e-3),
+                             heldout=64, eval_every=5, examples=2)
+    path = toy_task.build(tmp_path, cfg, log=lambda m: None)
+    assert path == Artefacts(tmp_path).toy_task
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # written atomically: no temporary file left
+    data = json.loads(path.read_text())
+    assert data["schema"] == toy_task.SCHEMA
+    assert [t["task"] for t in data["tasks"]] == ["pair", "single"]
+    for t in data["tasks"]:
+        assert 0 <= t["chance"] <= 1
+        params = {r["parameters"] for r in t["by_heads"].values()}
+        assert len(params) == 1  # the same parameter count for every head count
+        for h in ("1", "2"):
+            r = t["by_heads"][h]
+            assert [run["seed"] for run in r["runs"]] == [1, 2]
+            assert r["lr"] in cfg.lr_grid and len(r["tuning"]) == len(cfg.lr_grid)
+            assert [c[0] for c in r["runs"][0]["curve"]] == [0, 5, 10, 12]
+            ex = r["examples"]
+            assert len(ex) == 2 and len(ex[0]["attention"]) == int(h)
+            for row in ex[0]["attention"]:
+                assert abs(sum(row) - 1) < 1e-3 and len(row) == cfg.items + 1
+        assert t["gap"]["multi_heads"] == 2
+
+
+def test_same_seed_same_numbers():
+    cfg = toy_task.ToyConfig(steps=5, eval_every=5, heldout=32)
+    held = toy_task.make_batch("pair", cfg, cfg.heldout, torch.Generator().manual_seed(3))
+    a, _ = toy_task.train_one("pair", 2, 1, 1e-2, cfg, held)
+    b, _ = toy_task.train_one("pair", 2, 1, 1e-2, cfg, held)
+    assert a == b
+
+
+def test_sequences_have_one_A_and_one_B_and_the_right_targets():
+    cfg = toy_task.ToyConfig()
+    tags, numbers, target = toy_task.make_batch("pair", cfg, 256, torch.Generator().manual_seed(0))
+    assert (tags[:, -1] == toy_task.TAG_Q).all()
+    assert ((tags == toy_task.TAG_A).sum(1) == 1).all() and ((tags == toy_task.TAG_B).sum(1) == 1).all()
+    a = numbers[tags == toy_task.TAG_A]
+    b = numbers[tags == toy_task.TAG_B]
+    assert torch.equal(target, torch.stack([a, b], 1))
+    # A's place is random: every slot holds it somewhere in the batch
+    assert set((tags == toy_task.TAG_A).int().argmax(1).tolist()) == set(range(cfg.items))
+
+
+def test_bad_options_stop_with_one_line():
+    with pytest.raises(ValueError, match="divide d_model"):
+        toy_task.ToyConfig(heads=(3,))
+    proc = subprocess.run([sys.executable, "-m", "export", "toy_task", "--tasks", "nope"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "pair" in proc.stderr
+
+
+# --------------------------------------------------------------------------- the committed artefact
+
+@pytest.fixture(scope="module")
+def artefact():
+    path = Artefacts().toy_task
+    if not path.is_file():
+        pytest.skip("toy_task.json not written yet: run `python -m export toy_task`")
+    return json.loads(path.read_text())
+
+
+@pytest.fixture(scope="module")
+def figures():
+    spec = importlib.util.spec_from_file_location("figures_toy_under_test", ROOT / "site_src/hooks/figures.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _task(data, name):
+    return next(t for t in data["tasks"] if t["task"] == name)
+
+
+def test_gap_is_far_outside_the_seed_spread(artefact):
+    pair = _task(artefact, "pair")
+    one = pair["by_heads"]["1"]
+    best = pair["by_heads"][str(pair["gap"]["multi_heads"])]
+    assert len(one["runs"]) >= 3 and len(best["runs"]) >= 3
+    diff = best["accuracy_mean"] - one["accuracy_mean"]
+    assert diff > 5 * max(one["accuracy_sd"], best["accuracy_sd"])
+    assert pair["gap"]["verdict"] == "multi-head better"
+    # the same parameter count and the same tuning budget for every head count
+    assert len({r["parameters"] for r in pair["by_heads"].values()}) == 1
+    assert {len(r["tuning"]) for t in artefact["tasks"] for r in t["by_heads"].values()} == {
+        len(artefact["config"]["lr_grid"])}
+
+
+def test_page_figures_equal_the_artefact(artefact, figures):
+    summary = figures.render("toy-summary")
+    for t in artefact["tasks"]:
+        row = re.search(rf'<tr data-task="{t["task"]}">(.*?)</tr>', summary).group(1)
+        assert f'data-chance="{t["chance"]!r}"' in row
+        for h, r in t["by_heads"].items():
+            assert (f'data-heads="{h}" data-accuracy-mean="{r["accuracy_mean"]!r}" '
+                    f'data-accuracy-sd="{r["accuracy_sd"]!r}"') in row
+    pair = _task(artefact, "pair")
+    curves = figures.render("toy-curves")
+    finals = re.findall(r'data-heads="(\d+)" data-seed="(\d+)" data-final="([^"]+)"', curves)
+    assert sorted((int(h), int(s), float(a)) for h, s, a in finals) == sorted(
+        (int(h), run["seed"], run["accuracy"]) for h, r in pair["by_heads"].items() for run in r["runs"])
+    attention = figures.render("toy-attention")
+    cells = re.findall(r'data-heads="(\d+)" data-head="(\d+)" data-slot="(\d+)" data-weight="([^"]+)"', attention)
+    shown = ("1", str(pair["gap"]["multi_heads"]))  # one head against the head count that did best
+    expected = [(int(h), k + 1, j, w) for h in shown
+                for k, row in enumerate(pair["by_heads"][h]["examples"][0]["attention"]) for j, w in enumerate(row)]
+    assert sorted((int(h), int(k), int(j), float(w)) for h, k, j, w in cells) == sorted(expected)
+    text = html.unescape(figures.render("toy-summary"))
+    assert f"{100 * pair['by_heads']['1']['accuracy_mean']:.1f} %" in text
