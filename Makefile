@@ -73,6 +73,7 @@ run-%:
 
 microgpt: .venv/ready
 	$(PY) -m export.microgpt --names $(NAMES) --out wasm_assets/microgpt-trained.json
+	$(PY) -m export.microgpt --names $(NAMES) --n-head 1 --out wasm_assets/microgpt-one-head.json
 
 bench: setup /usr/bin/chromium
 	$(PY) bench/train_step.py

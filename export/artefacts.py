@@ -151,6 +151,11 @@ class Artefacts:
     def microgpt_trained(self) -> Path:
         return self.root / "microgpt-trained.json"
 
+    @property
+    def microgpt_one_head(self) -> Path:
+        """The same microgpt trained with one head over all 16 numbers (the honest comparison)."""
+        return self.root / "microgpt-one-head.json"
+
 
 def run_dir(runs: str | os.PathLike, name: str, seed: int) -> Path:
     """The folder of one training run inside a runs folder."""

@@ -1,6 +1,7 @@
 """``python -m export.microgpt``: train microgpt on a names file and export it as JSON.
 
     python -m export.microgpt --names PATH --out wasm_assets/microgpt-trained.json [--steps 1000]
+    python -m export.microgpt --n-head 1      # the one-head twin -> wasm_assets/microgpt-one-head.json
 
 Without ``--names`` the list is read from ``$NAMES_PATH``, or else
 ``../shared/data/names/names.txt``. A missing, empty or non-UTF-8 names file
@@ -24,6 +25,7 @@ import json
 import os
 import sys
 
+from export.artefacts import Artefacts
 from export.atomic import write_text
 
 from . import microgpt as model
@@ -31,7 +33,12 @@ from .floats import FORMAT
 
 CREDIT = "makemore names.txt, Andrej Karpathy, MIT"
 DEFAULT_NAMES = "../shared/data/names/names.txt"
-DEFAULT_OUT = "wasm_assets/microgpt-trained.json"
+
+
+def default_out(n_head):
+    """Four heads (the lesson's model) or one head (its comparison): each has its artefact."""
+    files = Artefacts()
+    return files.microgpt_trained if n_head == model.N_HEAD else files.microgpt_one_head
 
 
 class NamesFileError(ValueError):
@@ -83,20 +90,26 @@ def _progress(total, enabled):
     return tick, bar.close
 
 
-def build_export(names_path, steps=model.NUM_STEPS, progress=False):
-    """Train on the file at ``names_path`` and return the JSON document as a dict."""
+def build_export(names_path, steps=model.NUM_STEPS, progress=False, n_head=model.N_HEAD):
+    """Train on the file at ``names_path`` and return the JSON document as a dict.
+
+    ``n_head`` changes only how attention cuts the 16 numbers: the same weights
+    are drawn in the same order and the same names are seen in the same order,
+    so a one-head run differs from the four-head one in nothing else.
+    """
     names = read_names(names_path)
     tick, done = _progress(steps, progress)
     try:
-        run = model.train(names, steps=steps, seed=model.SEED, on_step=tick)
+        run = model.train(names, steps=steps, seed=model.SEED, on_step=tick, n_head=n_head)
     finally:
         done()
-    samples = model.sample(run["state"], run["uchars"], run["rng"], model.NUM_SAMPLES, model.TEMPERATURE)
+    samples = model.sample(run["state"], run["uchars"], run["rng"], model.NUM_SAMPLES, model.TEMPERATURE,
+                           n_head=n_head)
     return {
         "format": FORMAT,
         "config": {
             "n_layer": model.N_LAYER, "n_embd": model.N_EMBD, "block_size": model.BLOCK_SIZE,
-            "n_head": model.N_HEAD, "head_dim": model.HEAD_DIM, "steps": steps,
+            "n_head": n_head, "head_dim": model.N_EMBD // n_head, "steps": steps,
             "learning_rate": model.LEARNING_RATE, "beta1": model.BETA1, "beta2": model.BETA2,
             "eps": model.EPS, "seed": model.SEED, "temperature": model.TEMPERATURE,
         },
@@ -129,13 +142,19 @@ def main(argv=None):
         description="Train the pure-Python microgpt on a list of names and export it as JSON.")
     parser.add_argument("--names", default=os.environ.get("NAMES_PATH", DEFAULT_NAMES),
                         help="one name per line, UTF-8 (default: $NAMES_PATH or %(default)s)")
-    parser.add_argument("--out", default=DEFAULT_OUT, help="JSON to write (default: %(default)s)")
+    parser.add_argument("--out", default=None,
+                        help="JSON to write (default: wasm_assets/microgpt-trained.json, with --n-head 1 "
+                             "wasm_assets/microgpt-one-head.json)")
     parser.add_argument("--steps", type=_positive_int, default=model.NUM_STEPS,
                         help="training steps (default: %(default)s)")
+    parser.add_argument("--n-head", type=int, choices=(1, model.N_HEAD), default=model.N_HEAD,
+                        help="attention heads: %(default)s (the lesson's model) or 1 (one head over all "
+                             f"{model.N_EMBD} numbers, for the comparison)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    args.out = args.out or default_out(args.n_head)
     try:
-        doc = build_export(args.names, steps=args.steps, progress=not args.no_progress)
+        doc = build_export(args.names, steps=args.steps, progress=not args.no_progress, n_head=args.n_head)
     except NamesFileError as exc:
         print(f"microgpt: error: {exc}", file=sys.stderr)
         return 2

@@ -70,8 +70,22 @@ def n_layers(weights):
     return sum(1 for name in weights if name.endswith(".attn_wq"))
 
 
-def step(weights, token, pos, key_cache, value_cache, n_head=4, trace=None):
-    """Float twin of microgpt.gpt_step; with a dict as ``trace``, records layer 0's attention."""
+def probe_one_head(q, keys, values):
+    """The probe: one head over all the numbers, on weights trained for several heads."""
+    wide = [total(a * b for a, b in zip(q, key)) * len(q) ** -0.5 for key in keys]
+    w = softmax(wide)
+    return blend(w, values, 0, len(q)), w
+
+
+def step(weights, token, pos, key_cache, value_cache, n_head=4, trace=None, head_mask=None, probe=False):
+    """Float twin of microgpt.gpt_step; with a dict as ``trace``, records layer 0's attention.
+
+    Two ways to change what the model predicts, for the lesson's switches:
+    ``head_mask`` (one truthy/falsy per head) knocks a head out by putting 0s
+    in place of its numbers before attn_wo, as export/heads.py does for the
+    TinyStories models; ``probe=True`` replaces the heads by one head over all
+    the numbers (the trace's ``heads_out`` and weights stay the real heads').
+    """
     x = rmsnorm([t + p for t, p in zip(weights["wte"][token], weights["wpe"][pos])])
     for layer in range(len(key_cache)):
         pre = f"layer{layer}."
@@ -82,12 +96,18 @@ def step(weights, token, pos, key_cache, value_cache, n_head=4, trace=None):
         value_cache[layer].append(linear(x, weights[pre + "attn_wv"]))
         keys, values = key_cache[layer], value_cache[layer]
         heads_out, per_head = multi_head(q, keys, values, n_head)
-        mixed = linear(heads_out, weights[pre + "attn_wo"])
+        glued = heads_out
+        if probe:
+            glued = probe_one_head(q, keys, values)[0]
+        elif head_mask is not None:
+            d = len(q) // n_head
+            glued = [0.0 if not head_mask[i // d] else v for i, v in enumerate(heads_out)]
+        mixed = linear(glued, weights[pre + "attn_wo"])
         if trace is not None and layer == 0:
             # The alternative the lesson contrasts with: one head over all numbers.
-            wide = [total(a * b for a, b in zip(q, key)) * len(q) ** -0.5 for key in keys]
             trace.update(x=x, q=q, k=keys[-1], v=values[-1], head_weights=per_head,
-                         single_head_weights=softmax(wide), heads_out=heads_out, attn_out=mixed)
+                         single_head_weights=probe_one_head(q, keys, values)[1], heads_out=heads_out,
+                         attn_out=mixed)
         x = [a + b for a, b in zip(mixed, skip)]
         skip = x
         x = rmsnorm(x)
@@ -107,7 +127,7 @@ def load_trained(path):
     return model
 
 
-def forward_attention(weights, uchars, name, n_head=4):
+def forward_attention(weights, uchars, name, n_head=4, head_mask=None, probe=False):
     """Run ``name`` through the trained model and report what attention does.
 
     Position 0 holds BOS, position i (1..len(name)) the name's i-th letter.
@@ -117,8 +137,11 @@ def forward_attention(weights, uchars, name, n_head=4):
     over positions 0..i), ``single_head_weights[i]`` (one head over all 16
     numbers, for comparison), ``heads_out[i]`` (the heads glued, 16 numbers),
     ``attn_out[i]`` (the same after attn_wo) and ``probs[i]`` (next-token
-    probabilities; index len(uchars) is BOS: "the name ends").
+    probabilities; index len(uchars) is BOS: "the name ends"). ``head_mask``
+    and ``probe`` (see ``step``) change ``attn_out`` and ``probs`` only.
     """
+    if head_mask is not None and len(head_mask) != n_head:
+        raise ValueError(f"head_mask needs one entry per head ({n_head}), got {len(head_mask)}")
     bos = len(uchars)
     char_to_id = {ch: i for i, ch in enumerate(uchars)}
     unknown = sorted({ch for ch in name if ch not in char_to_id})
@@ -135,7 +158,7 @@ def forward_attention(weights, uchars, name, n_head=4):
     out["probs"] = []
     for pos, tok in enumerate(tokens):
         trace = {}
-        logits = step(weights, tok, pos, key_cache, value_cache, n_head, trace)
+        logits = step(weights, tok, pos, key_cache, value_cache, n_head, trace, head_mask, probe)
         for f in fields:
             out[f].append(trace[f])
         out["probs"].append(softmax(logits))
@@ -146,7 +169,7 @@ def forward_attention(weights, uchars, name, n_head=4):
     return out
 
 
-def sample_names(weights, uchars, n=20, temperature=0.5, seed=42):
+def sample_names(weights, uchars, n=20, temperature=0.5, seed=42, n_head=4):
     """Generate ``n`` names. ``seed`` is an int or a ``random.Random`` to draw from."""
     rng = seed if isinstance(seed, random.Random) else random.Random(seed)
     bos = len(uchars)
@@ -158,7 +181,7 @@ def sample_names(weights, uchars, n=20, temperature=0.5, seed=42):
         value_cache = [[] for _ in range(n_layers(weights))]
         token, letters = bos, []
         for pos in range(len(weights["wpe"])):
-            logits = step(weights, token, pos, key_cache, value_cache)
+            logits = step(weights, token, pos, key_cache, value_cache, n_head)
             probs = softmax([l * inv_t for l in logits])
             token = rng.choices(vocab, weights=probs)[0]
             if token == bos:

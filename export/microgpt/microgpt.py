@@ -20,7 +20,6 @@ N_LAYER = 1                 # transformer blocks
 N_EMBD = 16                 # numbers in every vector
 BLOCK_SIZE = 16             # positions it can see (the longest name has 15 letters)
 N_HEAD = 4                  # attention heads, side by side
-HEAD_DIM = N_EMBD // N_HEAD  # numbers each head owns: 4
 LEARNING_RATE, BETA1, BETA2, EPS = 0.01, 0.85, 0.99, 1e-8   # Adam
 NUM_STEPS, SEED, TEMPERATURE, NUM_SAMPLES = 1000, 42, 0.5, 20
 
@@ -141,7 +140,7 @@ def rmsnorm(x):
     return [xi * scale for xi in x]
 
 
-def gpt_step(state, token, pos, key_cache, value_cache):
+def gpt_step(state, token, pos, key_cache, value_cache, n_head=N_HEAD):
     """Scores for the next token, given `token` at position `pos`.
 
     The caches hold the keys and values of the earlier positions; this step
@@ -159,15 +158,16 @@ def gpt_step(state, token, pos, key_cache, value_cache):
         value_cache[layer].append(linear(x, state[pre + "attn_wv"]))
         keys, values = key_cache[layer], value_cache[layer]
         # --- multi-head attention begins ---
+        head_dim = N_EMBD // n_head               # numbers per head: 4 (16 in the one-head twin)
         out = []
-        for h in range(N_HEAD):
-            start = h * HEAD_DIM                  # head h owns numbers start .. start + 3
-            q_h = q[start:start + HEAD_DIM]
-            k_h = [k[start:start + HEAD_DIM] for k in keys]
-            v_h = [v[start:start + HEAD_DIM] for v in values]
-            scores = [dot(q_h, key) / HEAD_DIM ** 0.5 for key in k_h]   # how well each key fits, / 2
+        for h in range(n_head):
+            start = h * head_dim                  # head h owns numbers start .. start + 3
+            q_h = q[start:start + head_dim]
+            k_h = [k[start:start + head_dim] for k in keys]
+            v_h = [v[start:start + head_dim] for v in values]
+            scores = [dot(q_h, key) / head_dim ** 0.5 for key in k_h]   # how well each key fits, / 2
             w = softmax(scores)                   # one weight per position, adding up to 1
-            blended = [sum(weight * v[j] for weight, v in zip(w, v_h)) for j in range(HEAD_DIM)]
+            blended = [sum(weight * v[j] for weight, v in zip(w, v_h)) for j in range(head_dim)]
             out.extend(blended)                   # 4 numbers more: 16 after the 4 heads
         x = linear(out, state[pre + "attn_wo"])   # one matrix mixes what the heads found
         # --- multi-head attention ends ---
@@ -181,19 +181,19 @@ def gpt_step(state, token, pos, key_cache, value_cache):
     return linear(x, state["lm_head"])
 
 
-def sequence_loss(state, tokens):
+def sequence_loss(state, tokens, n_head=N_HEAD):
     """Average surprise (cross-entropy) at each next token of `tokens`."""
     n = min(BLOCK_SIZE, len(tokens) - 1)
     key_cache = [[] for _ in range(N_LAYER)]     # one list per layer, filled position by position
     value_cache = [[] for _ in range(N_LAYER)]
     losses = []
     for pos in range(n):
-        probs = softmax(gpt_step(state, tokens[pos], pos, key_cache, value_cache))
+        probs = softmax(gpt_step(state, tokens[pos], pos, key_cache, value_cache, n_head))
         losses.append(-probs[tokens[pos + 1]].log())
     return (1 / n) * sum(losses)
 
 
-def train(names, steps=NUM_STEPS, seed=SEED, on_step=None):
+def train(names, steps=NUM_STEPS, seed=SEED, on_step=None, n_head=N_HEAD):
     """Train on `names`; returns the state, the losses, the letters and the generator."""
     rng = random.Random(seed)            # the stream random.seed(seed) would give
     docs = list(names)
@@ -206,7 +206,7 @@ def train(names, steps=NUM_STEPS, seed=SEED, on_step=None):
     mean_sq = [0.0] * len(params)        # ... and of its square
     losses = []
     for step in range(steps):
-        loss = sequence_loss(state, encode(docs[step % len(docs)], char_to_id, bos))
+        loss = sequence_loss(state, encode(docs[step % len(docs)], char_to_id, bos), n_head)
         loss.backward()
         lr = LEARNING_RATE * (1 - step / steps)   # falls linearly to 0
         for i, p in enumerate(params):
@@ -222,7 +222,7 @@ def train(names, steps=NUM_STEPS, seed=SEED, on_step=None):
     return {"state": state, "losses": losses, "uchars": uchars, "bos": bos, "rng": rng}
 
 
-def sample(state, uchars, rng, n=NUM_SAMPLES, temperature=TEMPERATURE):
+def sample(state, uchars, rng, n=NUM_SAMPLES, temperature=TEMPERATURE, n_head=N_HEAD):
     """Invent n names: draw a letter from the scores, feed it back, until BOS."""
     bos = len(uchars)
     names = []
@@ -231,7 +231,7 @@ def sample(state, uchars, rng, n=NUM_SAMPLES, temperature=TEMPERATURE):
         value_cache = [[] for _ in range(N_LAYER)]
         token, letters = bos, []
         for pos in range(BLOCK_SIZE):
-            logits = gpt_step(state, token, pos, key_cache, value_cache)
+            logits = gpt_step(state, token, pos, key_cache, value_cache, n_head)
             probs = softmax([l / temperature for l in logits])   # below 1: bolder favourites
             token = rng.choices(range(bos + 1), weights=[p.data for p in probs])[0]
             if token == bos:

@@ -24,7 +24,6 @@ const WIDGETS = {
   "microgpt-watch": "./microgpt/watch.js",
   "microgpt-explore": "./microgpt/explore.js",
   "microgpt-exercise": "./microgpt/exercise.js",
-  "microgpt-quiz": "./microgpt/quiz.js",
   "microgpt-source": "./microgpt/source.js",
   "microgpt-progress": "./microgpt/progress.js",
 };

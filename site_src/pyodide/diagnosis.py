@@ -15,7 +15,9 @@ This module never decides whether an answer passes. A Check has two steps:
    compares the numbers with microgpt's, which it computes itself, so nothing
    that runs after this point can change the verdict.
 2. ``explain_collected()`` returns the explanation of a wrong answer ('' when
-   the numbers are microgpt's). Only now is microgpt's float arithmetic loaded
+   the numbers are microgpt's) as a hint in three tiers joined by ``SEP``:
+   the idea in words (no code), where (the line and what is wrong in it), and
+   the code, which the page shows only when the learner asks for it. Only now is microgpt's float arithmetic loaded
    (``microgpt_floats``, a copy of export/microgpt/floats.py, which the worker
    writes to REFERENCE after step 1), so the learner's code can never import it. It
    recomputes the right answer and tries the mistakes learners commonly make
@@ -27,6 +29,7 @@ import json
 import os
 import re
 import sys
+import traceback
 
 import sandbox
 from sandbox import _compile, _json, _namespace, _Quiet, _shorten, _stop_note, _stop_of, learner_traceback
@@ -89,16 +92,22 @@ def explain_collected():
             sandbox.restore()
         fn = _job.get("fn")
         if problem or _job.get("stop") or fn is None:
-            return problem or ""
+            return _tiers(problem)
         cases, outputs, source = _job["cases"], _job["outputs"], _job["source"]
         if _all_right(cases, outputs):
             return ""
         trace = _probe(fn, cases)
         sandbox.restore()
-        return explain(cases, outputs, trace, source, _job.get("wo"))
+        return _tiers(explain(cases, outputs, trace, source, _job.get("wo")))
     except BaseException as exc:  # noqa: B036 -- e.g. the page's interrupt while explaining
         sandbox.restore()
         return f"{type(exc).__name__} while explaining your result."
+
+
+def _tiers(problem):
+    """The text the page gets: the Hint's three tiers joined by SEP ('' when nothing is wrong)."""
+    found = _hint(problem)
+    return found.text() if found else ""
 
 
 def check(source, inputs_json):
@@ -112,7 +121,7 @@ def _collect(source, cases):
     try:
         code = _compile(source)
     except SyntaxError as exc:
-        return [], "Python cannot read your code (a syntax error):\n\n" + learner_traceback(exc), "", None
+        return [], _syntax_hint(exc), "", None
     ns = _namespace()
     script_error = None
     quiet = _Quiet()
@@ -128,10 +137,12 @@ def _collect(source, cases):
     fn = ns.get("multi_head")
     if not callable(fn):
         if script_error is not None:
-            return [], ("Your code stopped before multi_head was defined:\n\n"
-                        + _stop_note(script_error)), "", None
-        return [], ("There is no function called multi_head in your code. "
-                    "Press Reset to get the starter code back."), "", None
+            return [], Hint("Your code stops with an error before it reaches the function multi_head, so there "
+                            "is nothing to check yet.", _error_line(script_error) + ".",
+                            _stop_note(script_error)), "", None
+        return [], Hint("The check calls a function named multi_head, and your code does not define one.",
+                        "No line of your code starts with def multi_head. Reset brings the starter code back.",
+                        "def multi_head(q, keys, values):\n    out = []\n    ...\n    return out"), "", None
     outputs = []
     for case in cases:
         sys.stdout = sys.stderr = quiet
@@ -146,11 +157,11 @@ def _collect(source, cases):
         finally:
             sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
         if numbers is None:
-            return outputs, lambda: _shape_problem(out, case), "", fn
+            return outputs, lambda: _shape_problem(out, case, source), "", fn
         outputs.append(numbers)
     if script_error is not None:
-        return outputs, ("multi_head gives numbers, but the lines after it stop with an error:\n\n"
-                         + _stop_note(script_error)), "", fn
+        return outputs, Hint("Your multi_head gives numbers, but the lines after it stop with an error.",
+                             _error_line(script_error) + ".", _stop_note(script_error)), "", fn
     return outputs, "", "", fn
 
 
@@ -167,13 +178,56 @@ def _numbers(out):
 
 
 # ---------------------------------------------------------------------------
+# Hints in three tiers.
+# ---------------------------------------------------------------------------
+# Every diagnosis is a Hint: first the idea in words (no code), then where (the
+# line and what is wrong in it), then code, which the page shows only when the
+# learner presses "Show me the code". The page gets the three joined by SEP.
+SEP = "\x1e"
+# The lines the exercise asks for, as the code tier shows them (the same as solution.py's).
+K_CODE = "k_h = [k[start:start + HEAD_DIM] for k in keys]"
+V_CODE = "v_h = [v[start:start + HEAD_DIM] for v in values]"
+BLEND_CODE = "blended = [sum(weight * v[j] for weight, v in zip(w, v_h)) for j in range(HEAD_DIM)]"
+EXTEND_CODE = "out.extend(blended)"
+SCORES_CODE = "scores = [dot(q_h, k) / math.sqrt(HEAD_DIM) for k in k_h]"
+SOFTMAX_CODE = "w = softmax(scores)"
+Q_CODE = "q_h = q[start:start + HEAD_DIM]"
+RETURN_CODE = "    out = []\n    for h in range(N_HEAD):\n        ...\n    return out   # lined up with out = [], after the loop"
+
+
+class Hint(tuple):
+    """(idea, where, code): what the learner sees first, on "Where?", and on "Show me the code"."""
+
+    def __new__(cls, idea, where="", code=""):
+        return super().__new__(cls, (str(idea), str(where), str(code)))
+
+    idea = property(lambda self: self[0])
+    where = property(lambda self: self[1])
+    code = property(lambda self: self[2])
+
+    def text(self):
+        return SEP.join(self)
+
+
+def _hint(problem):
+    """A Hint from whatever a step left: a Hint, a plain sentence, or nothing."""
+    if isinstance(problem, Hint):
+        return problem
+    return Hint(problem) if problem else None
+
+
+def _blank2_code():
+    return f"        {BLEND_CODE}\n        {EXTEND_CODE}"
+
+
+# ---------------------------------------------------------------------------
 # Explaining a wrong answer.
 # ---------------------------------------------------------------------------
 def where(case):
     pos = case["pos"]
     what = f"letter {case['name'][pos - 1]!r}" if pos else "the start marker"
     keys = "1 key" if pos == 0 else f"{pos + 1} keys"
-    return f'"{case["name"]}" at position {pos} ({what}; {keys})'
+    return f'"{case["name"]}" at position {pos}, {what}, with {keys}'
 
 
 def _sizes(cases):
@@ -190,27 +244,60 @@ def _all_right(cases, outputs):
                for c, out in zip(cases, outputs))
 
 
+def _error_line(exc):
+    """'Line N: ErrorType: message' for the learner's frame of ``exc``."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == sandbox.FILENAME]
+    at = f"Line {frames[-1].lineno}" if frames else "Your code"
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
+    return f"{at} stops with {_shorten(text)}"
+
+
+def _syntax_hint(exc):
+    return Hint("Python cannot read your code: something in it is not valid Python, such as a bracket left "
+                "open, a missing colon or a line indented more or less than the lines around it.",
+                f"Line {exc.lineno}: {exc.msg}." if exc.lineno else f"{exc.msg}.",
+                learner_traceback(exc))
+
+
 def _raised(exc, case, fn, cases):
-    message = (f"multi_head stopped with an error when it was called for {where(case)}:\n\n"
-               + (_stop_note(exc) if isinstance(exc, SystemExit) else learner_traceback(exc)))
     trace = _probe(fn, [case])
-    hint = _slice_hint(trace, cases)
-    return message + ("\n\n" + hint if hint else "")
+    hint = _list_slice_hint(trace, [case], case) or _slice_hint(trace, cases)
+    if hint:
+        return Hint(hint.idea, f"{hint.where} (It stopped with an error for {where(case)}: "
+                    f"{_error_line(exc)}.)", hint.code + "\n\n" + learner_traceback(exc))
+    return Hint(f"Your multi_head stopped with an error when the check called it for {where(case)}.",
+                _error_line(exc) + ".",
+                _stop_note(exc) if isinstance(exc, SystemExit) else learner_traceback(exc))
 
 
-def _shape_problem(out, case):
+def _shape_problem(out, case, source=""):
     n_head, head_dim, n_embd = _sizes([case])
     if out is None:
-        return ("multi_head returned None. Its last line should be `return out`, "
-                "lined up with `out = []` (not inside the for loop).")
+        return Hint("Your multi_head gives back nothing: a function hands its result back with a return "
+                    "line, here the list out, once all the heads have added their numbers.",
+                    "The function has no return line, or returns None. Its last line should return out, "
+                    "lined up with the line that creates out, not inside the loop over the heads.",
+                    RETURN_CODE)
     if isinstance(out, tuple):
-        return (f"multi_head returned a tuple of {len(out)} things (`return out, ...`?). "
-                "Return only the list: `return out`.")
+        return Hint(f"Your multi_head gives back {len(out)} things at once; the check wants only the list of "
+                    f"{n_embd} numbers.",
+                    "The return line hands back a tuple, several values separated by commas. Return only out.",
+                    "    return out")
     if not isinstance(out, list):
-        return f"multi_head should return the list out, but it returned a {type(out).__name__}."
+        return Hint(f"multi_head should give back a list of {n_embd} numbers, but it gives a "
+                    f"{type(out).__name__}.",
+                    "Look at the return line at the end of multi_head: it should return out.",
+                    "    return out")
     if not out:
-        return ("out is empty: nothing was added to it. The second blank should add each head's "
-                f"{head_dim} blended numbers to the end of out with out.extend(blended).")
+        todo = []
+        if re.search(r"^\s*k_h\s*=\s*keys\s*(#|$)", source, re.M):
+            todo.append("Blank 1 is still open too: k_h and v_h hold whole keys and values.")
+        line = _line(None, "w", source)
+        return Hint(f"Nothing is added to out yet. Each head must work out its {head_dim} blended numbers, "
+                    "the weighted sum over the positions of its value slices, and add them to the end of out.",
+                    f"Blank 2, after the softmax{line}: compute the head's {head_dim} blended numbers and put "
+                    "them at the end of out, one number at a time. " + " ".join(todo),
+                    (f"        {K_CODE}\n        {V_CODE}\n        ...\n" if todo else "") + _blank2_code())
     if any(isinstance(v, (list, tuple)) for v in out):
         flat = []
         for v in out:
@@ -221,13 +308,17 @@ def _shape_problem(out, case):
             want, _ = floats.multi_head(case["q"], case["keys"], case["values"], n_head)
             if _close(flat, want):
                 right = " The numbers inside them are right; only the way they are added is wrong."
-        return (f"out holds lists instead of numbers: it has {len(out)} items of sizes {sizes}. "
-                f"out.append(blended) adds the whole list as ONE item; use out.extend(blended), "
-                f"which adds its {head_dim} numbers one by one, so {n_head} heads give {n_embd} numbers."
-                + right)
+        line = _line(None, "out", source, r"\bout\s*\.\s*append\(|\bout\s*\+=")
+        return Hint(f"out holds lists instead of numbers: each head put its {head_dim} numbers in as one item, "
+                    f"a list, so {n_head} heads give {len(out)} items instead of {n_embd} numbers.",
+                    f"out has {len(out)} items of sizes {sizes}. The line that adds to out{line} uses append, "
+                    "which adds its argument as one item; extend adds a list's items one by one." + right,
+                    f"        {EXTEND_CODE}")
     bad = next(i for i, v in enumerate(out) if not _is_number(v))
-    return (f"out should hold only numbers, but item {bad} is {_shorten(repr(out[bad]))} "
-            f"(a {type(out[bad]).__name__}).")
+    return Hint(f"out should hold only numbers, but one of its items is a {type(out[bad]).__name__}.",
+                f"Item {bad} of out is {_shorten(repr(out[bad]))}: look at what the line that adds to out "
+                "is given.",
+                _blank2_code())
 
 
 def _is_number(v):
@@ -292,23 +383,99 @@ def _line(trace, name, source, pattern=None):
     return f" (line {number})" if number else ""
 
 
-def _slice_hint(trace, cases):
-    """A message when some head's q_h, k_h or v_h do not hold HEAD_DIM numbers each."""
+def _at(trace, name, source, pattern=None):
+    """'Line N' where ``name`` is computed, or 'The line that computes name'."""
+    found = re.search(r"\d+", _line(trace, name, source, pattern))
+    return f"Line {found.group()}" if found else f"The line that computes {name}"
+
+
+SLICE_KINDS = (("k_h", "key", K_CODE), ("v_h", "value", V_CODE))
+
+
+def _slice_hint(trace, cases, source=""):
+    """A Hint when some head's k_h or v_h rows do not hold HEAD_DIM numbers each."""
     if not trace:
-        return ""
+        return None
     _, head_dim, n_embd = _sizes(cases)
     for h in sorted(trace["heads"]):
         seen = trace["heads"][h]
-        for name, what in (("k_h", "key"), ("v_h", "value")):
+        for name, what, code in SLICE_KINDS:
             rows = seen.get(name)
             if isinstance(rows, list) and rows and all(isinstance(r, list) for r in rows):
                 size = len(rows[0])
                 if size != head_dim and size != n_embd:
-                    return (f"In head {h + 1} (h = {h}) every {what} in {name} has {size} numbers instead of "
-                            f"HEAD_DIM = {head_dim}{_line(trace, name, '')}. A slice like "
-                            f"[start:HEAD_DIM] stops at number {head_dim} whatever start is, so from head 2 on it "
-                            f"is too short or empty; end the slice at start + HEAD_DIM.")
-    return ""
+                    return Hint(f"Every head must take its own {head_dim} numbers of each {what}, but from head 2 "
+                                f"on each {what}'s slice holds {size} numbers.",
+                                f"{_at(trace, name, source)}: in head {h + 1} (h = {h}) every {what} in {name} has "
+                                f"{size} numbers. The slice stops at number {head_dim} whatever start is, so from "
+                                f"head 2 on it is too short or empty; it must end {head_dim} numbers after start.",
+                                f"        {code}")
+    return None
+
+
+def _list_slice_hint(trace, cases, case=None):
+    """A Hint when k_h or v_h slices the list of positions (keys[start:...]) instead of each vector."""
+    if not trace:
+        return None
+    case = case or max(cases, key=lambda c: len(c["keys"]))
+    _, head_dim, n_embd = _sizes(cases)
+    for name, what, code in SLICE_KINDS:
+        full = case["keys" if what == "key" else "values"]
+        for h in sorted(trace["heads"]):
+            rows = trace["heads"][h].get(name)
+            start = h * head_dim
+            if (isinstance(rows, list) and len(rows) != len(full) and rows == full[start:start + head_dim]):
+                return Hint(f"Each head needs every position's {what}, cut down to the head's own {head_dim} "
+                            f"numbers. Yours cuts the list of {what}s instead: head h keeps some positions, "
+                            f"whole, and drops the others.",
+                            f"{_at(trace, name, source=_job.get('source', ''))}: the slice is applied to the list "
+                            f"of {what}s, one item per position, so in head {h + 1} {name} holds {len(rows)} of "
+                            f"the {len(full)} {what}s. Slice each {what} instead, and keep one slice per position.",
+                            f"        {code}")
+    return None
+
+
+def _offset_forgotten_hint(trace, cases, source):
+    """A Hint when k_h (or v_h) holds the first HEAD_DIM numbers of every vector in every head."""
+    if not trace or len(trace["heads"]) < 2:
+        return None
+    case = max(cases, key=lambda c: len(c["keys"]))
+    _, head_dim, _ = _sizes(cases)
+    for name, what, code in SLICE_KINDS:
+        full = case["keys" if what == "key" else "values"]
+        first = [vec[:head_dim] for vec in full]
+        rows = [trace["heads"][h].get(name) for h in sorted(trace["heads"])]
+        if all(r == first for r in rows) and first != [vec[head_dim:2 * head_dim] for vec in full]:
+            return Hint(f"Each head must take its own {head_dim} numbers of every {what}: head 1 numbers 0 to "
+                        f"{head_dim - 1}, head 2 the next {head_dim}, and so on. In yours every head takes the "
+                        f"first {head_dim}, which belong to head 1.",
+                        f"{_at(trace, name, source)}: the slice of each {what} starts at number 0 in every head; "
+                        "it must start where this head's numbers start, at start.",
+                        f"        {code}")
+    return None
+
+
+WEIGHTS_LINE = r"out\s*\.\s*(extend|append)\(\s*w\s*\)|out\s*\+=\s*w\b"
+
+
+def _weights_hint(got, case, n_head, head_dim, trace, source):
+    """A Hint when out holds each head's attention weights instead of its blended numbers."""
+    weights = []
+    for h in range(n_head):
+        weights.extend(floats.head_weights(case["q"], case["keys"], h * head_dim, head_dim))
+    traced = []
+    for h in sorted((trace or {}).get("heads", {})):
+        w = trace["heads"][h].get("w")
+        traced.extend(w if isinstance(w, list) else [])
+    if not (_close(got, weights) or (traced and _close(got, traced))):
+        return None
+    return Hint(f"out gets each head's attention weights, one per position, instead of the head's {head_dim} "
+                "blended numbers. The weights only say how much each position counts; the blend multiplies "
+                "them with the value slices and adds up over the positions.",
+                f"{_at(None, 'out', source, WEIGHTS_LINE)}: w is added "
+                f"to out. Build the head's {head_dim} blended numbers first, number j being the sum over the "
+                "positions of weight times number j of that position's value slice, and add those.",
+                _blank2_code())
 
 
 # The mistakes learners make, each as the numbers it would give.
@@ -340,8 +507,12 @@ def _reversed_heads(q, keys, values, n_head, wo):
     return [x for h in reversed(range(n_head)) for x in out[h * d:(h + 1) * d]]
 
 
-SQRT_N_EMBD = ("The scores are divided by the square root of N_EMBD ({n_embd}), the size of a whole vector. "
-               "Each head compares only its own {head_dim} numbers: divide by math.sqrt(HEAD_DIM){line}.")
+# Same numbers as scale_head_dim when N_EMBD is HEAD_DIM squared: told apart by the line's text.
+SQRT_N_EMBD = ("The scores are divided by the square root of the size of a whole vector, {n_embd}. Each head "
+               "compares only its own {head_dim} numbers, so divide by the square root of {head_dim}, that is by "
+               "{sqrt_head_dim:g}.",
+               "{at}: the scores are divided by the square root of N_EMBD; use the square root of HEAD_DIM.",
+               "        " + SCORES_CODE)
 
 
 def _text_of(line, source):
@@ -357,57 +528,85 @@ LINE_PATTERNS = {
     "reversed_heads": r"for h in .*(reversed|-\s*1)|\bout\s*=\s*\w+\s*\+|out\.insert|out\[:0\]",
 }
 
+# name, the numbers it gives, its Hint (idea, where, code; {at} is "Line N"), the variable it is computed in.
 MISTAKES = [
     ("no_scale", lambda q, k, v, n, wo: _heads(q, k, v, n, scores_of=lambda s, d, e: s),
-     "The scores are not scaled: each dot product must be divided by the square root of the head's size, "
-     "math.sqrt(HEAD_DIM), before the softmax{line}.", "scores"),
+     ("The scores must be scaled down before the softmax: divided by the square root of the head's size, "
+      "{head_dim} numbers, so by {sqrt_head_dim:g}. Without it the softmax favours one position far too much.",
+      "{at}: the scores are the dot products alone; divide each by the square root of HEAD_DIM.",
+      "        " + SCORES_CODE), "scores"),
     ("scale_head_dim", lambda q, k, v, n, wo: _heads(q, k, v, n, scores_of=lambda s, d, e: [x / d for x in s]),
-     "The scores are divided by HEAD_DIM ({head_dim}), but attention divides by its square root: "
-     "/ math.sqrt(HEAD_DIM), that is / {sqrt_head_dim:g}{line}.", "scores"),
+     ("The scores are divided by the head's size, {head_dim}, but attention divides by its square root, "
+      "{sqrt_head_dim:g}.",
+      "{at}: the scores are divided by HEAD_DIM; divide by the square root of HEAD_DIM instead.",
+      "        " + SCORES_CODE), "scores"),
     ("scale_n_embd", lambda q, k, v, n, wo: _heads(q, k, v, n, scores_of=lambda s, d, e: [x / e for x in s]),
-     "The scores are divided by N_EMBD ({n_embd}). Each head compares only its own {head_dim} numbers, so "
-     "divide by the square root of the head's size: / math.sqrt(HEAD_DIM){line}.", "scores"),
+     ("The scores are divided by the size of a whole vector, {n_embd}. Each head compares only its own "
+      "{head_dim} numbers, so divide by the square root of the head's size, {sqrt_head_dim:g}.",
+      "{at}: the scores are divided by N_EMBD; divide by the square root of HEAD_DIM.",
+      "        " + SCORES_CODE), "scores"),
     ("no_softmax", lambda q, k, v, n, wo: _heads(q, k, v, n, weights_of=lambda s, qh: s),
-     "The scores are used as weights without the softmax. Turn them into weights that are positive and add up "
-     "to 1: w = softmax(scores){line}.", "w"),
+     ("The scores are used as weights directly. They must first go through the softmax, which makes them "
+      "positive and makes them add up to 1.",
+      "{at}: w is the scores themselves; w must be the softmax of the scores.",
+      "        " + SOFTMAX_CODE), "w"),
     ("softmax_query", lambda q, k, v, n, wo: _heads(q, k, v, n, weights_of=lambda s, qh: floats.softmax(qh)),
-     "The softmax is taken of the query slice q_h, not of the scores. The weights say how much each position "
-     "counts, so they come from the scores: w = softmax(scores){line}.", "w"),
+     ("The weights say how much each position counts, so there is one per position and they come from the "
+      "scores. Yours come from the query slice, one per number of the query.",
+      "{at}: the softmax is taken of the query slice q_h, not of the scores.",
+      "        " + SOFTMAX_CODE), "w"),
     ("query_unsliced", lambda q, k, v, n, wo: _heads(q, k, v, n, query_at=lambda h, d: 0),
-     "The query is not sliced: every head uses the first {head_dim} numbers of q. Head h must use its own "
-     "numbers: q_h = q[start:start + HEAD_DIM]{line}.", "q_h"),
+     ("Every head uses the first {head_dim} numbers of the query; each head must use its own {head_dim}.",
+      "{at}: the query is not sliced, so the scores compare its first {head_dim} numbers in every head. "
+      "Keep this head's {head_dim} numbers of q, from start on.",
+      "        " + Q_CODE), "q_h"),
     ("reversed_heads", _reversed_heads,
-     "Each head's numbers are right, but the heads are in reverse order: out starts with head {n_head}'s numbers. "
-     "Go through the heads with h = 0, 1, ..., {last_head} and add each head's numbers at the END of out with "
-     "out.extend(blended){line}.", "out"),
+     ("Each head's numbers are right, but the heads come out in reverse order: out must start with head 1's "
+      "numbers and end with head {n_head}'s.",
+      "{at}: go through the heads from the first to the last, h from 0 to {last_head}, and add each head's "
+      "numbers at the end of out.",
+      "    for h in range(N_HEAD):\n        ...\n        " + EXTEND_CODE), "out"),
     ("attn_wo_inside", lambda q, k, v, n, wo: floats.linear(_right(q, k, v, n, wo), wo),
-     "Your numbers are microgpt's after attn_wo: multi_head already applies the output projection. Return the "
-     "glued heads; the code after multi_head applies attn_wo once{line}.", "out"),
+     ("Your numbers are microgpt's after attn_wo. multi_head must hand back the heads glued side by side; "
+      "the lines after it apply attn_wo, once.",
+      "{at}: attn_wo is applied inside multi_head. Return the glued heads as they are.",
+      "    return out"), "out"),
     ("key_slice_end", lambda q, k, v, n, wo: _heads(q, k, v, n, key_at=lambda h, d: 0 if h == 0 else len(q)),
-     "From head 2 on, the keys' slices are empty, so every position gets the same weight. A slice like "
-     "k[start:HEAD_DIM] stops at number {head_dim} whatever start is; end it at start + HEAD_DIM{line}.", "k_h"),
+     ("From head 2 on, the keys' slices are empty, so every position gets the same weight.",
+      "{at}: the slice of each key stops at number {head_dim} whatever start is; end it {head_dim} numbers "
+      "after start.",
+      "        " + K_CODE), "k_h"),
 ]
 
 
+def _format(tiers, **facts):
+    return Hint(*(t.format(**facts) for t in tiers))
+
+
 def explain(cases, outputs, trace=None, source="", wo=None):
-    """A message naming what is wrong with ``outputs``, or '' when they are microgpt's."""
+    """A Hint naming what is wrong with ``outputs``, or '' when they are microgpt's."""
     n_head, head_dim, n_embd = _sizes(cases)
     want = [floats.multi_head(c["q"], c["keys"], c["values"], n_head)[0] for c in cases]
     wrong = [i for i, (out, right) in enumerate(zip(outputs, want)) if not _close(out, right)]
     if not wrong and len(outputs) == len(cases):
         return ""
     if not wrong:
-        return f"multi_head gave no numbers for {where(cases[len(outputs)])}."
+        case = cases[len(outputs)]
+        return Hint(f"multi_head gave no numbers for {where(case)}.",
+                    "It returned for the earlier positions but not for this one.", "")
     first = cases[wrong[0]]
     got = outputs[wrong[0]]
+    found = _list_slice_hint(trace, cases)
+    if found:
+        return found
     if len(got) != n_embd:
         return _length_problem(got, first, n_head, head_dim, trace, source)
-    hint = _slice_hint(trace, cases)
-    if hint:
-        return hint
+    found = _slice_hint(trace, cases, source) or _offset_forgotten_hint(trace, cases, source)
+    if found:
+        return found
     facts = {"head_dim": head_dim, "n_embd": n_embd, "n_head": n_head, "last_head": n_head - 1,
              "sqrt_head_dim": head_dim ** 0.5}
-    for name, numbers, message, variable in MISTAKES:
+    for name, numbers, tiers, variable in MISTAKES:
         if name == "attn_wo_inside" and wo is None:
             continue
         if not _close(got, numbers(first["q"], first["keys"], first["values"], n_head, wo)):
@@ -415,28 +614,41 @@ def explain(cases, outputs, trace=None, source="", wo=None):
         if all(_close(out, numbers(c["q"], c["keys"], c["values"], n_head, wo)) for c, out in zip(cases, outputs)):
             pattern = LINE_PATTERNS.get(name)
             line = _line(trace if pattern is None else None, variable, source, pattern)
+            at = _at(trace if pattern is None else None, variable, source, pattern)
             if name == "scale_head_dim" and "N_EMBD" in _text_of(line, source):
-                message = SQRT_N_EMBD     # the same numbers, when N_EMBD is HEAD_DIM squared
-            return message.format(line=line, **facts)
+                tiers = SQRT_N_EMBD
+            return _format(tiers, at=at, **facts)
     return _offsets(cases, outputs, wrong, n_head, head_dim, trace, source)
 
 
 def _length_problem(got, case, n_head, head_dim, trace, source):
     n_embd = n_head * head_dim
-    message = (f"out has {len(got)} numbers at {where(case)}; it should have {n_embd}: "
-               f"{n_head} heads x {head_dim} numbers.")
+    count = (f"out has {len(got)} numbers for {where(case)}; it should have {n_embd}, {n_head} heads "
+             f"of {head_dim}.")
+    found = _weights_hint(got, case, n_head, head_dim, trace, source)
+    if found:
+        return found
     if len(got) == head_dim:
-        return message + " That is one head's worth: is `return out` indented inside the for loop?"
+        return Hint(f"out ends up with one head's numbers only: multi_head hands back its result before the other "
+                    f"{n_head - 1} heads have run.",
+                    f"{count} The return line is indented inside the loop over the heads; move it out, lined up "
+                    "with the line that creates out.",
+                    RETURN_CODE)
     if len(got) == n_head * n_embd:
-        return message + (f" Each head blended all {n_embd} numbers of every value: the values are not "
-                          f"sliced{_line(trace, 'v_h', source)}. Keep only head h's numbers: "
-                          "[v[start:start + HEAD_DIM] for v in values].")
-    hint = _slice_hint(trace, [case])
-    if hint:
-        return message + " " + hint
+        return Hint(f"Each head blends all {n_embd} numbers of every value instead of its own {head_dim}.",
+                    f"{count} {_at(trace, 'v_h', source)}: v_h keeps whole values; keep only this head's "
+                    f"{head_dim} numbers of each value.",
+                    f"        {V_CODE}")
+    found = _slice_hint(trace, [case], source)
+    if found:
+        return Hint(found.idea, f"{count} {found.where}", found.code)
     if len(got) > n_embd:
-        return message + " Are some heads' numbers added more than once, or not sliced to HEAD_DIM?"
-    return message
+        return Hint(f"out has more numbers than the {n_embd} it should: some heads add more than their "
+                    f"{head_dim}.",
+                    f"{count} Are some numbers added more than once, or not cut down to HEAD_DIM?",
+                    _blank2_code())
+    return Hint(f"out has fewer numbers than the {n_embd} it should: every head must add its {head_dim}.",
+                count, _blank2_code())
 
 
 def _offsets(cases, outputs, wrong, n_head, head_dim, trace, source):
@@ -461,47 +673,60 @@ def _offsets(cases, outputs, wrong, n_head, head_dim, trace, source):
         fits.append(possible)
 
     def span(at):
-        return f"numbers {at}-{at + head_dim - 1} ([{at}:{at + head_dim}])"
+        return f"numbers {at}-{at + head_dim - 1}"
 
-    parts = []
+    hints = []
     explained = [h for h in range(n_head) if fits[h]]
     unexplained = [h for h in range(n_head) if not fits[h]]
-    for what, side, fix, variable in (("key", 0, "[k[start:start + HEAD_DIM] for k in keys]", "k_h"),
-                                      ("value", 1, "[v[start:start + HEAD_DIM] for v in values]", "v_h")):
+    for what, side, code, variable in (("key", 0, K_CODE, "k_h"), ("value", 1, V_CODE, "v_h")):
         seen = {h: sorted({pair[side] for pair in fits[h]}) for h in explained}
         off = {h: at for h, at in seen.items() if h * head_dim not in at}
         if not off:
             continue
+        at = _at(trace, variable, source)
         if all(0 in seen[h] for h in explained) and len(explained) == n_head:
             line = _sliced_but_unused(trace, variable, head_dim, source)
             if line is not None:
-                parts.append(f"{variable} holds this head's {head_dim} numbers of every {what}, but the "
-                             f"computation does not use it: it reads `{what}s`, whose first {head_dim} numbers "
-                             f"belong to head 1{line}. Use {variable} there instead.")
+                hints.append(Hint(
+                    f"The computation reads the whole {what}s instead of this head's slices, so every head "
+                    f"works with head 1's numbers, the first {head_dim} of each {what}.",
+                    f"{variable} holds this head's {head_dim} numbers of every {what}, but{line} reads "
+                    f"`{what}s`, whose first {head_dim} numbers belong to head 1. Use {variable} there instead.",
+                    f"        {BLEND_CODE}" if what == "value" else f"        {SCORES_CODE}"))
             else:
-                parts.append(f"The {what}s are not sliced: every head uses the first {head_dim} numbers of each "
-                             f"{what} (numbers 0-{head_dim - 1}), so heads 2 to {n_head} read the wrong part"
-                             f"{_line(trace, variable, source)}. Keep only head h's numbers: {fix}.")
+                hints.append(Hint(
+                    f"Each head must see only its own {head_dim} numbers of every {what}. In yours every head "
+                    f"reads numbers 0 to {head_dim - 1} of each {what}, head 1's.",
+                    f"The {what}s are not sliced. {at}: {variable} holds the whole {what}s; it must hold one "
+                    f"slice per {what}, this head's {head_dim} numbers from start on.",
+                    f"        {code}"))
         else:
-            lines = [f"head {h + 1} (h = {h}) used {what} {span(at[0])} instead of {span(h * head_dim)}"
-                     for h, at in sorted(off.items())]
-            parts.append(f"The {what}s are sliced at the wrong offset{_line(trace, variable, source)}: "
-                         + "; ".join(lines) + f". Head h should start at number start = h * HEAD_DIM: {fix}.")
+            lines = [f"head {h + 1} (h = {h}) used {what} {span(at_[0])} instead of {span(h * head_dim)}"
+                     for h, at_ in sorted(off.items())]
+            hints.append(Hint(
+                f"Each head's slice of the {what}s starts at the wrong number: head h's own {head_dim} numbers "
+                f"start at h times {head_dim}.",
+                f"The {what}s are sliced at the wrong offset. {at}: " + "; ".join(lines) + ".",
+                f"        {code}"))
     if unexplained:
         i = wrong[0]
         case, h = cases[i], unexplained[0]
         got = outputs[i][h * head_dim:(h + 1) * head_dim]
         want = floats.multi_head(case["q"], case["keys"], case["values"], n_head)[0][h * head_dim:(h + 1) * head_dim]
         heads = ", ".join(str(x + 1) for x in unexplained)
-        parts.append(
-            f"The numbers of head{'s' if len(unexplained) > 1 else ''} {heads} are not microgpt's, and none of "
-            f"the usual mistakes gives them. At {where(case)}, head {h + 1} gave "
-            f"[{', '.join(f'{v:.4f}' for v in got)}] but should give [{', '.join(f'{v:.4f}' for v in want)}]. "
-            "Check the scores (q_h dotted with each k, divided by math.sqrt(HEAD_DIM)), the softmax, and the "
-            "blend (number j adds up weight x v[j] over all positions).")
-    if not parts:
-        parts.append(f"Your numbers differ from microgpt's at {where(cases[wrong[0]])}.")
-    return " ".join(parts)
+        plural = "s" if len(unexplained) > 1 else ""
+        hints.append(Hint(
+            f"The numbers of head{plural} {heads} are not microgpt's, and none of the usual mistakes gives them. "
+            "Go through the three steps of one head: the scores, the softmax, the blend.",
+            f"For {where(case)}, head {h + 1} gave [{', '.join(f'{v:.4f}' for v in got)}] but should give "
+            f"[{', '.join(f'{v:.4f}' for v in want)}]. Check the scores (the query slice dotted with each key "
+            "slice, divided by the square root of HEAD_DIM), the softmax, and the blend (number j adds up "
+            "weight times number j of each value slice over all positions).",
+            f"        {SCORES_CODE}\n        {SOFTMAX_CODE}\n{_blank2_code()}"))
+    if not hints:
+        return Hint(f"Your numbers differ from microgpt's for {where(cases[wrong[0]])}.", "", "")
+    return Hint(" ".join(x.idea for x in hints), " ".join(x.where for x in hints),
+                "\n".join(x.code for x in hints if x.code))
 
 
 def _sliced_but_unused(trace, variable, head_dim, source):
@@ -512,6 +737,8 @@ def _sliced_but_unused(trace, variable, head_dim, source):
     if not all(isinstance(r, list) and r and all(isinstance(x, list) and len(x) == head_dim for x in r)
                for r in rows):
         return None
+    if len(rows) > 1 and all(r == rows[0] for r in rows):
+        return None   # the same slice in every head: the offset is forgotten, not the variable
     unsliced = re.compile(r"\b{}\b".format("keys" if variable == "k_h" else "values"))
     own = re.compile(rf"^\s*{variable}\s*=|^\s*def |^\s*keys\s*,|\.append\(matvec")
     for number, text in enumerate(source.splitlines(), 1):

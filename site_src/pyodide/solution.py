@@ -45,14 +45,14 @@ def multi_head(q, keys, values):
     for h in range(N_HEAD):
         start = h * HEAD_DIM              # head h owns numbers start .. start + HEAD_DIM - 1
         q_h = q[start:start + HEAD_DIM]
-        k_h = [k[start:start + HEAD_DIM] for k in keys]     # head h's numbers of every key ...
-        v_h = [v[start:start + HEAD_DIM] for v in values]   # ... and of every value
+        # BLANK 1: this head's slice of every key, and of every value.
+        k_h = [k[start:start + HEAD_DIM] for k in keys]
+        v_h = [v[start:start + HEAD_DIM] for v in values]
         scores = [dot(q_h, k) / math.sqrt(HEAD_DIM) for k in k_h]
         w = softmax(scores)               # one weight per position; they add up to 1
-        blended = []
-        for j in range(HEAD_DIM):         # number j of this head's result:
-            blended.append(sum(weight * v[j] for weight, v in zip(w, v_h)))   # weights x values
-        out.extend(blended)               # HEAD_DIM more numbers at the end of out
+        # BLANK 2: the blend, added to the end of out.
+        blended = [sum(weight * v[j] for weight, v in zip(w, v_h)) for j in range(HEAD_DIM)]
+        out.extend(blended)
     return out
 
 

@@ -45,15 +45,15 @@ def multi_head(q, keys, values):
     for h in range(N_HEAD):
         start = h * HEAD_DIM              # head h owns numbers start .. start + HEAD_DIM - 1
         q_h = q[start:start + HEAD_DIM]
-        k_h = keys     # BLANK 1: keep only head h's numbers of every key ...
-        v_h = values   # ... and of every value (a list of 4-number lists)
+        # BLANK 1: this head's slice of every key, and of every value: one list of
+        # HEAD_DIM numbers per position. (One key k, sliced: k[start:start + HEAD_DIM].)
+        k_h = keys
+        v_h = values
         scores = [dot(q_h, k) / math.sqrt(HEAD_DIM) for k in k_h]
         w = softmax(scores)               # one weight per position; they add up to 1
-        blended = []
-        for j in range(HEAD_DIM):         # number j of this head's result:
-            blended.append(sum(weight * v[j] for weight, v in zip(w, v_h)))   # weights x values
-        # BLANK 2: put the HEAD_DIM numbers of `blended` at the end of out.
-        # Careful: out.append(x) adds x as ONE item; out.extend(x) adds x's items one by one.
+        # BLANK 2: this head's HEAD_DIM blended numbers (the blend: the value slices
+        # weighted by w, summed over the positions), added to the END of out.
+        # extend adds a list's items one by one; append adds the list as ONE item.
     return out
 
 

@@ -70,17 +70,17 @@ def test_model_names_from_the_address_are_only_the_manifests(make_page, base_url
     watch.check()  # no uncaught TypeError
 
 
-def test_saved_quiz_progress_is_validated_on_load(make_page, base_url):
-    invented = {"version": 1, "code": None, "solved": "yes", "failedChecks": 2,
-                "quiz": {"constructor": {"choice": 1, "correct": True}, "made_up": {"choice": 0, "correct": True},
-                         "slices": {"choice": 0, "correct": True}, "wo": {"choice": 9, "correct": True},
-                         "why": {"choice": 1, "correct": False}}}
+def test_saved_progress_is_validated_on_load(make_page, base_url):
+    invented = {"version": 1, "code": None, "solved": "yes", "failedChecks": 2, "revealed": "true",
+                "solvedCode": ["not", "text"],
+                "quiz": {"constructor": {"choice": 1, "correct": True}, "made_up": {"choice": 0, "correct": True}}}
     script = f"localStorage.setItem('mha-microgpt-progress', {json.dumps(json.dumps(invented))});"
     page, _ = make_page(init_script=script)
     page.set_default_timeout(60000)
     page.goto(base_url + "microgpt/")
     summary = page.locator(".mgpt-progress__summary")
     summary.wait_for()
-    # slices: choice 0 is wrong whatever the flag said; why: choice 1 is right; the rest is dropped.
-    assert "Quiz: 1 of 4 right (2 answered)" in summary.inner_text(), summary.inner_text()
-    assert "Exercise: not solved yet" in summary.inner_text()
+    # Only true booleans count: not solved, solution not shown; the exercise's lines stay locked.
+    assert "Exercise: not solved yet" in summary.inner_text(), summary.inner_text()
+    page.wait_for_selector(".mgpt-src__line--locked")
+    assert page.locator(".mgpt-src[data-unlocked='false']").count() == 1

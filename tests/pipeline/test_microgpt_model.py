@@ -258,7 +258,7 @@ def test_multi_head_line_range():
     assert lines[first - 2].strip() == mg.MHA_BEGIN
     assert lines[last].strip() == mg.MHA_END
     block = "\n".join(lines[first - 1:last])
-    assert "for h in range(N_HEAD)" in block
+    assert "for h in range(n_head)" in block
     assert "attn_wo" in block and ".extend(" in block
     assert 8 <= last - first + 1 <= 20
     # It sits inside gpt_step.
@@ -276,9 +276,9 @@ def test_one_page_file_reads_whole_and_speaks_the_exercise():
     assert imports <= {"math", "random", "sys"}, imports
     first, last = mg.multi_head_line_range()
     block = "\n".join(lines[first - 1:last])
-    for name in ("start = h * HEAD_DIM", "q_h = q[start:start + HEAD_DIM]",
-                 "k_h = [k[start:start + HEAD_DIM] for k in keys]",
-                 "v_h = [v[start:start + HEAD_DIM] for v in values]", "out.extend(blended)"):
+    for name in ("start = h * head_dim", "q_h = q[start:start + head_dim]",
+                 "k_h = [k[start:start + head_dim] for k in keys]",
+                 "v_h = [v[start:start + head_dim] for v in values]", "out.extend(blended)"):
         assert name in block, name
     for old in ("lo =", "k_parts", "heads_out", "q_part"):
         assert old not in text, old

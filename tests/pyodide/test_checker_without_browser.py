@@ -49,47 +49,86 @@ def _edit(*pairs):
 
 
 # Mistake -> (how to make it from the solution, what the message must say, the line it must name).
-# The line is given by a piece of text that line holds in the edited source (None: no line asked).
+# The message is the hint's three tiers joined by SEP (idea, where, code); the pattern reads the
+# first two. The line is given by a piece of text that line holds in the edited source (None: no
+# line asked); it is named in the "where" tier.
+BLEND_LINE = "blended = [sum(weight * v[j] for weight, v in zip(w, v_h)) for j in range(HEAD_DIM)]"
 MISTAKES = {
     "correct": (_edit(), r"^$", None),
     "append": (_edit((E_LINE, "out.append(blended)")),
-               r"out holds lists instead of numbers.*out\.extend\(blended\)", None),
+               r"out holds lists instead of numbers.*uses append.*extend adds", "out.append"),
     "values_unsliced": (_edit((V_LINE, "v_h = values")), r"The values are not sliced", "v_h = values"),
-    "keys_unsliced": (_edit((K_LINE, "k_h = keys")), r"The keys are not sliced", "k_h = keys"),
+    "keys_unsliced": (_edit((K_LINE, "k_h = keys")),
+                      r"only its own 4 numbers of every key.*The keys are not sliced", "k_h = keys"),
     "key_offset": (_edit((K_LINE, "k_h = [k[h:h + HEAD_DIM] for k in keys]")),
                    r"keys are sliced at the wrong offset.*head 2 \(h = 1\) used key numbers 1-4", "k[h:h"),
     "value_offset": (_edit((V_LINE, "v_h = [v[h:h + HEAD_DIM] for v in values]")),
                      r"values are sliced at the wrong offset.*head 2 \(h = 1\) used value numbers 1-4", "v[h:h"),
+    "key_offset_forgotten": (_edit((K_LINE, "k_h = [k[:HEAD_DIM] for k in keys]")),
+                             r"every head takes the first 4, which belong to head 1.*starts at number 0",
+                             "k[:HEAD_DIM]"),
+    "value_offset_forgotten": (_edit((V_LINE, "v_h = [v[:HEAD_DIM] for v in values]")),
+                               r"own 4 numbers of every value.*every head takes the first 4.*starts at number 0",
+                               "v[:HEAD_DIM]"),
+    "keys_list_sliced": (_edit((K_LINE, "k_h = keys[start:start + HEAD_DIM]")),
+                         r"cuts the list of keys instead.*the slice is applied to the list of keys",
+                         "keys[start:"),
+    "values_list_sliced": (_edit((V_LINE, "v_h = values[start:start + HEAD_DIM]")),
+                           r"cuts the list of values instead.*applied to the list of values", "values[start:"),
+    "weights_not_blend": (_edit((E_LINE, "out.extend(w)")),
+                          r"attention weights, one per position, instead of the head's 4 blended numbers.*"
+                          r"w is added to out", "out.extend(w)"),
+    "blend_all_16": (_edit((V_LINE, "v_h = values"), (BLEND_LINE, BLEND_LINE.replace("HEAD_DIM)]", "N_EMBD)]"))),
+                     r"blends all 16 numbers of every value instead of its own 4", "v_h = values"),
     "raises": (_edit((E_LINE, "out.extend(blended[HEAD_DIM])")),
-               r'File "exercise\.py", line \d+, in multi_head.*IndexError', "blended[HEAD_DIM]"),
-    "scale_n_embd": (_edit((S_EXPR, "/ N_EMBD")), r"divided by N_EMBD \(16\).*math\.sqrt\(HEAD_DIM\)", "/ N_EMBD"),
-    "scale_head_dim": (_edit((S_EXPR, "/ HEAD_DIM")), r"divided by HEAD_DIM \(4\), but.*square root", "/ HEAD_DIM"),
-    "scale_missing": (_edit((S_EXPR, "")), r"scores are not scaled.*math\.sqrt\(HEAD_DIM\)", "scores = "),
-    "scale_sqrt_n_embd": (_edit((S_EXPR, "/ math.sqrt(N_EMBD)")), r"square root of N_EMBD", "sqrt(N_EMBD)"),
-    "no_softmax": (_edit((W_LINE, "w = scores")), r"without the softmax", "w = scores"),
-    "softmax_of_query": (_edit((W_LINE, "w = softmax(q_h)")), r"softmax is taken of the query", "softmax(q_h)"),
-    "query_unsliced": (_edit((Q_LINE, "q_h = q")), r"query is not sliced.*q\[start:start \+ HEAD_DIM\]", "q_h = q"),
+               r"stopped with an error.*Line \d+ stops with IndexError",
+               "blended[HEAD_DIM]"),
+    "scale_n_embd": (_edit((S_EXPR, "/ N_EMBD")), r"size of a whole vector, 16.*divided by N_EMBD", "/ N_EMBD"),
+    "scale_head_dim": (_edit((S_EXPR, "/ HEAD_DIM")), r"divided by the head's size, 4, but.*square root",
+                       "/ HEAD_DIM"),
+    "scale_missing": (_edit((S_EXPR, "")), r"scaled down before the softmax.*dot products alone", "scores = "),
+    "scale_sqrt_n_embd": (_edit((S_EXPR, "/ math.sqrt(N_EMBD)")), r"square root of the size of a whole vector",
+                          "sqrt(N_EMBD)"),
+    "no_softmax": (_edit((W_LINE, "w = scores")), r"used as weights directly", "w = scores"),
+    "softmax_of_query": (_edit((W_LINE, "w = softmax(q_h)")), r"come from the query slice", "softmax(q_h)"),
+    "query_unsliced": (_edit((Q_LINE, "q_h = q")), r"Every head uses the first 4 numbers of the query", "q_h = q"),
     "heads_reversed": (_edit(("for h in range(N_HEAD):", "for h in reversed(range(N_HEAD)):")),
-                       r"heads are in reverse order", "reversed(range"),
+                       r"heads come out in reverse order", "reversed(range"),
     "attn_wo_inside": (_edit(("    return out\n", "    return matvec(W[\"layer0.attn_wo\"], out)\n")),
-                       r"already applies the output projection", "return matvec"),
+                       r"after attn_wo.*applied inside multi_head", "return matvec"),
     "slice_end_both": (_edit((K_LINE, "k_h = [k[start:HEAD_DIM] for k in keys]"),
                              (V_LINE, "v_h = [v[start:HEAD_DIM] for v in values]")),
-                       r"IndexError.*In head 2 \(h = 1\) every (key|value) in [kv]_h has 0 numbers.*start \+ HEAD_DIM",
-                       None),
+                       r"from head 2 on each (key|value)'s slice holds 0 numbers.*in head 2 \(h = 1\) every "
+                       r"(key|value) in [kv]_h has 0 numbers.*IndexError", None),
     "slice_end_keys": (_edit((K_LINE, "k_h = [k[start:HEAD_DIM] for k in keys]")),
-                       r"In head 2 \(h = 1\) every key in k_h has 0 numbers.*start \+ HEAD_DIM", "k[start:HEAD_DIM]"),
+                       r"in head 2 \(h = 1\) every key in k_h has 0 numbers.*4 numbers after start",
+                       "k[start:HEAD_DIM]"),
     "blend_unsliced_values": (_edit((BLEND, "zip(w, values)")),
-                              r"v_h holds this head's 4 numbers.*reads `values`", "zip(w, values)"),
-    "return_tuple": (_edit(("    return out\n", "    return out, w\n")), r"returned a tuple of 2.*return out", None),
-    "return_in_loop": (_edit(("    return out\n", "        return out\n")), r"one head's worth", None),
-    "no_multi_head": (lambda: "print('hello')\n", r"no function called multi_head", None),
-    "returns_none": (lambda: "def multi_head(q, keys, values):\n    return None\n", r"returned None", None),
-    "starter": (starter, r"out is empty", None),
-    "syntax_error": (_edit((E_LINE, "out.extend(blended")), r"syntax error.*line \d+", None),
+                              r"reads the whole values instead.*v_h holds this head's 4 numbers.*reads `values`",
+                              "zip(w, values)"),
+    "return_tuple": (_edit(("    return out\n", "    return out, w\n")), r"gives back 2 things.*tuple", None),
+    "return_in_loop": (_edit(("    return out\n", "        return out\n")), r"one head's numbers only", None),
+    "no_multi_head": (lambda: "print('hello')\n", r"does not define one", None),
+    "returns_none": (lambda: "def multi_head(q, keys, values):\n    return None\n", r"gives back nothing", None),
+    "starter": (starter, r"Nothing is added to out yet.*Blank 2.*Blank 1 is still open", None),
+    "syntax_error": (_edit((E_LINE, "out.extend(blended")), r"cannot read your code.*Line \d+", None),
     "error_after": (lambda: solution() + "\nprint(no_such_name)\n",
-                    r"multi_head gives numbers, but the lines after it stop.*NameError", None),
+                    r"the lines after it stop with an error.*NameError", None),
 }
+SEP = "\x1e"
+
+
+def tiers(message: str) -> list[str]:
+    """The hint's idea, where and code (the checker joins them with SEP)."""
+    parts = message.split(SEP)
+    assert len(parts) == 3, parts
+    return parts
+
+
+# What counts as code in a hint's first tier: brackets, assignments, calls, backticks, a for clause,
+# math., .extend/.append, or a line of the solution.
+CODE_IN_WORDS = re.compile(r"[\[\]=`]|\w\(|\.\w+\(|\bfor \w+ in\b|\bmath\.|\.(extend|append)\b")
+SOLUTION_LINES = (K_LINE, V_LINE, BLEND_LINE, E_LINE)
 
 
 def line_of(source: str, needle: str) -> int:
@@ -144,9 +183,18 @@ def test_checker_names_each_mistake(checker, cases_doc, name):
     result = json.loads(checker.check(source, inputs_of(cases_doc)))
     assert judge(cases_doc, result) is (name == "correct"), result
     assert result["stop"] == ""
-    assert re.search(pattern, result["message"], re.S), result["message"]
+    if name == "correct":
+        assert result["message"] == ""
+        return
+    idea, where, code = tiers(result["message"])
+    assert re.search(pattern, idea + "\n" + where, re.S), result["message"]
     if needle:
-        assert f"line {line_of(source, needle)}" in result["message"], result["message"]
+        assert re.search(rf"\b[Ll]ine {line_of(source, needle)}\b", where), where
+    # The first tier is the idea in words: no code in it; no tier before the code holds a solution line.
+    assert idea.strip() and not CODE_IN_WORDS.search(idea), idea
+    for line in SOLUTION_LINES:
+        assert line not in idea and line not in where, (line, where)
+    assert code.strip(), "every diagnosis has code to show on request"
 
 
 def test_every_mistake_has_its_own_message(checker, cases_doc):
@@ -271,5 +319,25 @@ def test_only_the_blanks_differ():
     diff = [l for l in difflib.unified_diff(starter().splitlines(), solution().splitlines(), lineterm="", n=0)
             if l[:1] in "+-" and not l.startswith(("+++", "---"))]
     added = [l[1:].strip() for l in diff if l.startswith("+")]
-    assert any(K_LINE in l for l in added) and any(V_LINE in l for l in added) and any(E_LINE in l for l in added)
-    assert len(added) == 4, diff
+    code = [l for l in added if not l.startswith("#")]
+    assert code == list(SOLUTION_LINES), diff
+
+
+def test_no_solution_line_before_the_learner_asks():
+    """Starter, page prose and every message before "Show me the code" hold no line of the two blanks."""
+    texts = {"starter.py": starter(), "docs/microgpt.md": (ROOT / "docs" / "microgpt.md").read_text()}
+    for name, text in texts.items():
+        flat = re.sub(r"\s+", " ", text)
+        for line in SOLUTION_LINES + ("out.extend(blended)", "for k in keys]", "for v in values]", "zip(w, v_h)"):
+            assert line not in flat, (name, line)
+    # The starter shows the slice of one vector and says extend, not append: both are taught.
+    assert "k[start:start + HEAD_DIM]" in starter() and "extend" in starter() and "append" in starter()
+
+
+def test_the_code_tier_shows_the_solution_lines():
+    """The code the hints show on request is solution.py's own."""
+    import diagnosis
+
+    for line in (diagnosis.K_CODE, diagnosis.V_CODE, diagnosis.BLEND_CODE, diagnosis.EXTEND_CODE,
+                 diagnosis.SCORES_CODE, diagnosis.SOFTMAX_CODE, diagnosis.Q_CODE):
+        assert line in solution(), line

@@ -69,8 +69,9 @@ def test_page_has_every_section_and_widget(built_site: Path):
     html = (built_site / "microgpt/index.html").read_text()
     for anchor in ("watch", "explore", "build", "check-yourself", "unlocked", "progress"):
         assert f'id="{anchor}"' in html, anchor
-    for widget in ("watch", "explore", "exercise", "quiz", "source", "progress"):
+    for widget in ("watch", "explore", "exercise", "source", "progress"):
         assert f'data-mha-widget="microgpt-{widget}"' in html, widget
+    assert html.count('data-mha-widget="quiz"') == 4     # Check yourself: the lesson's quiz engine
     main = (built_site / "js/main.js").read_text()
-    for widget in ("watch", "explore", "exercise", "quiz", "source", "progress"):
+    for widget in ("watch", "explore", "exercise", "source", "progress"):
         assert f'"microgpt-{widget}": "./microgpt/{widget}.js"' in main

@@ -1,9 +1,7 @@
 """The lesson's check-yourself questions cannot be answered by position or by length.
 
 Over every ``div.mha-quiz`` in the built site (the questions written with the
-``quiz()`` macro on the lesson pages; the microgpt page's own quiz is a
-different widget, ``site_src/js/microgpt/quiz.js``, with its questions in
-JavaScript, and is not counted here):
+``quiz()`` macro: the lesson pages' and the microgpt page's, with no exemption):
 
 * no option position (A, B, C, ...) holds more than 40 % of the right answers;
 * the right answer is the longest option in at most half of the questions;
@@ -58,6 +56,16 @@ def test_right_answers_are_spread_over_positions(built_site):
     assert count <= 0.4 * len(quizzes), (
         f"position {chr(65 + worst)} holds {count} of {len(quizzes)} right answers ({dict(positions)}); "
         "give one of those questions order_seed=N (see quiz() in evidence_macros.py)")
+
+
+def test_the_microgpt_questions_are_the_lesson_quiz(built_site):
+    """The microgpt page asks its four questions with the same engine, counted above."""
+    mine = [q for q in _quizzes(built_site) if q["page"].startswith("microgpt")]
+    assert len(mine) == 4, [q["page"] for q in _quizzes(built_site)]
+    assert len({q["correct"].index(True) for q in mine}) >= 3   # not one position over and over
+    for q in mine:
+        right = q["texts"][q["correct"].index(True)]
+        assert len(right) < max(len(t) for t in q["texts"]), q["question"]
 
 
 def test_the_right_answer_is_not_usually_the_longest(built_site):

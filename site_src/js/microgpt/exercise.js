@@ -11,8 +11,8 @@
 //
 // Test hook: window.mhaExercise = {ready, check(source), run(source),
 // restart(), lastStop(), isolated, setCode(text), getCode()}. check() resolves
-// with {passed, message, timedOut, notice}: the verdict the Check button shows,
-// reached the same way. The hook goes away with the page (dispose).
+// with {passed, message, hint, timedOut, notice}: the verdict the Check button
+// shows, reached the same way (hint: {idea, where, code} of a failed check). The hook goes away with the page (dispose).
 
 import { siteUrl } from "../runtime/assets.js";
 import { el } from "../runtime/dom.js";
@@ -22,6 +22,15 @@ import { exerciseCases, failMessage, inputsOf, judge, passMessage } from "./verd
 import { loadModel } from "./ui.js";
 
 const SHOW_SOLUTION_AFTER = 3;
+// How pyodide/diagnosis.py joins a hint's tiers (SEP there).
+export const HINT_SEP = "\x1e";
+
+// [idea, where, code] of a hint, or null for a message that is not one.
+export function splitHint(message) {
+  if (typeof message !== "string" || !message.includes(HINT_SEP)) return null;
+  const [idea = "", where = "", code = ""] = message.split(HINT_SEP);
+  return [idea, where, code];
+}
 const mounted = new Map(); // root -> {runner, editor, off}
 
 async function fetchText(path) {
@@ -85,11 +94,39 @@ export function mount(root) {
     solutionButton.hidden = !(getProgress().failedChecks >= SHOW_SOLUTION_AFTER && solution);
   };
 
+  // A failed check's hint comes in three tiers (pyodide/diagnosis.py): the idea
+  // in words first; "Where?" adds the line and what is wrong in it; only
+  // "Show me the code" shows code.
+  const hintTiers = (block, tiers) => {
+    const [idea, where, code] = tiers;
+    const whereText = el("p", { class: "mgpt-verdict__where", text: where, hidden: true });
+    const codeText = el("pre", { class: "mgpt-verdict__code", text: code, hidden: true });
+    const whereButton = el("button", { type: "button", class: "md-button mgpt-verdict__more", text: "Where?", hidden: !where });
+    const codeButton = el("button", { type: "button", class: "md-button mgpt-verdict__more", text: "Show me the code", hidden: !code });
+    whereButton.addEventListener("click", () => {
+      whereText.hidden = false;
+      whereButton.hidden = true;
+      block.dataset.tier = "where";
+    });
+    codeButton.addEventListener("click", () => {
+      whereText.hidden = !where;
+      whereButton.hidden = true;
+      codeText.hidden = false;
+      codeButton.hidden = true;
+      block.dataset.tier = "code";
+    });
+    block.dataset.tier = "idea";
+    return [el("p", { class: "mgpt-verdict__text mgpt-verdict__idea", text: idea }), whereText, codeText,
+      el("div", { class: "mgpt-verdict__buttons" }, whereButton, codeButton)];
+  };
+
   const showVerdict = (result) => {
     const passed = Boolean(result.passed);
+    const tiers = splitHint(result.message);
+    delete verdict.dataset.tier;
     verdict.replaceChildren(
       el("p", { class: "mgpt-verdict__title", text: passed ? "✓ Passed" : (result.timedOut ? "⏱ Stopped" : "✗ Not yet") }),
-      el("pre", { class: "mgpt-verdict__text", text: result.message }),
+      ...(tiers ? hintTiers(verdict, tiers) : [el("pre", { class: "mgpt-verdict__text", text: result.message })]),
       ...(result.notice ? [el("p", { class: "mgpt-ex__notice", text: result.notice })] : []),
     );
     verdict.dataset.passed = String(passed);
@@ -153,10 +190,12 @@ export function mount(root) {
         showVerdict({ ...verdictResult, timedOut: result.timedOut });
         const progress = getProgress();
         const patch = fromEditor ? { code: source === starter ? null : source } : {};
-        if (verdictResult.passed) updateProgress({ ...patch, solved: true }, "solved");
+        if (verdictResult.passed) updateProgress({ ...patch, solved: true, solvedCode: source }, "solved");
         else updateProgress({ ...patch, failedChecks: progress.failedChecks + 1 }, "failed");
       }
-      return { ...verdictResult, timedOut: Boolean(result.timedOut) };
+      const tiers = splitHint(verdictResult.message);
+      const hint = tiers ? { idea: tiers[0], where: tiers[1], code: tiers[2] } : null;
+      return { ...verdictResult, hint, timedOut: Boolean(result.timedOut) };
     } catch (err) {
       const message = `The check could not run: ${err.message}`;
       if (!state.disposed) showVerdict({ passed: false, message });
@@ -181,8 +220,9 @@ export function mount(root) {
   });
   solutionButton.addEventListener("click", () => {
     if (state.editor) state.editor.setValue(solution);
+    updateProgress({ revealed: true }, "revealed");
     verdict.className = "mgpt-ex__verdict mha-panel mha-panel--info";
-    verdict.textContent = "The solution is in the editor: read the two filled-in lines, then press Check. (Ctrl+Z brings your own code back.)";
+    verdict.textContent = "The solution is in the editor: read the lines under BLANK 1 and BLANK 2, then press Check. (Ctrl+Z brings your own code back.)";
   });
 
   let saveTimer = null;

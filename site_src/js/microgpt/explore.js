@@ -1,10 +1,17 @@
 // "Explore" on the microgpt page: what the trained model expects next after
-// each prefix of a name (a bar chart of 27 probabilities), and names sampled
-// at a chosen temperature with a seed (Python's random.Random, bit for bit).
+// each prefix of a name (a bar chart of 27 probabilities) with a switch per
+// head that knocks it out (model.js: headMask), beside the same model with its
+// heads replaced by one head over all 16 numbers (the Watch toggle's probe);
+// a microgpt really trained with one head, compared (compare.js); and names
+// sampled at a chosen temperature with a seed (Python's random.Random, bit for bit).
+//
+// Each chart carries data-setting and data-prefix, and data-probs: the shown
+// probabilities as JSON, which the tests compare with the Python microgpt.
 
 import { cellColours } from "../runtime/colormap.js";
+import { comparePanel } from "./compare.js";
 import { forwardAttention, sampleNames } from "./model.js";
-import { el, loadModel, nameField, START_LABEL, uid } from "./ui.js";
+import { el, loadModel, nameField, ONE_HEAD_PATH, START_LABEL, uid } from "./ui.js";
 
 const mounted = new Map();
 const SAMPLE_COUNT = 10;
@@ -30,21 +37,40 @@ function build(root, model, state) {
   let name = "emma";
   let prefixEnd = name.length;
 
-  // Next-letter probabilities.
+  // Next-letter probabilities, with the heads as the switches say.
+  const nHead = model.config.n_head;
+  const headOn = Array.from({ length: nHead }, () => true);
   const field = nameField({ label: "Name to type", value: name, uchars: model.uchars, onValid: (value) => { name = value; prefixEnd = value.length; render(); } });
   const prefixLabel = uid("mgpt-prefix");
   const prefixes = el("div", { class: "mgpt-prefixes", role: "group", "aria-labelledby": prefixLabel });
+  const switchLabel = uid("mgpt-heads");
+  const switches = headOn.map((_, h) => {
+    const button = el("button", { type: "button", class: "mgpt-chip mgpt-switch", "aria-pressed": "true", "data-head": String(h + 1), text: `Head ${h + 1}` });
+    button.addEventListener("click", () => {
+      headOn[h] = !headOn[h];
+      button.setAttribute("aria-pressed", String(headOn[h]));
+      render();
+    });
+    return button;
+  });
   const chartCaption = el("p", { class: "mgpt-bars__caption", "aria-live": "polite" });
-  const chart = el("div", { class: "mgpt-bars", role: "img" });
+  const headsChart = chartBox("heads");
+  const probeChart = chartBox("probe");
   const nextPanel = el("section", { class: "mgpt-explore__next" },
     el("h3", { text: "What comes next?" }),
     field.box,
     el("p", { id: prefixLabel, class: "mgpt-explore__hint", text: "Pick how much of the name the model has read so far:" }),
-    prefixes, chartCaption, chart);
+    prefixes,
+    el("p", { id: switchLabel, class: "mgpt-explore__hint", text: "Switch a head off to knock it out (its 4 numbers become 0 before attn_wo):" }),
+    el("div", { class: "mgpt-prefixes", role: "group", "aria-labelledby": switchLabel }, switches),
+    chartCaption,
+    el("div", { class: "mgpt-explore__charts" }, headsChart.box, probeChart.box));
 
   function render() {
     if (state.disposed) return;
-    const trace = forwardAttention(model, name);
+    const off = headOn.map((on, h) => (on ? null : h + 1)).filter(Boolean);
+    const masked = forwardAttention(model, name, nHead, off.length ? { headMask: headOn } : {});
+    const probed = forwardAttention(model, name, nHead, { probe: true });
     prefixes.replaceChildren();
     for (let i = 0; i <= name.length; i++) {
       const text = i === 0 ? `${START_LABEL} (start)` : name.slice(0, i);
@@ -52,23 +78,40 @@ function build(root, model, state) {
       button.addEventListener("click", () => { prefixEnd = i; render(); });
       prefixes.append(button);
     }
-    const probs = trace.probs[prefixEnd];
-    const ranked = probs.map((p, i) => [p, symbols[i]]).sort((a, b) => b[0] - a[0]);
     const seen = prefixEnd === 0 ? "nothing but the start marker" : `“${name.slice(0, prefixEnd)}”`;
-    const top = ranked.slice(0, 5).map(([p, s]) => `${s} ${percent(p)}`).join(", ");
-    chartCaption.textContent = `After ${seen}, the model's top guesses: ${top}.`;
-    chart.setAttribute("aria-label", `Bar chart of the next-letter probabilities after ${seen}. Highest: ${top}.`);
-    chart.dataset.prefix = name.slice(0, prefixEnd);
-    const biggest = ranked[0][0];
-    chart.replaceChildren(...probs.map((p, i) => {
-      const { background } = cellColours(p / biggest);
-      const bar = el("span", { class: "mgpt-bars__bar" });
-      bar.style.height = `${Math.max(1, (p / biggest) * 100)}%`;
-      bar.style.background = background;
-      return el("div", { class: "mgpt-bars__col", title: `${symbols[i]}: ${percent(p)}`, "aria-hidden": "true" },
-        el("span", { class: "mgpt-bars__track" }, bar),
-        el("span", { class: "mgpt-bars__label", text: symbols[i] === "end" ? "⏎" : symbols[i] }));
-    }));
+    const headsTitle = off.length === 0 ? `All ${nHead} heads`
+      : off.length === nHead ? "Every head knocked out" : `Head${off.length > 1 ? "s" : ""} ${off.join(", ")} knocked out`;
+    const topHeads = headsChart.draw(masked.probs[prefixEnd], headsTitle, off.length ? `without:${off.join(",")}` : "all");
+    const topProbe = probeChart.draw(probed.probs[prefixEnd], `Probe: 1 head × ${model.config.n_embd} numbers, same weights`, "probe");
+    for (const chart of [headsChart, probeChart]) chart.box.dataset.prefix = name.slice(0, prefixEnd);
+    chartCaption.textContent = `After ${seen}. ${headsTitle}: ${topHeads}. The probe: ${topProbe}.`;
+  }
+
+  // One bar chart; draw() fills it and returns its top five in words.
+  function chartBox(kind) {
+    const title = el("p", { class: "mgpt-bars__title" });
+    const chart = el("div", { class: "mgpt-bars", role: "img" });
+    const box = el("figure", { class: "mgpt-bars__box", "data-chart": kind }, title, chart);
+    const draw = (probs, heading, setting) => {
+      const ranked = probs.map((p, i) => [p, symbols[i]]).sort((a, b) => b[0] - a[0]);
+      const top = ranked.slice(0, 5).map(([p, s]) => `${s === "end" ? "⏎" : s} ${percent(p)}`).join(", ");
+      title.textContent = heading;
+      chart.setAttribute("aria-label", `${heading}: bar chart of the next-letter probabilities. Highest: ${top}.`);
+      box.dataset.setting = setting;
+      box.dataset.probs = JSON.stringify(probs);
+      const biggest = ranked[0][0];
+      chart.replaceChildren(...probs.map((p, i) => {
+        const { background } = cellColours(p / biggest);
+        const bar = el("span", { class: "mgpt-bars__bar" });
+        bar.style.height = `${Math.max(1, (p / biggest) * 100)}%`;
+        bar.style.background = background;
+        return el("div", { class: "mgpt-bars__col", title: `${symbols[i]}: ${percent(p)}`, "aria-hidden": "true" },
+          el("span", { class: "mgpt-bars__track" }, bar),
+          el("span", { class: "mgpt-bars__label", text: symbols[i] === "end" ? "⏎" : symbols[i] }));
+      }));
+      return top;
+    };
+    return { box, draw };
   }
 
   // Sampling.
@@ -111,9 +154,16 @@ function build(root, model, state) {
     sampleButton, sampleMessage, list,
     el("p", { class: "mgpt-explore__hint", text: `After training, microgpt itself wrote (temperature ${model.config.temperature}): ${model.samples.slice(0, 10).join(", ")}.` }));
 
-  root.replaceChildren(el("div", { class: "mgpt-explore" }, nextPanel, samplePanel));
+  const compareBox = el("div", { class: "mgpt-explore__compare" },
+    el("p", { class: "mgpt-loading", text: "Loading the one-head microgpt…" }));
+  root.replaceChildren(el("div", { class: "mgpt-explore" }, nextPanel, samplePanel), compareBox);
   render();
   sample();
+  loadModel(ONE_HEAD_PATH).then((one) => {
+    if (!state.disposed) compareBox.replaceChildren(comparePanel(model, one));
+  }, (err) => {
+    compareBox.replaceChildren(el("p", { class: "mha-panel mha-panel--error", role: "alert", text: `The one-head microgpt could not be loaded: ${err.message}` }));
+  });
 }
 
 export function dispose(root) {

@@ -1,9 +1,8 @@
 // microgpt's trained model on plain JavaScript numbers.
 //
-// A port of the float path of export/microgpt.py (_float_step,
-// forward_attention, sample_names). Every sum runs left to right from 0, and
-// divisions are written as multiplications by x ** -1 exactly where the Python
-// code does it, so the numbers equal Python's (up to the last bit of exp/pow,
+// A port of export/microgpt/floats.py (step, forward_attention, sample_names).
+// Every sum runs left to right from 0, and divisions are written as
+// multiplications by x ** -1 exactly where the Python code does it, so the numbers equal Python's (up to the last bit of exp/pow,
 // which two maths libraries may round differently).
 
 export const NAME_RULE = /^[a-z]{1,15}$/;
@@ -61,8 +60,29 @@ function nLayer(weights) {
   return Object.keys(weights).filter((k) => k.endsWith(".attn_wq")).length;
 }
 
+// The probe: one head over all the numbers, on weights trained for several heads.
+function probeOneHead(q, keys, values) {
+  const wideScale = Math.pow(q.length, -0.5);
+  const wide = keys.map((key) => {
+    let acc = 0.0;
+    for (let d = 0; d < q.length; d++) acc += q[d] * key[d];
+    return acc * wideScale;
+  });
+  const weights = softmax(wide);
+  const out = [];
+  for (let d = 0; d < q.length; d++) {
+    let acc = 0.0;
+    for (let t = 0; t < values.length; t++) acc += weights[t] * values[t][d];
+    out.push(acc);
+  }
+  return { out, weights };
+}
+
 // One position through the model; fills `trace` with layer 0's attention details.
-function floatStep(weights, token, pos, keyCache, valueCache, nHead, trace) {
+// `headMask` (one boolean per head; false knocks the head out: 0s in place of
+// its numbers before attn_wo) and `probe` (one head over all numbers instead
+// of the heads) are step()'s head_mask and probe in export/microgpt/floats.py.
+function floatStep(weights, token, pos, keyCache, valueCache, nHead, trace, { headMask = null, probe = false } = {}) {
   let x = weights.wte[token].map((t, i) => t + weights.wpe[pos][i]);
   x = rmsnorm(x);
   for (let layer = 0; layer < keyCache.length; layer++) {
@@ -93,17 +113,15 @@ function floatStep(weights, token, pos, keyCache, valueCache, nHead, trace) {
         headsOut.push(acc);
       }
     }
-    const mixed = linear(headsOut, weights[pre + "attn_wo"]);
+    const probed = probe || trace ? probeOneHead(q, keys, values) : null;
+    let glued = headsOut;
+    if (probe) glued = probed.out;
+    else if (headMask) glued = headsOut.map((v, i) => (headMask[Math.floor(i / headDim)] ? v : 0.0));
+    const mixed = linear(glued, weights[pre + "attn_wo"]);
     if (trace && layer === 0) {
-      const wideScale = Math.pow(q.length, -0.5);
-      const wide = keys.map((key) => {
-        let acc = 0.0;
-        for (let d = 0; d < q.length; d++) acc += q[d] * key[d];
-        return acc * wideScale;
-      });
       Object.assign(trace, {
         x, q, k: keys[keys.length - 1], v: values[values.length - 1], head_weights: headWeights,
-        single_head_weights: softmax(wide), heads_out: headsOut, attn_out: mixed,
+        single_head_weights: probed.weights, heads_out: headsOut, attn_out: mixed,
       });
     }
     x = mixed.map((a, i) => a + skip[i]);
@@ -116,11 +134,15 @@ function floatStep(weights, token, pos, keyCache, valueCache, nHead, trace) {
   return linear(x, weights.lm_head);
 }
 
-// The same dictionary of lists as forward_attention in export/microgpt.py.
-export function forwardAttention(model, name, nHead = model.config.n_head) {
+// The same dictionary of lists as forward_attention in export/microgpt/floats.py;
+// options {headMask, probe} change attn_out and probs as its head_mask and probe do.
+export function forwardAttention(model, name, nHead = model.config.n_head, options = {}) {
   const { weights, uchars } = model;
   const problem = nameProblem(name, uchars, weights.wpe.length);
   if (problem) throw new RangeError(problem);
+  if (options.headMask && options.headMask.length !== nHead) {
+    throw new RangeError(`headMask needs one entry per head (${nHead}), got ${options.headMask.length}`);
+  }
   const bos = uchars.length;
   const tokens = [bos, ...[...name].map((c) => uchars.indexOf(c))];
   const layers = nLayer(weights);
@@ -131,7 +153,7 @@ export function forwardAttention(model, name, nHead = model.config.n_head) {
   out.probs = [];
   tokens.forEach((tok, pos) => {
     const trace = {};
-    const logits = floatStep(weights, tok, pos, keyCache, valueCache, nHead, trace);
+    const logits = floatStep(weights, tok, pos, keyCache, valueCache, nHead, trace, options);
     for (const f of fields) out[f].push(trace[f]);
     out.probs.push(softmax(logits));
   });
@@ -266,4 +288,10 @@ export function sampleNames(model, { n = 20, temperature = 0.5, seed = 42 } = {}
     names.push(letters);
   }
   return names;
+}
+
+// The next-letter probabilities after every prefix of `name` (index 0: after
+// the start marker alone), for a head setting: {headMask, probe}.
+export function nextLetterProbs(model, name, options = {}) {
+  return forwardAttention(model, name, model.config.n_head, options).probs;
 }

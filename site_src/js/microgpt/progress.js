@@ -1,19 +1,21 @@
 // The learner's progress on the microgpt page, kept in localStorage, and the
 // small "microgpt-progress" widget that summarises it and clears it.
 //
-// Stored under one key as JSON: {version, code, solved, failedChecks, quiz}.
+// Stored under one key as JSON: {version, code, solved, failedChecks, revealed,
+// solvedCode}: revealed is true once the learner asked for the solution;
+// solvedCode is the code that passed, which "Unlocked" shows beside microgpt.py.
+// (The check-yourself questions are the lesson's quiz, which keeps no answers.)
 // Widgets on the page read it with getProgress(), change it with
 // updateProgress(patch) and hear about changes through onProgress(fn).
 
 import { el } from "../runtime/dom.js";
-import { QUIZ } from "./quiz.js"; // read only inside functions: quiz.js imports this module too
 
 export const STORAGE_KEY = "mha-microgpt-progress";
 const VERSION = 1;
 const events = new EventTarget();
 
 function blank() {
-  return { version: VERSION, code: null, solved: false, failedChecks: 0, quiz: {} };
+  return { version: VERSION, code: null, solved: false, failedChecks: 0, revealed: false, solvedCode: null };
 }
 
 function storage() {
@@ -39,7 +41,8 @@ export function getProgress() {
           code: typeof saved.code === "string" ? saved.code : null,
           solved: saved.solved === true,
           failedChecks: Number.isInteger(saved.failedChecks) ? saved.failedChecks : 0,
-          quiz: savedQuiz(saved.quiz),
+          revealed: saved.revealed === true,
+          solvedCode: typeof saved.solvedCode === "string" ? saved.solvedCode : null,
         };
       }
     } catch (err) {
@@ -47,23 +50,6 @@ export function getProgress() {
     }
   }
   return memory;
-}
-
-// The saved quiz answers that belong to this page's questions: an unknown
-// question, a choice that is not one of its answers, or a "correct" flag that
-// disagrees with the question is dropped; whether an answer is right is
-// decided here again, never read from storage.
-export function savedQuiz(saved) {
-  const quiz = {};
-  if (!saved || typeof saved !== "object" || Array.isArray(saved)) return quiz;
-  for (const q of QUIZ) {
-    if (!Object.hasOwn(saved, q.id)) continue;
-    const answer = saved[q.id];
-    const choice = answer && typeof answer === "object" ? answer.choice : undefined;
-    if (!Number.isInteger(choice) || choice < 0 || choice >= q.choices.length) continue;
-    quiz[q.id] = { choice, correct: choice === q.answer };
-  }
-  return quiz;
 }
 
 function persist(reason) {
@@ -111,13 +97,10 @@ export function mount(root) {
   const summary = el("p", { class: "mgpt-progress__summary", "aria-live": "polite" });
   const button = el("button", { type: "button", class: "md-button", text: "Clear my progress", onclick: () => clearProgress() });
   const note = el("p", { class: "mgpt-progress__note",
-    text: "Your code, the exercise result and your quiz answers are saved in this browser only (localStorage); nothing is sent anywhere." });
+    text: "Your code and the exercise result are saved in this browser only (localStorage); nothing is sent anywhere." });
   const render = (progress) => {
-    const quiz = savedQuiz(progress.quiz);
-    const answered = Object.keys(quiz).length;
-    const right = Object.values(quiz).filter((a) => a.correct).length;
-    summary.textContent = `Exercise: ${progress.solved ? "solved" : "not solved yet"}. ` +
-      `Quiz: ${right} of ${QUIZ.length} right (${answered} answered). ` +
+    const result = progress.solved ? "solved" : progress.revealed ? "solution shown, not solved yet" : "not solved yet";
+    summary.textContent = `Exercise: ${result}. ` +
       `Code: ${progress.code === null ? "starter code" : "your own version saved"}.`;
   };
   root.replaceChildren(summary, button, note);

@@ -1,7 +1,13 @@
 // "Unlocked" on the microgpt page: microgpt.py (export/microgpt/microgpt.py, the
 // whole model on one page) with line numbers, its multi-head attention lines
-// highlighted (found by the two marker comments), the lines the exercise's
-// blanks stand for marked again, and a count of the lines learned so far.
+// highlighted (found by the two marker comments), and a count of the lines
+// learned so far.
+//
+// Locked until solved: the lines the exercise asks the learner to write (the
+// slices of every key and value, the blend, extend) are not in the page at all
+// until the learner's check has passed or they asked for the solution; each
+// shows as "✎ your line N goes here". Once unlocked they appear, marked ✎, and
+// the learner's own version of each (from the code that passed) beside it.
 //
 // "Learned" means: every line up to the start of the multi-head block before
 // the exercise is solved (the earlier lessons' material), and every line up
@@ -41,6 +47,27 @@ export function mount(root) {
     });
 }
 
+// The exercise's lines in microgpt.py, in the order the learner writes them.
+export const BLANK_LINES = [/^\s*k_h = /, /^\s*v_h = /, /^\s*blended = /, /\.extend\(/];
+
+// The learner's lines that stand for the file's blank lines: the assignments to
+// k_h, v_h and blended, and the line that adds to out, inside their multi_head.
+export function learnerLines(code) {
+  if (typeof code !== "string") return [];
+  const lines = code.split("\n");
+  const begin = lines.findIndex((l) => /^def multi_head\(/.test(l));
+  if (begin < 0) return [];
+  let end = lines.findIndex((l, i) => i > begin && /^\S/.test(l));
+  if (end < 0) end = lines.length;
+  const body = lines.slice(begin + 1, end);
+  const pick = (re) => {
+    const found = body.find((l) => re.test(l.split("#")[0]));
+    return found ? found.trim() : null;
+  };
+  return [pick(/^\s*k_h\s*=/), pick(/^\s*v_h\s*=/), pick(/^\s*blended\s*[=+]/),
+    pick(/\bout\s*(\.extend\(|\.append\(|\+=)/)];
+}
+
 function build(root, lines, state) {
   const block = findBlock(lines);
   if (!block) {
@@ -53,41 +80,60 @@ function build(root, lines, state) {
     return null;
   };
   const loopLine = find(/for h in range/);
-  const extendLine = find(/\.extend\(/);
   const woLine = find(/attn_wo/);
-  // The exercise's two blanks: slicing every key and value, and extend.
-  const blanks = new Set([find(/^\s*k_h = /), find(/^\s*v_h = /), extendLine].filter(Boolean));
+  const blanks = BLANK_LINES.map(find).filter(Boolean);     // 1-based line numbers, in exercise order
 
   const count = el("span", { class: "mgpt-src__count", "aria-live": "polite" });
   const intro = el("p", { class: "mgpt-src__intro" });
-  const parts = [`Lines ${block.first} to ${block.last} (highlighted) are multi-head attention`];
-  if (loopLine) parts.push(`line ${loopLine} loops over the heads and the next lines slice q, every key and every value`);
-  if (extendLine) parts.push(`line ${extendLine} glues each head's four numbers on with extend`);
-  if (woLine) parts.push(`line ${woLine} mixes the heads with attn_wo`);
-  intro.textContent = `${parts.join("; ")}. The lines marked ✎ (${[...blanks].join(", ")}) are the ones you wrote ` +
-    "in the exercise, with the same names: start, q_h, k_h, v_h and HEAD_DIM.";
-
   const code = el("code");
-  lines.forEach((line, i) => {
-    const n = i + 1;
-    const classes = `mgpt-src__line${inBlock(n) ? " mgpt-src__line--mha" : ""}${blanks.has(n) ? " mgpt-src__line--blank" : ""}`;
-    const row = el("span", { class: classes, "data-line": String(n) },
-      el("span", { class: "mgpt-src__no", "aria-hidden": "true", text: blanks.has(n) ? `✎${n}` : String(n) }),
-      el("span", { class: "mgpt-src__text", text: line || " " }));
-    code.append(row, "\n");
-  });
   const scroller = el("div", { class: "mgpt-src", tabIndex: 0, role: "region", "aria-label": `microgpt.py, ${lines.length} lines; lines ${block.first} to ${block.last} are highlighted` },
     el("pre", {}, code));
   const title = el("p", { class: "mgpt-src__title" }, el("strong", { text: "microgpt.py" }), count);
   root.replaceChildren(intro, title, scroller);
 
+  const indent = (line) => line.match(/^\s*/)[0];
+  let shown = null;
   const render = (progress) => {
+    const unlocked = Boolean(progress.solved || progress.revealed);
     const learned = progress.solved ? block.endMarker : block.beginMarker - 1;
     count.textContent = ` ${learned} / ${lines.length} lines learned` +
-      (progress.solved ? " (multi-head attention unlocked)" : " (solve the exercise to unlock the highlighted block)");
+      (progress.solved ? " (multi-head attention unlocked)"
+        : unlocked ? " (you looked at the solution: pass the check to count these lines)"
+          : " (solve the exercise to unlock the lines marked ✎)");
     count.dataset.learned = String(learned);
     count.dataset.total = String(lines.length);
     scroller.dataset.solved = String(progress.solved);
+    scroller.dataset.unlocked = String(unlocked);
+    const parts = [`Lines ${block.first} to ${block.last} (highlighted) are multi-head attention`];
+    if (loopLine) parts.push(`line ${loopLine} loops over the heads and slices the query`);
+    if (woLine) parts.push(`line ${woLine} mixes the heads with attn_wo`);
+    intro.textContent = `${parts.join("; ")}. The lines marked ✎ (${blanks.join(", ")}) are the ones you write in the exercise` +
+      (unlocked ? "; beside each is your own version." : ": they show here once your check passes (or you ask for the solution).");
+    const mine = progress.solved ? learnerLines(progress.solvedCode) : [];
+    const key = JSON.stringify([unlocked, mine]);
+    if (key === shown) return;
+    shown = key;
+    code.replaceChildren();
+    lines.forEach((line, i) => {
+      const n = i + 1;
+      const blank = blanks.indexOf(n);
+      const classes = `mgpt-src__line${inBlock(n) ? " mgpt-src__line--mha" : ""}${blank >= 0 ? " mgpt-src__line--blank" : ""}` +
+        (blank >= 0 && !unlocked ? " mgpt-src__line--locked" : "");
+      const text = blank >= 0 && !unlocked ? `${indent(line)}✎ your line ${blank + 1} goes here` : line || " ";
+      const row = el("span", { class: classes, "data-line": String(n) },
+        el("span", { class: "mgpt-src__no", "aria-hidden": "true", text: blank >= 0 ? `✎${n}` : String(n) }),
+        el("span", { class: "mgpt-src__text", text }));
+      code.append(row, "\n");
+      if (blank >= 0 && unlocked) {
+        const yours = mine[blank];
+        const note = progress.solved
+          ? (yours ? `${indent(line)}# yours: ${yours}` : `${indent(line)}# yours: (written differently; your code passed)`)
+          : `${indent(line)}# yours: appears when your check passes`;
+        code.append(el("span", { class: "mgpt-src__line mgpt-src__line--yours", "data-yours": String(blank + 1) },
+          el("span", { class: "mgpt-src__no", "aria-hidden": "true", text: "" }),
+          el("span", { class: "mgpt-src__text", text: note })), "\n");
+      }
+    });
   };
   render(getProgress());
   state.off = onProgress((progress) => render(progress));

@@ -8,10 +8,12 @@ import { nameProblem } from "./model.js";
 export { el, uid }; // the site's one DOM helper and id maker (runtime/dom.js)
 
 export const MODEL_PATH = "wasm_assets/microgpt-trained.json";
+// The same microgpt trained with one head over all 16 numbers (export/artefacts.py: microgpt_one_head).
+export const ONE_HEAD_PATH = "wasm_assets/microgpt-one-head.json";
 
-export function loadModel() {
-  return loadJSON(MODEL_PATH).then((model) => {
-    if (model.format !== "microgpt-trained/1") throw new Error(`${MODEL_PATH} has format ${model.format}, expected microgpt-trained/1`);
+export function loadModel(path = MODEL_PATH) {
+  return loadJSON(path).then((model) => {
+    if (model.format !== "microgpt-trained/1") throw new Error(`${path} has format ${model.format}, expected microgpt-trained/1`);
     return model;
   });
 }
@@ -52,19 +54,21 @@ export function nameField({ label, value = "emma", uchars, onValid, hint = "lowe
 // One heatmap as an accessible table: rows are the attending positions
 // (queries), columns the positions they look at (keys); the upper triangle is
 // empty because a letter cannot look ahead.
-export function heatmapTable({ caption, labels, rows, compact }) {
+// `marked` (a row index, optional) outlines that row: Watch marks where the heads disagree most.
+export function heatmapTable({ caption, labels, rows, compact, marked = -1, digits = 2 }) {
   return buildHeatmap({
     caption,
     tableClass: `mgpt-heat${compact ? " mgpt-heat--compact" : ""}`,
     corner: { attrs: { class: "mgpt-heat__corner" }, children: [el("span", { class: "mgpt-sr", text: "looks at →" })] },
     columns: labels.map((label) => ({ text: tokenLabel(label) })),
     rows: rows.map((weights, i) => ({
-      head: { text: tokenLabel(labels[i]) },
+      attrs: i === marked ? { class: "mgpt-heat__row--marked", "data-marked": "true" } : {},
+      head: { text: i === marked ? `▸${tokenLabel(labels[i])}` : tokenLabel(labels[i]) },
       cells: labels.map((label, t) => (t > i
         ? { attrs: { class: "mgpt-heat__future" }, children: [el("span", { class: "mgpt-sr", text: "not visible" })] }
         : {
           attrs: { class: "mgpt-heat__cell", title: `${tokenLabel(labels[i])} → ${tokenLabel(label)}: ${weights[t].toFixed(3)}` },
-          children: [el("span", { class: "mgpt-heat__value", text: weights[t].toFixed(2).replace(/^0/, "") })],
+          children: [el("span", { class: "mgpt-heat__value", text: weights[t].toFixed(digits).replace(/^0/, "") })],
           shade: weights[t],
         })),
     })),

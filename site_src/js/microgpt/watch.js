@@ -1,6 +1,9 @@
 // "Watch" on the microgpt page: the trained model's four attention heads as
 // heatmaps for a name, and the same model's attention as one head over all 16
-// numbers. Computed here from microgpt-trained.json (microgpt/model.js).
+// numbers. Computed here from microgpt-trained.json (microgpt/model.js). The
+// row where the four heads disagree most (headDisagreement) is marked in every
+// map and described in words; a third view shows, cell by cell, how far apart
+// the heads are.
 //
 // Test hook: window.mhaMicrogpt = {ready, forward(name), sample(options),
 // problem(name)}.
@@ -32,6 +35,37 @@ export function mount(root) {
   });
 }
 
+// How differently the heads look back from each position: the mean, over all
+// pairs of heads, of the total-variation distance between their weights (half
+// the summed absolute differences: 0 when two heads attend alike, 1 when they
+// share nothing). Returns {scores: one per position, row: the largest (-1 if all are 0)}.
+export function headDisagreement(headWeights) {
+  const scores = headWeights.map((perHead) => {
+    let acc = 0;
+    let pairs = 0;
+    for (let a = 0; a < perHead.length; a++) {
+      for (let b = a + 1; b < perHead.length; b++) {
+        let d = 0;
+        for (let t = 0; t < perHead[a].length; t++) d += Math.abs(perHead[a][t] - perHead[b][t]);
+        acc += d / 2;
+        pairs += 1;
+      }
+    }
+    return pairs ? acc / pairs : 0;
+  });
+  let row = -1;
+  scores.forEach((score, i) => { if (score > 1e-12 && (row < 0 || score > scores[row])) row = i; });
+  return { scores, row };
+}
+
+// Per cell: the largest minus the smallest weight the heads give it.
+function spreadRows(headWeights) {
+  return headWeights.map((perHead) => perHead[0].map((_, t) => {
+    const column = perHead.map((w) => w[t]);
+    return Math.max(...column) - Math.min(...column);
+  }));
+}
+
 function build(root, model, state) {
   const nHead = model.config.n_head;
   const headDim = model.config.head_dim;
@@ -42,40 +76,53 @@ function build(root, model, state) {
   const field = nameField({ label: "Name", value: current, uchars: model.uchars, onValid: (name) => { current = name; render(); } });
   const headsButton = el("button", { type: "button", class: "md-button", "aria-pressed": "true", text: `${nHead} heads × ${headDim} numbers` });
   const oneButton = el("button", { type: "button", class: "md-button", "aria-pressed": "false", text: `1 head × ${nEmbd} numbers` });
+  const diffButton = el("button", { type: "button", class: "md-button", "aria-pressed": "false", text: "Where the heads differ" });
   const groupLabel = uid("mgpt-view");
   const toggle = el("div", { class: "mgpt-toggle", role: "group", "aria-labelledby": groupLabel },
-    el("span", { id: groupLabel, class: "mgpt-toggle__label", text: "Attention computed as" }), headsButton, oneButton);
+    el("span", { id: groupLabel, class: "mgpt-toggle__label", text: "Attention computed as" }), headsButton, oneButton, diffButton);
+  const differ = el("p", { class: "mgpt-watch__differ", "aria-live": "polite" });
   const explain = el("p", { class: "mgpt-watch__explain", "aria-live": "polite" });
   const maps = el("div", { class: "mgpt-watch__maps" });
   const legend = el("p", { class: "mgpt-legend" },
     el("span", { class: "mgpt-legend__bar", "aria-hidden": "true" }),
     "Colour (viridis): attention weight from 0 (dark purple) to 1 (yellow). Each row adds up to 1. ∙ is the start marker.");
-  root.replaceChildren(el("div", { class: "mgpt-watch__controls" }, field.box, toggle), explain, maps, legend);
+  root.replaceChildren(el("div", { class: "mgpt-watch__controls" }, field.box, toggle), explain, differ, maps, legend);
 
   const setView = (next) => {
     view = next;
     headsButton.setAttribute("aria-pressed", String(view === "heads"));
     oneButton.setAttribute("aria-pressed", String(view === "one"));
+    diffButton.setAttribute("aria-pressed", String(view === "differ"));
     render();
   };
   headsButton.addEventListener("click", () => setView("heads"));
   oneButton.addEventListener("click", () => setView("one"));
+  diffButton.addEventListener("click", () => setView("differ"));
 
   function render() {
     if (state.disposed) return;
     const trace = forwardAttention(model, current);
     const labels = trace.labels;
-    const compact = labels.length > 7;
+    const compact = labels.length > 9;
+    const { scores, row } = headDisagreement(trace.head_weights);
     maps.replaceChildren();
     maps.dataset.view = view;
     maps.dataset.name = current;
-    if (view === "heads") {
+    maps.dataset.marked = String(row);
+    differ.textContent = row < 0 ? "" : describeDifference(trace, labels, row, scores[row]);
+    if (view === "differ") {
+      explain.textContent = `How far apart the ${nHead} heads are, cell by cell: the largest minus the smallest weight any head gives it ` +
+        "(dark: the heads agree; bright: at least one head looks there much more than another).";
+      maps.append(scrollBox(el("div", { class: "mgpt-watch__map mgpt-watch__map--one", "data-head": "spread" },
+        heatmapTable({ caption: `Spread between the ${nHead} heads`, labels, rows: spreadRows(trace.head_weights), compact, marked: row })),
+        "Spread between the heads"));
+    } else if (view === "heads") {
       explain.textContent = `Four separate attention patterns for “${current}”: head h compares numbers ${0}–${headDim - 1}, ` +
         `${headDim}–${2 * headDim - 1}, … of the query with the same numbers of every key. Row = the letter that looks back; column = the position it looks at.`;
       for (let h = 0; h < nHead; h++) {
         const rows = trace.head_weights.map((perHead) => perHead[h]);
         maps.append(scrollBox(el("div", { class: "mgpt-watch__map", "data-head": String(h + 1) },
-          heatmapTable({ caption: `Head ${h + 1}: numbers ${h * headDim}–${(h + 1) * headDim - 1}`, labels, rows, compact })),
+          heatmapTable({ caption: `Head ${h + 1}: numbers ${h * headDim}–${(h + 1) * headDim - 1}`, labels, rows, compact, marked: row })),
           `Head ${h + 1} heatmap`));
       }
     } else {
@@ -87,6 +134,17 @@ function build(root, model, state) {
     }
   }
   render();
+}
+
+// "The heads disagree most at ...": each head's favourite position in that row.
+function describeDifference(trace, labels, row, score) {
+  const show = (i) => (i === 0 ? "the start marker ∙" : `“${labels[i]}”`);
+  const looks = trace.head_weights[row].map((w, h) => {
+    const best = w.indexOf(Math.max(...w));
+    return `head ${h + 1} at ${show(best)} (${Math.round(w[best] * 100)}%)`;
+  });
+  return `▸ The heads disagree most at ${show(row)} (position ${row}, marked ▸ in every map): two heads share on ` +
+    `average only ${Math.round((1 - score) * 100)}% of their attention there. Looking back from it, ${looks.join(", ")}.`;
 }
 
 // A heatmap box scrolls sideways on a phone: it must then be reachable with the
