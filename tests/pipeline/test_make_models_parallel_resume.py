@@ -16,12 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from export.models import MODEL_NAMES
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data" / "tinystories" / "TinyStories-train-head.txt"
 # Small enough for a couple of minutes on a shared machine, big enough that the lesson's words
 # (page 3's Lily sentence) are in the vocabulary.
 PROTOCOL = "--stories 600 --updates 6 --batch-size 8 --eval-every 3 --vocab-size 800 --context 8 --seeds 11"
-MODELS = ("mlp", "one_head", "four_heads")
+MODELS = MODEL_NAMES  # every registry model is one run per seed (mlp first)
 
 
 def _make(tmp: Path) -> subprocess.CompletedProcess:
