@@ -72,7 +72,7 @@ MODELS = (
     ModelSpec("one_head", "One head", "attention", heads=1, colour="#595959", colour_dark="#9a9a9a"),
     ModelSpec("four_heads", "Four heads", "attention", heads=4, colour="#1f1f1f", colour_dark="#ececec"),
     # The head-count sweep (page 5, "How many heads?"): width 64 too, so heads 32, 8 and 4 wide. Trained and
-    # measured like the others, not shipped; their colours only keep the palette's distances (never drawn).
+    # measured like the others, not shipped (page 5's toy task draws its 2-head models in two_heads' grey).
     ModelSpec("two_heads", "Two heads", "attention", heads=2, colour="#939393", colour_dark="#5c5c5c", ships=False),
     ModelSpec("eight_heads", "Eight heads", "attention", heads=8, colour="#cdcdcd", colour_dark="#262626",
               ships=False),
