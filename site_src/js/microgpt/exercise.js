@@ -156,6 +156,10 @@ export function mount(root) {
     busy = true;
     setButtons();
     output.textContent = "";
+    // A verdict belongs to the code it judged: after a Run the editor may hold other code.
+    delete verdict.dataset.passed;
+    verdict.className = "mgpt-ex__verdict";
+    verdict.textContent = "Run only runs your code; press Check to test it.";
     try {
       const result = await runner.run(source);
       if (state.disposed) return result;
