@@ -20,7 +20,7 @@ def test_a_malformed_or_huge_fragment_leaves_the_widgets_working(make_page, base
     state = page.evaluate(WAIT_READY_JS)
     assert state["ok"], state
     page.goto(base_url + "lesson/2-multihead-operation/#" + fragment)
-    page.wait_for_selector("[data-mha-widget=worksheet] table")
+    page.wait_for_selector("[data-mha-widget=worksheet] table", state="attached")  # the full tables sit behind a door
     assert "may have blocked scripts" not in page.inner_text("article")
 
 

@@ -155,7 +155,7 @@ def test_offline_after_one_visit(make_page, base_url):
     verdict = page.evaluate(CHECK_JS, SOLUTION.read_text())
     assert verdict["passed"], verdict
     page.goto(base_url + "lesson/2-multihead-operation/")
-    page.wait_for_selector("[data-mha-widget=worksheet] table")
+    page.wait_for_selector("[data-mha-widget=worksheet] table", state="attached")  # the full tables sit behind a door
 
 
 def test_a_new_build_is_announced_and_replaces_old_caches(make_page, built_site, tmp_path):
