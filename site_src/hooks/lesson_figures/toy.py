@@ -121,9 +121,7 @@ def figure_toy_curves() -> tuple[str, str]:
     cap = (f"**Learning curves on the pair task**: the share of held-out sequences solved (both numbers within "
            f"{data['setting']['tolerance']}) during training, one line per seed and head count; the thin grey line is "
            f"chance ({_pc(t['chance'])}). One head ends at {_pc(one['accuracy_mean'])} on average. Seeds that "
-           f"solve at least 90 % within the {steps:,} updates: {counts}. Every model starts on a plateau near "
-           "chance; a model with several heads leaves it once its heads have split A and B between them, and "
-           "within this budget not every two-head seed got there.")
+           f"solve at least 90 % within the {steps:,} updates: {counts}.")
     return body, cap
 
 
