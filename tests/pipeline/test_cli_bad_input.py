@@ -112,7 +112,7 @@ def test_generate_names_a_damaged_checkpoint(tmp_path):
     ("--vocab-size", "4", ["--vocab-size", "at least 5"]),
     ("--seeds", "", ["--seeds", "at least one seed"]),
     ("--seeds", " , ", ["--seeds", "at least one seed"]),
-    ("--models", "mlp,two_heads", ["--models", "two_heads"]),
+    ("--models", "mlp,three_heads", ["--models", "three_heads"]),
     ("--device", "tpu", ["--device"]),
 ])
 def test_train_refuses_bad_settings_before_writing_anything(tiny, tmp_path, option, value, words):

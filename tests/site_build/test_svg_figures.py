@@ -62,6 +62,9 @@ def test_each_page_has_its_described_figures(figs, page):
     found = figs[page]
     assert EXPECTED[page] <= set(found), f"{page} lacks {EXPECTED[page] - set(found)}"
     for name, f in found.items():
+        if not f["svg"]:  # a figure that is a table (page 5's every-task summary) is read as a table
+            assert "<table" in f["body"] and len(f["caption"]) > 80, name
+            continue
         links = "xlink:href=" in f["body"]
         role = 'role="group"' if links else 'role="img"'  # an img's inside is hidden from screen readers
         assert role in f["svg"] and f["title"] and f["desc"], f"{name}: no {role}, title or desc"
