@@ -37,6 +37,9 @@ def test_figures_are_visible_and_fit(make_page, base_url, path, width, scheme):
         name = fig.get_attribute("data-fig")
         fig.scroll_into_view_if_needed()
         svg = fig.locator("svg.mha-fig__svg")
+        if svg.count() == 0:  # a figure that is a table (page 5's every-task summary)
+            assert fig.locator("table").first.is_visible() and fig.locator("figcaption").is_visible(), name
+            continue
         assert svg.is_visible() and fig.locator("figcaption").is_visible(), name
         box = svg.bounding_box()
         # A figure whose text would shrink below 11 px on a phone keeps its size and scrolls sideways in
