@@ -37,8 +37,8 @@ from torch import nn
 from . import atomic
 from .artefacts import Artefacts
 from .defaults import PRESET_SEED
-from .models import count_parameters, get_spec, loss_fn
-from .train import TrainConfig, learning_rate, mean_loss, selection_slice
+from .models import count_parameters, get_spec
+from .train import TrainConfig, learning_rate, mean_loss, selection_slice, train_step
 
 SCHEMA = "mha-head-growth/1"
 MODEL = "four_heads"
@@ -108,11 +108,7 @@ def train_with_snapshots(corpus, folder: Path, cfg: TrainConfig = TrainConfig(),
         for group in opt.param_groups:
             group["lr"] = learning_rate(cfg, update)
         x, y = train.batch(torch.randint(len(train), (cfg.batch_size,), generator=batches))
-        loss = loss_fn(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
+        loss = train_step(model, opt, x, y, cfg.grad_clip)  # the protocol's own update
         recent = (recent + [loss.item()])[-50:]
         done = update + 1
         if done % cfg.eval_every == 0 or done == cfg.updates:

@@ -192,6 +192,19 @@ class Best:
     state: dict | None = None
 
 
+# lesson: train-step
+def train_step(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
+               grad_clip: float) -> torch.Tensor:
+    """One update: the loss on the batch, its gradients (clipped to norm ``grad_clip``), one optimizer step."""
+    loss = loss_fn(model(x), y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    opt.step()
+    return loss
+# lesson end
+
+
 def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: bool = True,
               device: torch.device | str = "cpu") -> tuple[RunResult, nn.Module]:
     """One model, one seed: train, select on validation, test. Returns the result and the selected model.
@@ -216,14 +229,8 @@ def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: 
     for update in bar:
         for group in opt.param_groups:
             group["lr"] = learning_rate(cfg, update)
-        # lesson: train-step
         x, y = (t.to(device) for t in train.batch(torch.randint(len(train), (cfg.batch_size,), generator=batches)))
-        loss = loss_fn(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
-        # lesson end
+        loss = train_step(model, opt, x, y, cfg.grad_clip)
         recent = (recent + [loss.item()])[-50:]
         done = update + 1
         # lesson: select-checkpoint

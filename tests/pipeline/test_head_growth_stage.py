@@ -62,19 +62,19 @@ def test_rerun_is_the_protocol_run(tiny):
 def test_interrupted_rerun_resumes_to_the_same_weights(tiny, tmp_path, monkeypatch):
     corpus, cfg, folder, _ = tiny
     calls = {"n": 0}
-    real_loss = hg.loss_fn
+    real_step = hg.train_step
 
-    def stop_at_update_20(logits, y):
+    def stop_at_update_20(*args):
         calls["n"] += 1
         if calls["n"] == 20:
             raise KeyboardInterrupt
-        return real_loss(logits, y)
+        return real_step(*args)
 
-    monkeypatch.setattr(hg, "loss_fn", stop_at_update_20)
+    monkeypatch.setattr(hg, "train_step", stop_at_update_20)
     with pytest.raises(KeyboardInterrupt):
         hg.train_with_snapshots(corpus, tmp_path, cfg, snapshots=SNAPS, resume_every=15, log=lambda m: None)
     assert (tmp_path / "resume.pt").is_file() and not (tmp_path / "result.json").exists()
-    monkeypatch.setattr(hg, "loss_fn", real_loss)
+    monkeypatch.setattr(hg, "train_step", real_step)
     hg.train_with_snapshots(corpus, tmp_path, cfg, snapshots=SNAPS, resume_every=15, log=lambda m: None)
     for u in SNAPS:
         a = torch.load(hg.snapshot_path(tmp_path, u), weights_only=True)
