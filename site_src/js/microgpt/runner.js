@@ -16,12 +16,18 @@
 // gets its own interrupt buffer, so a new one never starts with the old one's
 // signal. Every result says how the job ended.
 //
+// Start-up: each worker is offered the memory snapshot this browser keeps
+// (snapshot.js), made by the first worker that started Python the normal way
+// and handed over before that worker was given any job; a worker restores it
+// instead of starting Python, or starts normally if it does not fit.
+//
 // A Check comes back in two steps (see exercise/worker.js): the numbers
 // ("collected"), which the page judges with needsExplanation(collected) before
 // anything else runs in the worker, then, only when that says so, the
 // worker's explanation of a wrong answer.
 
 import { OFFLINE_ADVICE, STALE_MESSAGE, liveBuild, siteUrl } from "../runtime/assets.js";
+import { forgetSnapshot, markSnapshotFailed, saveSnapshot, snapshotOffer } from "./snapshot.js";
 
 export const TIME_LIMIT_MS = 5000;
 // Characters shown per job, whatever the worker sends (Python cuts at 20,000
@@ -63,6 +69,9 @@ export class PythonRunner {
     this.lastStop = null;
     this.info = null;
     this.disposed = false;
+    // What each new worker is offered (snapshot.js); a promise while a new snapshot is being stored.
+    this.snapshot = Promise.resolve(snapshotOffer());
+    this.module = null; // Pyodide's compiled WebAssembly, from the first worker that was ready
     this.boot("Starting Python (Pyodide)…");
   }
 
@@ -144,12 +153,26 @@ export class PythonRunner {
           slot.progress = { loaded: msg.loaded, total: msg.total };
           if (!this.pending) this.setState({ phase: "loading", text: slot.loadingText, loaded: msg.loaded, total: msg.total });
         }
+      } else if (msg.type === "snapshot-made" || msg.type === "snapshot-missing" || msg.type === "snapshot-failed") {
+        // Only from a worker that has not said "ready": one no job has reached yet.
+        if (slot.info || slot.failed || !msg.key) return;
+        const key = String(msg.key);
+        const after = this.snapshot.catch(() => ({})); // one change of the stored snapshot at a time
+        if (msg.type === "snapshot-made" && msg.packed instanceof Uint8Array) {
+          this.snapshot = after.then(() => saveSnapshot(key, msg.packed)).catch(() => ({}));
+        } else if (msg.type === "snapshot-missing") {
+          this.snapshot = after.then(() => forgetSnapshot(String(msg.digest))).then(() => ({}), () => ({}));
+        } else if (msg.type === "snapshot-failed") {
+          console.warn(`Python's saved start could not be used (${msg.reason}); it starts the normal way.`);
+          this.snapshot = after.then(() => markSnapshotFailed(key)).then(() => ({ failedKey: key }), () => ({ failedKey: key }));
+        }
       } else if (msg.type === "ready") {
         if (slot.info || slot.failed) return;
         clearTimeout(slot.slowTimer);
+        if (!this.module && msg.module instanceof WebAssembly.Module) this.module = msg.module;
         const now = performance.now();
         slot.info = {
-          pyodide: msg.pyodide, python: msg.python, workerMs: msg.ms, stages: msg.stages,
+          pyodide: msg.pyodide, python: msg.python, workerMs: msg.ms, stages: msg.stages, start: String(msg.start || ""),
           startedAt: slot.started, readyMs: now - slot.started, readyAt: now,
         };
         if (isSpare()) this.showSpare();
@@ -180,6 +203,10 @@ export class PythonRunner {
       sizesURL: siteUrl("pyodide/sizes.json"),
       interruptBuffer: slot.interrupt,
       ...how,
+    });
+    // The worker waits for this before it starts Python.
+    this.snapshot.then((offer) => {
+      if (!this.disposed && !slot.failed) worker.postMessage({ type: "snapshot", ...offer, module: this.module });
     });
     return slot;
   }

@@ -8,10 +8,14 @@
 //
 // Messages in:  {type: "init", indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL,
 //                interruptBuffer?, handoff}
+//               {type: "snapshot", key, digest, size, cache, url, failedKey, module}
+//                 (right after init: the record ../snapshot.js keeps, and the compiled WebAssembly, if any)
 //               {type: "run", token, source} | {type: "check", token, source, inputs}
 //               {type: "explain", token}   (after "collected": the page wants the explanation)
 // Messages out: {type: "progress", text, loaded?, total?}
-//               {type: "ready", pyodide, python, ms, stages}  |  {type: "error", message}
+//               {type: "snapshot-made", key, packed} | {type: "snapshot-missing", key, digest, reason}
+//                 | {type: "snapshot-failed", key, reason}   (all before "ready")
+//               {type: "ready", pyodide, python, ms, stages, start, module}  |  {type: "error", message}
 //               {type: "output", token, stream, text}   (prints during a Run, already cut to the limit)
 //               {type: "collected", token, result}       (Check: the numbers multi_head gave, and nothing else)
 //               {type: "done", token, result, health}   (health: "" or why Python misbehaved)
@@ -24,6 +28,24 @@
 //
 // Python gets an empty object as its `js` module. Code that reaches
 // JavaScript anyway (pyodide_js) can only spoil its own job.
+//
+// Start-up from a memory snapshot (issue 21): starting Python (Py_Initialize,
+// importing the standard library from its zip, Pyodide's own modules, then
+// sandbox.py and diagnosis.py) is nearly all of a worker's start. The first
+// worker that starts normally takes a copy of its whole WebAssembly heap right
+// after importing sandbox and diagnosis, before any learner code exists, and
+// hands it to the page (snapshot-made, before "ready", so before this worker
+// can have a job); the page keeps it (../snapshot.js) and offers it to every
+// later worker, which restores that heap instead of starting Python. The
+// snapshot holds only the heap: the files (the standard library, the
+// exercise's modules, the model) are written again, the streams and interrupt
+// buffer set again, the random generators reseeded, and sandbox.start() runs
+// after the restore, as it does after a normal start. A snapshot made for
+// other files (SNAPSHOT_FORMAT, the Pyodide folder, sandbox.py, diagnosis.py:
+// snapshotKey) is never restored, and any failure to restore falls back to a
+// normal start in the same worker.
+
+import { packHeap, unpackHeap } from "./heap_pages.js";
 
 // Characters of printed output passed on per job. sandbox.py already cuts
 // prints at 20,000 (cheaply, in Python); this is the guard behind it.
@@ -39,6 +61,19 @@ const RUNTIME_FILES = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "py
 // the service worker finds in the HTTP cache (or serves itself, once it controls this worker).
 const HANDOFF_CACHE = "pyodide-handoff";
 const HANDED_OFF = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
+// Bump when what runs before the snapshot is taken changes (PRE_SNAPSHOT, loadPyodide's options).
+const SNAPSHOT_FORMAT = "mha-snapshot-1";
+// Runs once per heap, before the snapshot: what every job's interpreter starts from.
+const PRE_SNAPSHOT = 'import sys\nif "/opt/mha" not in sys.path:\n    sys.path.append("/opt/mha")\nimport sandbox, diagnosis\n';
+// Runs in every worker after the heap is ready (restored or new), then the guard's snapshot is taken.
+const SETUP = (home) => `import os, sys
+os.chdir(${JSON.stringify(home)})
+sys.path[:] = list(dict.fromkeys(sys.path))   # (finalizeSetup adds "" again after a restore)
+import random, tempfile
+random.seed()                                 # a restored heap holds the generator's state of the snapshot
+tempfile._name_sequence = None
+${PRE_SNAPSHOT}sandbox.start()
+`;
 
 let pyodide = null;
 let fs = null; // the file-system calls, kept before any learner code runs
@@ -46,6 +81,11 @@ let checker = null; // {run, collect, explain, healthy}
 let floatsSource = null; // microgpt's float arithmetic: written for Python only after the learner's code ran
 let job = null; // {token, type, shown, cut, decoder}
 let used = false; // this worker has been given its one job
+let offerSnapshot = null;
+// What the page offers (its "snapshot" message): {key, bytes, failedKey}.
+const snapshotOffer = new Promise((resolve) => {
+  offerSnapshot = resolve;
+});
 
 function post(message) {
   self.postMessage(message);
@@ -231,9 +271,98 @@ function checkModel(bytes) {
   }
 }
 
+function hex(buffer) {
+  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function sha256Hex(data) {
+  return hex(await crypto.subtle.digest("SHA-256", typeof data === "string" ? new TextEncoder().encode(data) : data));
+}
+
+// Which snapshot this worker may restore: one made from the same Pyodide files
+// (their folder is named by their content digest, runtime/assets.js), the same
+// exercise modules and the same start-up code. "" where this browser cannot
+// keep one (no Cache Storage, or no crypto.subtle outside a secure context).
+async function snapshotKey(indexURL, sandboxSource, diagnosisSource) {
+  if (!self.caches || !self.crypto || !crypto.subtle) return "";
+  return sha256Hex([SNAPSHOT_FORMAT, new URL(indexURL).pathname, sandboxSource, diagnosisSource].join("\0"));
+}
+
+// The snapshot the page's record points at (../snapshot.js), read and checked
+// here, where no learner code has run yet: {bytes} when its digest matches
+// the record, {missing} when it is absent or does not match, {} when there is
+// none to read.
+async function readSnapshot(offer) {
+  if (!offer.key || !offer.digest || !offer.url || !self.caches) return {};
+  try {
+    const response = await (await caches.open(offer.cache)).match(offer.url);
+    if (!response) return { missing: "no saved copy" };
+    const packed = new Uint8Array(await response.arrayBuffer());
+    if (packed.byteLength !== offer.size || await sha256Hex(packed) !== offer.digest) {
+      return { missing: "the saved copy does not match its digest" };
+    }
+    return { bytes: unpackHeap(packed) };
+  } catch (err) {
+    return { missing: oneLine(err) };
+  }
+}
+
+// The heap size a snapshot holds (Pyodide's header: word 1 is the header's length).
+function snapshotHeapBytes(bytes) {
+  const header = new Uint32Array(bytes.buffer, bytes.byteOffset, 2);
+  return bytes.byteLength - header[1];
+}
+
+// Pyodide instantiates its WebAssembly through WebAssembly.instantiate(Streaming);
+// wrapped here, before any learner code runs (they only ever instantiate
+// Pyodide's own module), to
+// - use the module an earlier worker compiled (`compiled`, handed on by the
+//   page): the browser shares its compiled code between workers, so this one
+//   neither compiles it again nor compiles, function by function, the code
+//   the earlier one already ran (Chrome compiles WebAssembly lazily);
+// - grow the memory to a snapshot's heap first: Pyodide 314 restores into a
+//   heap of the default size and fails ("offset is out of bounds") when the
+//   snapshot's heap had grown past it;
+// - note when it was done (stages).
+function watchInstantiate({ stages, t0, compiled = null, heapBytes = 0, keep }) {
+  const done = (result) => {
+    const memory = result && result.instance && result.instance.exports.memory;
+    if (memory && memory.buffer.byteLength < heapBytes) {
+      memory.grow(Math.ceil((heapBytes - memory.buffer.byteLength) / 65536));
+    }
+    if (result && result.module instanceof WebAssembly.Module) keep(result.module);
+    stages.instantiated = performance.now() - t0;
+    return result;
+  };
+  const streaming = WebAssembly.instantiateStreaming;
+  const plain = WebAssembly.instantiate;
+  const ahead = async (imports) => {
+    const module = await compiled;
+    return { module, instance: await plain.call(WebAssembly, module, imports) };
+  };
+  WebAssembly.instantiateStreaming = (source, imports) => {
+    stages.instantiating = performance.now() - t0;
+    if (compiled) {
+      Promise.resolve(source).then((r) => r.body && r.body.cancel(), () => {}); // Pyodide's own download, not needed
+      return ahead(imports).catch(() => streaming.call(WebAssembly, source, imports)).then(done);
+    }
+    return streaming.call(WebAssembly, source, imports).then(done);
+  };
+  WebAssembly.instantiate = (source, imports) => {
+    stages.instantiating = performance.now() - t0;
+    return (compiled ? ahead(imports).catch(() => plain.call(WebAssembly, source, imports))
+      : plain.call(WebAssembly, source, imports)).then(done);
+  };
+  return () => {
+    WebAssembly.instantiateStreaming = streaming;
+    WebAssembly.instantiate = plain;
+  };
+}
+
 async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, interruptBuffer, count, handoff }) {
   const t0 = performance.now();
-  const stages = {};
+  // Milliseconds after t0; origin and t0 place them on the page's clock (bench/site_visits.py).
+  const stages = { origin: performance.timeOrigin, t0 };
   const realFetch = self.fetch.bind(self);
   const tracker = progressTracker();
   const pending = [];
@@ -250,6 +379,8 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
       fetchOk(floatsURL).then((r) => r.text()),
     ]);
     files.catch(() => {});
+    // The page's offer comes right after "init"; the saved copy is read while the rest loads.
+    const stored = snapshotOffer.then(readSnapshot);
     await checkRuntimeFiles(indexURL);
     if (count) watchModuleScripts(tracker);
     let loadPyodide;
@@ -259,40 +390,107 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
       throw new Error(`pyodide.mjs could not be loaded (${err.message})`);
     }
     stages.imported = performance.now() - t0;
-    pyodide = await loadPyodide({ indexURL, env: { HOME }, jsglobals: Object.create(null) });
-    stages.loaded = performance.now() - t0;
     const [model, sandboxSource, diagnosisSource, floats] = await files;
-    self.fetch = realFetch;
-    tracker.report();
-    post({ type: "progress", text: "Loading the trained model…" });
-    floatsSource = floats;
     const modelBytes = new Uint8Array(model);
     checkModel(modelBytes);
-    const FS = pyodide.FS;
-    fs = { mkdirTree: FS.mkdirTree.bind(FS), writeFile: FS.writeFile.bind(FS) };
-    fs.mkdirTree("/opt/mha");
-    fs.writeFile("/opt/mha/sandbox.py", sandboxSource);
-    fs.writeFile("/opt/mha/diagnosis.py", diagnosisSource);
-    fs.mkdirTree(HOME);
-    fs.writeFile(`${HOME}/${MODEL_FILE}`, modelBytes);
-    pyodide.setStdout(writer("stdout"));
-    pyodide.setStderr(writer("stderr"));
-    pyodide.setStdin({ stdin: () => null }); // sys.stdin reads nothing (sandbox.py words input())
-    if (interruptBuffer) pyodide.setInterruptBuffer(interruptBuffer);
-    pyodide.runPython(
-      `import os, sys\nos.chdir(${JSON.stringify(HOME)})\nsys.path.append("/opt/mha")\n` +
-        "import sandbox, diagnosis\nsandbox.start()\n",
-    );
+    floatsSource = floats;
+    const key = await snapshotKey(indexURL, sandboxSource, diagnosisSource).catch(() => "");
+    const offer = await snapshotOffer;
+    let compiledModule = null;
+    const options = { indexURL, env: { HOME }, jsglobals: Object.create(null) };
+    const watch = { stages, t0, compiled: offer.module, keep: (m) => { compiledModule = m; } };
+    let start = "normal";
+    if (key && offer.key === key) {
+      const saved = await stored;
+      stages.read = performance.now() - t0;
+      if (saved.missing) post({ type: "snapshot-missing", key, digest: offer.digest, reason: saved.missing });
+      if (saved.bytes) {
+        post({ type: "progress", text: "Starting Python from the copy saved in this browser…" });
+        const unwatch = watchInstantiate({ ...watch, heapBytes: snapshotHeapBytes(saved.bytes) });
+        try {
+          pyodide = await loadPyodide({ ...options, _loadSnapshot: saved.bytes });
+          stages.loaded = performance.now() - t0;
+          setUp(pyodide, { sandboxSource, diagnosisSource, modelBytes, interruptBuffer });
+          start = "snapshot";
+        } catch (err) {
+          // Whatever went wrong, this worker starts Python the normal way,
+          // and the page stops offering this snapshot.
+          pyodide = null;
+          post({ type: "snapshot-failed", key, reason: oneLine(err) });
+          start = "normal after a failed restore";
+        } finally {
+          unwatch();
+        }
+      }
+    }
+    if (!pyodide) {
+      const make = Boolean(key) && offer.failedKey !== key && start === "normal";
+      const unwatch = watchInstantiate(watch);
+      try {
+        pyodide = await loadPyodide({ ...options, ...(make ? { _makeSnapshot: true } : {}) });
+      } finally {
+        unwatch();
+      }
+      stages.loaded = performance.now() - t0;
+      self.fetch = realFetch;
+      tracker.report();
+      if (make) makeSnapshot(pyodide, key, sandboxSource, diagnosisSource);
+      setUp(pyodide, { sandboxSource, diagnosisSource, modelBytes, interruptBuffer });
+    }
+    self.fetch = realFetch;
+    stages.setUp = performance.now() - t0;
     const sandbox = pyodide.pyimport("sandbox");
     const diagnosis = pyodide.pyimport("diagnosis");
     checker = { run: sandbox.run, collect: diagnosis.collect, explain: diagnosis.explain_collected, healthy: sandbox.healthy };
     const python = pyodide.runPython("import sys; sys.version.split()[0]");
     await Promise.all(pending); // the handed-off copies are complete before the next worker looks for them
-    post({ type: "ready", pyodide: pyodide.version, python, ms: performance.now() - t0, stages });
+    // The compiled module goes to the page with "ready" (before any job), for the next workers.
+    post({ type: "ready", pyodide: pyodide.version, python, ms: performance.now() - t0, stages, start, module: compiledModule });
   } catch (err) {
     self.fetch = realFetch;
     post({ type: "error", message: oneLine(err) });
   }
+}
+
+// The exercise's files, as sandbox.py and diagnosis.py expect them.
+function writeFiles(py, { sandboxSource, diagnosisSource, modelBytes }) {
+  const FS = py.FS;
+  FS.mkdirTree("/opt/mha");
+  FS.writeFile("/opt/mha/sandbox.py", sandboxSource);
+  FS.writeFile("/opt/mha/diagnosis.py", diagnosisSource);
+  if (modelBytes) {
+    FS.mkdirTree(HOME);
+    FS.writeFile(`${HOME}/${MODEL_FILE}`, modelBytes);
+  }
+}
+
+// The heap right after sandbox and diagnosis are imported, before anything
+// else has run in it, without its zero pages: handed to the page before
+// "ready", so no job can have touched it. A failure here only means no
+// snapshot this time.
+function makeSnapshot(py, key, sandboxSource, diagnosisSource) {
+  try {
+    writeFiles(py, { sandboxSource, diagnosisSource });
+    py.runPython(PRE_SNAPSHOT);
+    const packed = packHeap(py.makeMemorySnapshot());
+    self.postMessage({ type: "snapshot-made", key, packed }, [packed.buffer]);
+  } catch (err) {
+    console.warn(`No Python snapshot this time: ${oneLine(err)}`);
+  }
+}
+
+// Everything a worker needs besides the heap: files, streams, the interrupt
+// buffer, then sandbox.start() (the per-job guard's own snapshot, taken after
+// the files exist, since it records them).
+function setUp(py, { sandboxSource, diagnosisSource, modelBytes, interruptBuffer }) {
+  const FS = py.FS;
+  fs = { mkdirTree: FS.mkdirTree.bind(FS), writeFile: FS.writeFile.bind(FS) };
+  writeFiles(py, { sandboxSource, diagnosisSource, modelBytes });
+  py.setStdout(writer("stdout"));
+  py.setStderr(writer("stderr"));
+  py.setStdin({ stdin: () => null }); // sys.stdin reads nothing (sandbox.py words input())
+  if (interruptBuffer) py.setInterruptBuffer(interruptBuffer);
+  py.runPython(SETUP(HOME));
 }
 
 function oneLine(err) {
@@ -366,6 +564,12 @@ self.onmessage = (event) => {
   const message = event.data || {};
   if (message.type === "init") {
     init(message);
+  } else if (message.type === "snapshot") {
+    offerSnapshot({
+      key: String(message.key || ""), digest: String(message.digest || ""), size: Number(message.size) || 0,
+      cache: String(message.cache || ""), url: String(message.url || ""), failedKey: String(message.failedKey || ""),
+      module: message.module instanceof WebAssembly.Module ? message.module : null,
+    });
   } else if (message.type === "run" || message.type === "check") {
     if (!checker || used) {
       const text = used ? "This Python has already run a job." : "Python is not ready yet.";
