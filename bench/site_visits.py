@@ -61,8 +61,40 @@ EXERCISE_READY_JS = """async () => {
   for (let i = 0; i < 2400 && !window.mhaExercise; i++) await new Promise((r) => setTimeout(r, 25));
   if (!window.mhaExercise) throw new Error("window.mhaExercise never appeared");
   const info = await window.mhaExercise.ready;
-  return { readyMs: performance.now(), isolated: info.isolated };
+  const readyMs = performance.now();
+  // The worker's stages (exercise/worker.js) on this page's clock: ms after navigation.
+  const s = info.stages || {};
+  const at = {};
+  if (s.origin) {
+    const base = s.origin - performance.timeOrigin + s.t0;
+    at.worker = base;
+    for (const [k, v] of Object.entries(s)) if (k !== "origin" && k !== "t0") at[k] = base + v;
+  }
+  return { readyMs, isolated: info.isolated, start: info.start || "", spawn: info.startedAt, at };
 }"""
+# Where an exercise start's time goes: [label, from stage, to stage] (stages as EXERCISE_READY_JS gives them).
+SEGMENTS = [
+    ("page scripts until the worker is created", None, "spawn"),
+    ("worker script loaded and running", "spawn", "worker"),
+    ("pyodide.mjs imported, exercise files read (HEAD checks)", "worker", "imported"),
+    ("saved heap read and checked (waited for)", "imported", "read"),
+    ("WebAssembly instantiated (compiled, or shared)", "read|imported", "instantiated"),
+    ("Python started or heap restored (loadPyodide rest)", "instantiated", "loaded"),
+    ("files, streams, sandbox.start()", "loaded", "setUp"),
+    ("until the page sees ready", "setUp", "ready"),
+]
+
+
+def breakdown(ready: dict) -> dict:
+    """Milliseconds per SEGMENTS entry of one exercise start (0 where a stage is absent)."""
+    at = {**ready.get("at", {}), "spawn": ready.get("spawn", 0), "ready": ready["readyMs"]}
+    out = {}
+    for label, start, end in SEGMENTS:
+        begin = 0.0
+        if start:
+            begin = next((at[k] for k in start.split("|") if k in at), None)
+        out[label] = max(0.0, at[end] - begin) if begin is not None and end in at else 0.0
+    return out
 RUNTIME_CACHED_JS = r"""async (files) => {
   const have = new Set();
   for (const name of (await caches.keys()).filter((n) => n.startsWith('mha-runtime-')))
@@ -72,7 +104,7 @@ RUNTIME_CACHED_JS = r"""async (files) => {
 PAGES = {
     "compare": ("compare/", lambda page: page.evaluate(WAIT_READY_JS)["readyMs"],
                 [f"models/{m}.onnx" for m in MODELS] + ["ort/ort.wasm.min.mjs", "ort/ort-wasm-simd-threaded.wasm"]),
-    "exercise": ("microgpt/", lambda page: page.evaluate(EXERCISE_READY_JS)["readyMs"],
+    "exercise": ("microgpt/", lambda page: page.evaluate(EXERCISE_READY_JS),
                  ["pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "pyodide/pyodide.mjs"]),
 }
 
@@ -120,6 +152,13 @@ def build_site() -> Path:
     return out
 
 
+def split_ready(ready) -> tuple[float, dict]:
+    """(ms after navigation, the exercise's breakdown) from a page's ready value."""
+    if isinstance(ready, dict):
+        return ready["readyMs"], {**breakdown(ready), "snapshot used": float(ready.get("start") == "snapshot")}
+    return ready, {}
+
+
 def visit(browser, url: str, counter: SentBytes, page_name: str) -> dict:
     path, wait_ready, runtime = PAGES[page_name]
     context = browser.new_context(service_workers="allow")
@@ -129,7 +168,7 @@ def visit(browser, url: str, counter: SentBytes, page_name: str) -> dict:
         page = context.new_page()
         page.set_default_timeout(180000)
         page.goto(url + path)
-        first_ms = wait_ready(page)
+        first_ms, first_detail = split_ready(wait_ready(page))
         first = counter.take()
         page.wait_for_function("() => navigator.serviceWorker.controller !== null")
         page.wait_for_function(RUNTIME_CACHED_JS, arg=runtime, polling=200)
@@ -138,9 +177,11 @@ def visit(browser, url: str, counter: SentBytes, page_name: str) -> dict:
         again = context.new_page()
         again.set_default_timeout(180000)
         again.goto(url + path)
-        repeat_ms = wait_ready(again)
+        repeat_ms, repeat_detail = split_ready(wait_ready(again))
         repeat = counter.take()
-        return {"first_s": first_ms / 1000, "first_bytes": first["bytes"], "first_requests": first["requests"],
+        detail = {f"first: {k}": v for k, v in first_detail.items()}
+        detail.update({f"repeat: {k}": v for k, v in repeat_detail.items()})
+        return {**detail,"first_s": first_ms / 1000, "first_bytes": first["bytes"], "first_requests": first["requests"],
                 **{f"first_{k}": v for k, v in first["by_kind"].items()},
                 "sw_bytes": first["worker_bytes"] + after["worker_bytes"], "after_page_bytes": after["bytes"],
                 "repeat_s": repeat_ms / 1000, "repeat_bytes": repeat["bytes"] + repeat["worker_bytes"],
@@ -199,6 +240,52 @@ def check_speed(browser, url: str, runs: int = 9) -> dict:
         context.close()
 
 
+def exercise_only(args) -> int:
+    """The exercise's first and repeat visits (isolated and not), where each start's time goes, and Check."""
+    site = args.site or build_site()
+    from playwright.sync_api import sync_playwright
+
+    lines = [f"machine: {cpu_name()}, {os.cpu_count()} cores, load average "
+             f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}", f"site: {site}"]
+    results = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        for isolation in (True, False):
+            server, url = serve_in_thread(site, isolation=isolation, compress=True)
+            counter = SentBytes(server)
+            try:
+                runs = [visit(browser, url, counter, "exercise") for _ in range(args.repeats)]
+                results[isolation] = (runs, check_speed(browser, url))
+            finally:
+                server.shutdown()
+                server.server_close()
+        lines[0] += f"; Chromium {browser.version} headless; load average after {', '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        browser.close()
+    for isolation, (runs, check) in results.items():
+        m = median_of(runs)
+        name = "COOP/COEP" if isolation else "none"
+        firsts = ", ".join(f"{r['first_s']:.2f}" for r in runs)
+        repeats = ", ".join(f"{r['repeat_s']:.2f}" for r in runs)
+        lines.append(f"[{name}] first visit ready {m['first_s']:.2f} s (runs: {firsts}), repeat visit ready "
+                     f"{m['repeat_s']:.2f} s (runs: {repeats}); check median {check['check_ms']:.0f} ms, fastest "
+                     f"{check['check_fastest_ms']:.0f} ms; Pyodide file bodies sent at most "
+                     f"{m['pyodide_max_fetches']:.0f}x")
+        for visit_kind in ("first", "repeat"):
+            parts = [f"{label} {m[f'{visit_kind}: {label}']:.0f}" for label, _, _ in SEGMENTS
+                     if f"{visit_kind}: {label}" in m]
+            if parts:
+                lines.append(f"  {visit_kind} visit, median ms: " + "; ".join(parts) +
+                             f" (snapshot used in {sum(r.get(f'{visit_kind}: snapshot used', 0) for r in runs):.0f}"
+                             f" of {len(runs)})")
+    first_goal, repeat_goal = GOALS["exercise"]
+    m = median_of(results[True][0])
+    lines.append(f"exercise: first visit {m['first_s']:.2f} s (goal <= {first_goal} s: "
+                 f"{'met' if m['first_s'] <= first_goal else 'NOT met'}), repeat {m['repeat_s']:.2f} s "
+                 f"(goal <= {repeat_goal} s: {'met' if m['repeat_s'] <= repeat_goal else 'NOT met'})")
+    print("\n".join(lines))
+    return 0
+
+
 def median_of(runs: list[dict]) -> dict:
     return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
 
@@ -214,7 +301,11 @@ def main() -> int:
     parser.add_argument("--markdown", action="store_true", help="print the RESULTS.md block")
     parser.add_argument("--compare-only", action="store_true",
                         help="only the compare page, cross-origin isolated (a quick before/after check)")
+    parser.add_argument("--exercise-only", action="store_true",
+                        help="only the exercise: first and repeat visits with the breakdown of each start, and Check")
     args = parser.parse_args()
+    if args.exercise_only:
+        return exercise_only(args)
     site = args.site or build_site()
     from playwright.sync_api import sync_playwright
 

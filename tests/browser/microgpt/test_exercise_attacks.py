@@ -42,6 +42,12 @@ ATTACKS = {
         "    except Exception:\n"
         "        pass\n"),
     "import_reference": "import microgpt_floats as F\n",
+    # Replace the saved Python heap later workers start from (site_src/js/microgpt/snapshot.js):
+    # its digest, kept where no worker can write, no longer matches, so it is never restored.
+    "snapshot_cache": _JS + (
+        "run_js('''caches.open('pyodide-snapshot').then(async (c) => {\n"
+        "  for (const r of await c.keys()) await c.put(r, new Response(new Uint8Array(1 << 20).fill(7)));\n"
+        "});''')()\n"),
     "tmp_file": "open('/tmp/answers.py', 'w').write('PASS = True\\n')\n",
     "input": "input('your name? ')\n",
     "deep_recursion": "import sys\nsys.setrecursionlimit(100000)\ndef down(n):\n    return down(n + 1)\ntry:\n    down(0)\nexcept RecursionError:\n    pass\n",

@@ -20,12 +20,13 @@ pytestmark = pytest.mark.browser
 RECORD = "mha-pyodide-snapshot"
 CACHE = "pyodide-snapshot"
 RECORD_JS = f"() => JSON.parse(localStorage.getItem('{RECORD}') || 'null')"
-STORED_JS = f"""async () => {{
+# (wait_for_function does not await a promise, so the condition is synchronous: the page
+# writes the record only once the entry is in Cache Storage.)
+STORED_JS = f"""(otherThan) => {{
   const record = JSON.parse(localStorage.getItem('{RECORD}') || 'null');
-  if (!record || !record.digest) return false;
-  const names = await caches.keys();
-  return names.includes('{CACHE}') && (await (await caches.open('{CACHE}')).keys()).length === 1;
+  return record && record.digest && record.digest !== otherThan ? record : null;
 }}"""
+ENTRIES_JS = f"async () => (await caches.has('{CACHE}')) ? (await (await caches.open('{CACHE}')).keys()).length : 0"
 RUN_JS = "(source) => window.mhaExercise.run(source)"
 
 
@@ -34,11 +35,10 @@ def record(page):
 
 
 def wait_stored(page, other_than: str | None = None) -> dict:
-    """Wait until a snapshot is stored (a record with a digest, and its entry); return the record."""
-    page.wait_for_function(STORED_JS, polling=100)
-    if other_than:
-        page.wait_for_function(f"() => ({RECORD_JS})().digest !== {other_than!r}", polling=100)
-    return record(page)
+    """Wait until a snapshot is stored (a record with a digest, other than `other_than`); return the record."""
+    stored = page.wait_for_function(STORED_JS, arg=other_than, polling=100).json_value()
+    assert page.evaluate(ENTRIES_JS) == 1, stored   # the one entry it points at
+    return stored
 
 
 def started(page) -> str:
@@ -109,7 +109,7 @@ def test_a_missing_snapshot_means_a_normal_start(profile, servers):
     again = reopen(context, servers["isolated"], watches)
     assert started(again) == "normal"
     assert_verdicts(again)
-    remade = wait_stored(again)   # the normal start made a new one
+    remade = wait_stored(again, other_than=first["digest"])   # the normal start made a new one
     assert remade["key"] == first["key"], (first, remade)
     assert started(again) == "snapshot"
     assert_verdicts(again)
@@ -145,7 +145,7 @@ def test_a_snapshot_of_another_build_is_never_restored(profile, servers):
     again = reopen(context, servers["isolated"], watches)
     assert started(again) == "normal"
     assert_verdicts(again)
-    again.wait_for_function(f"() => ({RECORD_JS})().key === {first['key']!r}", polling=100)
+    assert wait_stored(again, other_than=first["digest"])["key"] == first["key"]   # (each heap has its own digest)
 
 
 def test_a_snapshot_that_cannot_be_restored_falls_back_once(profile, servers):
@@ -166,7 +166,7 @@ def test_a_snapshot_that_cannot_be_restored_falls_back_once(profile, servers):
     page.close()
     again = reopen(context, servers["isolated"], watches)
     assert started(again) == "normal after a failed restore"
-    again.wait_for_function(f"() => ({RECORD_JS})().failed === true", polling=100)
+    again.wait_for_function(f"() => ({RECORD_JS})()?.failed === true", polling=100)
     assert_verdicts(again)
     assert started(again) == "normal"   # not tried again, and no new snapshot made for this build
     assert record(again) == {"key": first["key"], "failed": True}
