@@ -101,6 +101,7 @@ RUNTIME_CACHED_JS = r"""async (files) => {
     for (const r of await (await caches.open(name)).keys()) have.add(new URL(r.url).pathname.replace(/\/[0-9a-f]{12}\//, '/').split('/').slice(-2).join('/'));
   return files.every((f) => have.has(f));
 }"""
+SNAPSHOT_RECORD = "mha-pyodide-snapshot"  # site_src/js/microgpt/snapshot.js RECORD
 PAGES = {
     "compare": ("compare/", lambda page: page.evaluate(WAIT_READY_JS)["readyMs"],
                 [f"models/{m}.onnx" for m in MODELS] + ["ort/ort.wasm.min.mjs", "ort/ort-wasm-simd-threaded.wasm"]),
@@ -168,10 +169,18 @@ def visit(browser, url: str, counter: SentBytes, page_name: str) -> dict:
         page = context.new_page()
         page.set_default_timeout(180000)
         page.goto(url + path)
-        first_ms, first_detail = split_ready(wait_ready(page))
+        first_ready = wait_ready(page)
+        first_ms, first_detail = split_ready(first_ready)
         first = counter.take()
         page.wait_for_function("() => navigator.serviceWorker.controller !== null")
-        page.wait_for_function(RUNTIME_CACHED_JS, arg=runtime, polling=200)
+        # (wait_for_function does not await a promise: the async check polls inside the page instead)
+        page.evaluate("""async ([check, files]) => {
+          const cached = eval(check);
+          while (!(await cached(files))) await new Promise((r) => setTimeout(r, 200));
+        }""", [RUNTIME_CACHED_JS, runtime])
+        if isinstance(first_ready, dict) and first_ready.get("start"):
+            # The exercise's first worker made a snapshot: the repeat visit should find it stored.
+            page.wait_for_function(f"() => !!localStorage.getItem({SNAPSHOT_RECORD!r})", polling=200)
         after = counter.take()
         page.close()
         again = context.new_page()

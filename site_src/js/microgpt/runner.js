@@ -159,7 +159,10 @@ export class PythonRunner {
         const key = String(msg.key);
         const after = this.snapshot.catch(() => ({})); // one change of the stored snapshot at a time
         if (msg.type === "snapshot-made" && msg.packed instanceof Uint8Array) {
-          this.snapshot = after.then(() => saveSnapshot(key, msg.packed)).catch(() => ({}));
+          // Stored once this worker is ready, so the page's hashing and writing never delay "ready".
+          const made = msg.packed;
+          this.snapshot = Promise.all([after, slot.ready.catch(() => {})])
+            .then(() => saveSnapshot(key, made)).catch(() => ({}));
         } else if (msg.type === "snapshot-missing") {
           this.snapshot = after.then(() => forgetSnapshot(String(msg.digest))).then(() => ({}), () => ({}));
         } else if (msg.type === "snapshot-failed") {
