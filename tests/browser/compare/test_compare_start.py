@@ -49,12 +49,9 @@ def test_each_module_fetched_once_and_the_engine_alongside_the_bundle(make_page,
     # A preload that the page's import() could not use (another URL or
     # credentials mode) would show as a second request for the same module.
     assert len(modules) == len(set(modules)), sorted(m for m in modules if modules.count(m) > 1)
-    (main,) = [e for e in entries if e["path"].endswith("/js/main.js")]
     for name in ("compare/compare.js", "compare/models.js", "runtime/ort.js", "runtime/sha256.js"):
         (entry,) = [e for e in entries if e["path"].endswith("/js/" + name)]
-        # Asked for by the page's <link rel="modulepreload"> while it parses,
-        # not found one import level at a time after main.js has run.
-        assert entry["start"] < main["end"], (name, entry, main)
+        assert entry["initiator"] == "link", (name, entry)  # fetched for the page's own <link rel="modulepreload">
     bundle = [e for e in entries if e["path"].endswith("/ort.wasm.min.mjs")]
     glue = [e for e in entries if e["path"].endswith("/ort-wasm-simd-threaded.mjs")]
     assert len(bundle) == 1 and len(glue) == 1
