@@ -130,9 +130,9 @@ async function downloadEngine(build) {
   reportEngine(loaded, total, true);
 }
 
-async function startEngine(ort, build, downloaded, glueImport) {
-  const binary = ENGINE_FILES[build][1];
-  await glueImport; // stays in the module map; onnxruntime's own import reuses it
+async function startEngine(ort, build, downloaded) {
+  const [glue, binary] = ENGINE_FILES[build];
+  await importRuntimeFile(glue); // stays in the module map; onnxruntime's own import reuses it
   const downloadError = downloaded.then(() => null, (err) => err);
   const probe = Uint8Array.from(atob(PROBE_MODEL), (c) => c.charCodeAt(0));
   try {
@@ -238,17 +238,12 @@ export async function loadOrt(backend) {
   if (wanted === "webgpu" && !(await probeWebGPU()).available) throw new Error("no WebGPU adapter");
   const downloaded = downloadEngine(wanted); // alongside the import of onnxruntime itself
   downloaded.catch(() => {});
-  // The engine's JavaScript does not depend on the bundle, so both are fetched
-  // and compiled side by side rather than one after the other (about 0.05-0.1 s
-  // on a repeat visit, bench/RESULTS.md); a failure of either is reported below.
-  const glueImport = importRuntimeFile(ENGINE_FILES[wanted][0]);
-  glueImport.catch(() => {});
   const promise = importRuntimeFile(BUILD_FILES[wanted]).then(async (ort) => {
     ort.env.wasm.wasmPaths = siteUrl(ORT_DIR);
     ort.env.wasm.proxy = false;
     ort.env.wasm.numThreads = threadCount();
     ort.env.logLevel = "error";
-    await startEngine(ort, wanted, downloaded, glueImport);
+    await startEngine(ort, wanted, downloaded);
     return ort;
   });
   loaded = { build: wanted, promise };
