@@ -192,7 +192,7 @@ def cmd_onnx(args, corpus=None) -> dict:
         from .onnx_export import reexport
 
         _check_out(args)
-        return reexport(Path(args.from_checkpoints), Path(args.out), data=args.data)
+        return reexport(Path(args.from_checkpoints), Path(args.out), data=args.data, runs=Path(args.runs))
     from .onnx_export import export_all
 
     _check_out(args)
