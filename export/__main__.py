@@ -151,7 +151,7 @@ def cmd_audit(args) -> None:
 
 
 def _check_out(args) -> None:
-    from .train import check_runs_folder
+    from .protocol import check_runs_folder
 
     for option in ("runs", "out"):
         if getattr(args, option, None) is not None:
@@ -168,7 +168,8 @@ def cmd_vocab(args, corpus=None) -> None:
 def cmd_train(args, corpus=None):
     import torch
 
-    from .train import resolve_device, run_protocol
+    from .device import resolve_device
+    from .protocol import run_protocol
 
     _check_out(args)
     cfg = _train_config(args)

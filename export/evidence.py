@@ -52,14 +52,16 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from . import atomic
-from .artefacts import Artefacts
+from .artefacts import Artefacts, run_dir
 from .checkpoints import load_full
 from .corpus import Corpus, split_description
 from .data import CREDIT
 from .defaults import PRESET_MAX_NEW, PRESET_SEED
 from .generate import generate_text
+from .device import device_description
 from .models import get_spec, most_heads_model, single_head_model
-from .train import RunResult, TrainConfig, aggregate, device_description, relative_change, run_dir
+from .protocol import aggregate, relative_change
+from .train import RunResult, TrainConfig
 from .wordlm import RULES_VERSION, SPECIAL_IDS, tokenize
 
 SCHEMA = "mha-evidence/1"

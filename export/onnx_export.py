@@ -58,7 +58,7 @@ from .defaults import MIN_TEMPERATURE, PRESET_MAX_NEW, PRESET_SEED
 from .evidence import ONNX_REPORT, file_sha256, preset_of, story_examples
 from .generate import EXCLUDED_IDS, MAX_NEW_TOKENS, generate_ids, prompt_history
 from .models import count_parameters, get_spec, shipped_models
-from .train import run_dir
+from .artefacts import run_dir
 from .windows import context_window
 from .wordlm import SPECIAL_IDS
 

@@ -14,7 +14,8 @@ from export.generate import EXCLUDED_IDS, Mulberry32, choose_next, generate_ids
 from export.models import MODEL_NAMES
 from export.multihead import MultiHeadAttentionLM
 from export.checkpoints import load_checkpoint
-from export.train import RunResult, aggregate, learning_rate, relative_change, TrainConfig
+from export.protocol import aggregate, relative_change
+from export.train import RunResult, learning_rate, TrainConfig
 from export.wordlm import EOS_ID
 
 WORDS = "the cat sat on a mat and the dog ran to the big red ball while lily sang".split()
