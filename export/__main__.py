@@ -372,7 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("walkthrough", help="write walkthrough.json from the shipped four-head checkpoint")
     p.add_argument("--out", default="wasm_assets", help="folder with vocab.json and evidence.json; output goes here")
     p.add_argument("--runs", default="runs", help="runs folder with measurements.json (else OUT/evidence.json)")
-    p.add_argument("--checkpoints", default=None, help="folder with four_heads-seed11.pt (default OUT/checkpoints)")
+    p.add_argument("--checkpoints", default=None, help="folder with the compact seed-11 checkpoints (default OUT/checkpoints)")
     p.set_defaults(func=cmd_stage)
     p = sub.add_parser("generate", help="continue a prompt with a checkpoint (full or compact)")
     p.add_argument("checkpoint")
