@@ -19,6 +19,7 @@
 
 import { AssetError, describeFile, loadBytes, loadJSON } from "../runtime/assets.js";
 import { el, panel, uid } from "../runtime/dom.js";
+import { errorText } from "../runtime/widget.js";
 import { contextWindow, probabilities, promptHistory, topK } from "../runtime/generate.js";
 import { loadOrt, serial } from "../runtime/ort.js";
 import { Vocabulary, detokenize, tokenize } from "../runtime/tokenizer.js";
@@ -44,7 +45,7 @@ function failureText(err) {
   if (err instanceof AssetError) {
     return `${err.message}. The rest of the page works without it; reload the page, and if it keeps failing, tell the site's maintainer.`;
   }
-  return `The stepper could not run the model (${err && err.message ? err.message : err}). The rest of the page works without it; reload the page to try again.`;
+  return `The stepper could not run the model (${errorText(err)}). The rest of the page works without it; reload the page to try again.`;
 }
 
 class Stepper {
