@@ -66,14 +66,15 @@ class ModelSpec:
                                                                       other.hidden)
 
 
-# Model colours are olive and greys, never near one of the head colours (export/palette.py).
+# Model colours are olive and greys (a sage for two heads in the dark scheme, where a grey far enough from the
+# others is too faint), never near one of the head colours (export/palette.py).
 MODELS = (
     ModelSpec("mlp", "MLP", "mlp", colour="#5e4b00", colour_dark="#d6d47e"),
     ModelSpec("one_head", "One head", "attention", heads=1, colour="#595959", colour_dark="#9a9a9a"),
     ModelSpec("four_heads", "Four heads", "attention", heads=4, colour="#1f1f1f", colour_dark="#ececec"),
     # The head-count sweep (page 5, "How many heads?"): width 64 too, so heads 32, 8 and 4 wide. Trained and
     # measured like the others, not shipped (page 5's toy task draws its 2-head models in two_heads' grey).
-    ModelSpec("two_heads", "Two heads", "attention", heads=2, colour="#939393", colour_dark="#5c5c5c", ships=False),
+    ModelSpec("two_heads", "Two heads", "attention", heads=2, colour="#939393", colour_dark="#588060", ships=False),
     ModelSpec("eight_heads", "Eight heads", "attention", heads=8, colour="#cdcdcd", colour_dark="#262626",
               ships=False),
     ModelSpec("sixteen_heads", "Sixteen heads", "attention", heads=16, colour="#a0a000", colour_dark="#a0a032",

@@ -46,6 +46,12 @@ def test_figures_are_visible_and_fit(make_page, base_url, path, width, scheme):
         # its own box (.mha-fig__scroll, overflow-x: auto); that box, not the drawing, must fit the page.
         frame = fig.locator(".mha-fig__scroll").bounding_box() or box
         assert frame["x"] >= 0 and frame["x"] + frame["width"] <= width + 0.5, f"{name} leaves the page: {frame}"
+        # ...and a drawing whose floor fits the screen must not be cut off by its own box (a reviewer read
+        # page 2's 390 px-floor figure, 32 px too wide for the column at 390 px, as clipped).
+        hidden = fig.evaluate("""f => { const s = f.querySelector('.mha-fig__scroll'); if (!s) return 0;
+            const floor = parseFloat(f.querySelector('svg').style.minWidth) || 0;
+            return floor <= window.innerWidth ? s.scrollWidth - s.clientWidth : 0; }""")
+        assert hidden <= 1, f"{name}: {hidden}px of the drawing hidden in its scroll box at {width}px"
         assert box["width"] >= min(300, width - 40), f"{name} is only {box['width']}px wide"
         # text is drawn in the page's foreground colour, so it follows light and dark mode
         colours = svg.evaluate("""s => {
