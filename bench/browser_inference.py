@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from export.onnx_export import feeds  # noqa: E402
 from export.serve import serve_in_thread  # noqa: E402
 from export.models import most_heads_model, shipped_models  # noqa: E402
-from export.train import cpu_name  # noqa: E402
+from export.device import cpu_name  # noqa: E402
 from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS  # noqa: E402
 
 MODELS = tuple(s.name for s in shipped_models())  # the registry's, never typed

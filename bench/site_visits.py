@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from export.serve import serve_in_thread  # noqa: E402
 from export.models import shipped_models  # noqa: E402
-from export.train import cpu_name  # noqa: E402
+from export.device import cpu_name  # noqa: E402
 from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS  # noqa: E402
 
 NO_WEBGPU = "Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined, configurable: true });"

@@ -94,6 +94,9 @@ def main(argv=None) -> int:
     site = args.site or build_site()
     manifest = json.loads((site / "wasm_assets/models/manifest.json").read_text())
     steps = {m["name"]: m["steps"] for m in manifest["models"] if m.get("steps")}
+    heads = {m["name"]: m["heads"] for m in manifest["models"]}
+    labels = {m["name"]: m["label"] for m in manifest["models"]}
+    most = max(steps, key=heads.get)  # the stepper's default model: the manifest's most heads
     added = {name: s["bytes"] for name, s in steps.items()}
     files = {f: (site / f).stat().st_size for f in STEPPER_FILES}
     from playwright.sync_api import sync_playwright
@@ -103,13 +106,13 @@ def main(argv=None) -> int:
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
-            measure(browser, url, "four_heads", 3)  # warm caches
+            measure(browser, url, most, 3)  # warm caches
             for name in steps:
                 results[name] = measure(browser, url, name, args.runs)
         finally:
             browser.close()
     server.shutdown()
-    lines = [f"Machine: {machine()}", f"Prompt: {PROMPT!r} ({len([i for i in results['four_heads']['state']['ids'] if i])} ids); "
+    lines = [f"Machine: {machine()}", f"Prompt: {PROMPT!r} ({len([i for i in results[most]['state']['ids'] if i])} ids); "
              f"median of {args.runs} runs after 5 warm-up runs; step drawing: median of 5 passes.", "",
              "Bytes the stepper adds to the site:", ""]
     for name, b in added.items():
@@ -124,8 +127,8 @@ def main(argv=None) -> int:
         lines.append(f"| {name} | {r['session_ms']:.0f} | {r['run_ms']:.1f} | {r['before'] / 1e3:.0f} | {r['opened'] / 1e3:.0f} | "
                      f"{r['draw_ms'][slow]:.1f} ({slow}) |")
     lines += ["", "Time to draw each step (ms, median), four heads: " +
-              ", ".join(f"{k} {v:.1f}" for k, v in results["four_heads"]["draw_ms"].items()),
-              "Files fetched when the stepper opens (four heads): " + ", ".join(results["four_heads"]["opened_files"])]
+              ", ".join(f"{k} {v:.1f}" for k, v in results[most]["draw_ms"].items()),
+              f"Files fetched when the stepper opens ({labels[most].lower()}): " + ", ".join(results[most]["opened_files"])]
     text = "\n".join(lines)
     print(f"```\n{text}\n```" if args.markdown else text)
     return 0

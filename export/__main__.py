@@ -151,7 +151,7 @@ def cmd_audit(args) -> None:
 
 
 def _check_out(args) -> None:
-    from .train import check_runs_folder
+    from .protocol import check_runs_folder
 
     for option in ("runs", "out"):
         if getattr(args, option, None) is not None:
@@ -168,7 +168,8 @@ def cmd_vocab(args, corpus=None) -> None:
 def cmd_train(args, corpus=None):
     import torch
 
-    from .train import resolve_device, run_protocol
+    from .device import resolve_device
+    from .protocol import run_protocol
 
     _check_out(args)
     cfg = _train_config(args)
@@ -192,7 +193,7 @@ def cmd_onnx(args, corpus=None) -> dict:
         from .onnx_export import reexport
 
         _check_out(args)
-        return reexport(Path(args.from_checkpoints), Path(args.out), data=args.data)
+        return reexport(Path(args.from_checkpoints), Path(args.out), data=args.data, runs=Path(args.runs))
     from .onnx_export import export_all
 
     _check_out(args)
@@ -371,7 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("walkthrough", help="write walkthrough.json from the shipped four-head checkpoint")
     p.add_argument("--out", default="wasm_assets", help="folder with vocab.json and evidence.json; output goes here")
     p.add_argument("--runs", default="runs", help="runs folder with measurements.json (else OUT/evidence.json)")
-    p.add_argument("--checkpoints", default=None, help="folder with four_heads-seed11.pt (default OUT/checkpoints)")
+    p.add_argument("--checkpoints", default=None, help="folder with the compact seed-11 checkpoints (default OUT/checkpoints)")
     p.set_defaults(func=cmd_stage)
     p = sub.add_parser("generate", help="continue a prompt with a checkpoint (full or compact)")
     p.add_argument("checkpoint")

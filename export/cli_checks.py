@@ -78,7 +78,7 @@ def _writable(option: str, folder: str | None) -> None:
         if existing.exists():
             break
     if not existing.is_dir():
-        return  # a file in the way: train.check_runs_folder says so
+        return  # a file in the way: protocol.check_runs_folder says so
     try:
         with tempfile.TemporaryFile(dir=existing):
             pass

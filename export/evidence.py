@@ -52,20 +52,23 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from . import atomic
-from .artefacts import Artefacts
+from .artefacts import Artefacts, run_dir
 from .checkpoints import load_full
 from .corpus import Corpus, split_description
 from .data import CREDIT
 from .defaults import PRESET_MAX_NEW, PRESET_SEED
 from .generate import generate_text
+from .device import device_description
 from .models import get_spec, most_heads_model, single_head_model
-from .train import RunResult, TrainConfig, aggregate, device_description, relative_change, run_dir
+from .protocol import aggregate, relative_change
+from .train import RunResult, TrainConfig
 from .wordlm import RULES_VERSION, SPECIAL_IDS, tokenize
 
 SCHEMA = "mha-evidence/1"
 PRESET_MIN_TOKENS = 8
 ONNX_REPORT = "onnx_report.json"  # in the runs folder: the ONNX stage's hand-over to this one
 MEASUREMENTS = "measurements.json"  # in the runs folder: the measure stage's output, evidence.json's core
+ONNX_REBUILD = "onnx_rebuild.json"  # in the runs folder: `onnx --from-checkpoints`'s sizes, for the evidence stage
 REQUIRED = {
     "schema": str, "source": dict, "split": dict, "audit": dict, "vocabulary": dict, "protocol": dict,
     "runs": list, "aggregates": dict, "comparison": dict, "device": dict, "stories": dict, "preset": dict,
@@ -236,22 +239,27 @@ def attach_stage_sections(evidence: dict, out: Path) -> dict:
     return evidence
 
 
-def refresh(out: Path, onnx_sizes: dict | None = None) -> dict:
-    """Embed the stage artefacts in ``out/evidence.json`` again after a stage ran alone (no retraining).
+def rebuilt_onnx_sizes(evidence: dict, out: Path, runs: Path | None) -> dict:
+    """The byte sizes from ``onnx --from-checkpoints`` (its report ``runs/onnx_rebuild.json``), put into ``evidence``.
 
-    ``onnx_sizes`` (from ``onnx_export.reexport``): per model the new ``bytes``,
-    ``float32_bytes`` and ``tried_bytes`` of ONNX files rebuilt from the
-    shipped checkpoints; every measured figure stays as it was.
+    The rebuild changes graphs, not weights, so only the sizes move; every
+    measured figure stays the measurements' own. A model's sizes are taken
+    only while its ONNX file in ``out`` is still the one the rebuild wrote
+    (same sha256): a later full ``onnx`` stage writes other files, and then
+    the measurements, made from its own report, hold the right sizes.
     """
-    path = Artefacts(out).evidence
-    evidence = attach_stage_sections(json.loads(path.read_text()), out)
-    for name, sizes in (onnx_sizes or {}).items():
+    path = Path(runs) / ONNX_REBUILD if runs is not None else None
+    if path is None or not path.is_file() or "onnx" not in evidence:
+        return evidence
+    report = json.loads(path.read_text())
+    for name, sizes in report["models"].items():
+        shipped = Artefacts(out).model_onnx(name)
+        if name not in evidence["onnx"] or not shipped.is_file() or file_sha256(shipped) != sizes["sha256"]:
+            continue
         entry = evidence["onnx"][name]
         entry["bytes"], entry["float32_bytes"] = sizes["bytes"], sizes["float32_bytes"]
         for label, size in sizes["tried_bytes"].items():
             entry["tried"][label]["bytes"] = size
-    validate(evidence)
-    atomic.write_json(path, evidence)
     return evidence
 
 
@@ -399,7 +407,7 @@ def measurements(out: Path, runs: Path | None = None) -> dict:
 
 def assemble(out: Path, runs: Path | None = None, log=print) -> dict:
     """The evidence stage, last: the measurements and every stage section, written as evidence.json."""
-    evidence = attach_stage_sections(measurements(out, runs), Path(out))
+    evidence = attach_stage_sections(rebuilt_onnx_sizes(measurements(out, runs), Path(out), runs), Path(out))
     validate(evidence)
     Path(out).mkdir(parents=True, exist_ok=True)
     plot_traces(evidence, Artefacts(out).validation_traces_svg)

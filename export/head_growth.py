@@ -32,16 +32,16 @@ import time
 from pathlib import Path
 
 import torch
-from torch import nn
 
 from . import atomic
 from .artefacts import Artefacts
 from .defaults import PRESET_SEED
-from .models import count_parameters, get_spec
-from .train import TrainConfig, learning_rate, mean_loss, selection_slice, train_step
+from .models import count_parameters, get_spec, most_heads_model
+from .train import (Best, TrainConfig, draw_batch, make_optimizer, mean_loss, selection_slice, set_learning_rate,
+                    state_of, train_step)
 
 SCHEMA = "mha-head-growth/1"
-MODEL = "four_heads"
+MODEL = most_heads_model().name  # the shipped model whose heads the lesson takes apart
 SNAPSHOT_UPDATES = (0, 30, 100, 300, 1000, 3000, 6000)
 RESUME_EVERY = 250
 SUBSET = 2048  # test windows for the atlas and the knock-out at every snapshot
@@ -56,10 +56,6 @@ def rerun_folder(runs: Path, seed: int = PRESET_SEED) -> Path:
 
 def snapshot_path(folder: Path, update: int) -> Path:
     return Path(folder) / f"snapshot-{update:05d}.pt"
-
-
-def _state(model: nn.Module) -> dict:
-    return {k: t.detach().cpu().clone() for k, t in model.state_dict().items()}
 
 
 def train_with_snapshots(corpus, folder: Path, cfg: TrainConfig = TrainConfig(), seed: int = PRESET_SEED,
@@ -86,11 +82,10 @@ def train_with_snapshots(corpus, folder: Path, cfg: TrainConfig = TrainConfig(),
     torch.manual_seed(seed)
     model = get_spec(MODEL).build(C, T)
     batches = torch.Generator().manual_seed(seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay,
-                            fused=True)
+    opt = make_optimizer(model, cfg)
     train, val = corpus.windows["train"], corpus.windows["validation"]
     sel = selection_slice(val, cfg)
-    best, trace, recent, start_update, seconds = (math.inf, 0, None), [], [], 0, 0.0
+    best, trace, recent, start_update, seconds = Best(), [], [], 0, 0.0
     resume = folder / "resume.pt"
     if resume.is_file():
         saved = torch.load(resume, weights_only=False)
@@ -98,46 +93,46 @@ def train_with_snapshots(corpus, folder: Path, cfg: TrainConfig = TrainConfig(),
             model.load_state_dict(saved["model"])
             opt.load_state_dict(saved["optimizer"])
             batches.set_state(saved["generator"])
-            best, trace, recent = tuple(saved["best"]), saved["trace"], saved["recent"]
+            best, trace, recent = Best(*saved["best"]), saved["trace"], saved["recent"]
             start_update, seconds = saved["update"], saved["seconds"]
             log(f"resuming the rerun at update {start_update}")
     if start_update == 0 and 0 in snapshots:
-        torch.save(_state(model), snapshot_path(folder, 0))
+        torch.save(state_of(model), snapshot_path(folder, 0))
     clock = time.perf_counter()
     for update in range(start_update, cfg.updates):
-        for group in opt.param_groups:
-            group["lr"] = learning_rate(cfg, update)
-        x, y = train.batch(torch.randint(len(train), (cfg.batch_size,), generator=batches))
+        set_learning_rate(opt, cfg, update)
+        x, y = draw_batch(train, cfg, batches)
         loss = train_step(model, opt, x, y, cfg.grad_clip)  # the protocol's own update
         recent = (recent + [loss.item()])[-50:]
         done = update + 1
         if done % cfg.eval_every == 0 or done == cfg.updates:
             v = mean_loss(model, val, sel, cfg.eval_batch)
             trace.append([done, v])
-            if v < best[0]:
-                best = (v, done, _state(model))
+            if v < best.val_loss:
+                best = Best(val_loss=v, update=done, state=state_of(model))
         if done in snapshots:
-            torch.save(_state(model), snapshot_path(folder, done))
+            torch.save(state_of(model), snapshot_path(folder, done))
         if done % resume_every == 0 and done < cfg.updates:
             elapsed = seconds + time.perf_counter() - clock
             tmp = resume.with_suffix(".tmp")
-            torch.save({"key": key, "model": _state(model), "optimizer": opt.state_dict(),
-                        "generator": batches.get_state(), "best": list(best), "trace": trace, "recent": recent,
+            torch.save({"key": key, "model": state_of(model), "optimizer": opt.state_dict(),
+                        "generator": batches.get_state(),
+                        "best": [best.val_loss, best.update, best.state], "trace": trace, "recent": recent,
                         "update": done, "seconds": elapsed}, tmp)
             tmp.replace(resume)
             log(f"update {done}/{cfg.updates}: train {sum(recent) / len(recent):.3f}, best val "
-                f"{best[0]:.4f} at {best[1]}, {elapsed:.0f} s")
+                f"{best.val_loss:.4f} at {best.update}, {elapsed:.0f} s")
     seconds += time.perf_counter() - clock
-    model.load_state_dict(best[2])
-    torch.save(best[2], folder / "selected.pt")
+    model.load_state_dict(best.state)
+    torch.save(best.state, folder / "selected.pt")
     test_loss = mean_loss(model, corpus.windows["test"], batch=cfg.eval_batch)
-    result = {"model": MODEL, "seed": seed, "parameters": count_parameters(model), "best_update": best[1],
-              "val_loss": best[0], "test_loss": test_loss, "test_perplexity": math.exp(test_loss),
+    result = {"model": MODEL, "seed": seed, "parameters": count_parameters(model), "best_update": best.update,
+              "val_loss": best.val_loss, "test_loss": test_loss, "test_perplexity": math.exp(test_loss),
               "train_seconds": seconds, "updates": cfg.updates, "batch_size": cfg.batch_size, "trace": trace,
               "threads": torch.get_num_threads(), "key": key}
     atomic.write_json(done_path, result)
     resume.unlink(missing_ok=True)
-    log(f"rerun finished: best update {best[1]}, test perplexity {result['test_perplexity']:.2f}, {seconds:.0f} s")
+    log(f"rerun finished: best update {best.update}, test perplexity {result['test_perplexity']:.2f}, {seconds:.0f} s")
     return result
 
 

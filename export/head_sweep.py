@@ -28,7 +28,8 @@ from pathlib import Path
 from . import atomic
 from .artefacts import Artefacts, run_dir
 from .models import MODELS
-from .train import RunResult, aggregate
+from .protocol import aggregate
+from .train import RunResult
 
 SCHEMA = "mha-head-sweep/1"
 
@@ -134,7 +135,7 @@ def time_updates(C: int, T: int, batch_size: int, warmup: int = 5, steps: int = 
     import torch
 
     from .step_timing import time_steps
-    from .train import cpu_name
+    from .device import cpu_name
 
     torch.set_num_threads(1)
     load_before = os.getloadavg()

@@ -84,15 +84,19 @@ class MultiHeadAttentionLM(nn.Module):
     # lesson: forward
     def forward(self, x: torch.Tensor, return_attention: bool = False, head_mask: torch.Tensor | None = None):
         """Final-query path: logits [B, C] (and weights [B, heads, T]); ``head_mask`` [heads] (default ones)."""
+        B, T = x.shape
         E = self.embed(x)
         q = self._split_heads(self.W_Q(E[:, -1:]))  # [B, h, 1, dh]
         K = self._split_heads(self.W_K(E))
         V = self._split_heads(self.W_V(E))
         scores = (q @ K.transpose(-2, -1)) / math.sqrt(self.head_dim)  # [B, h, 1, T]
-        real = x.ne(PAD_ID)
-        hidden_src = (~real) & real[:, -1:]  # the final slot is the only receiver
-        A = torch.softmax(scores.masked_fill(hidden_src[:, None, None, :], float("-inf")), dim=-1)
-        joined = self._masked(A @ V, head_mask).transpose(1, 2).reshape(x.shape[0], self.d_model)
+        # forward_full's mask, its final receiver's row only (no source is later than the final slot)
+        later = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(diagonal=1)[-1:]
+        is_real = x != PAD_ID
+        pad_source_for_real_receiver = is_real[:, -1:].unsqueeze(2) & ~is_real.unsqueeze(1)
+        mask = later.unsqueeze(0) | pad_source_for_real_receiver  # [B, receiver (the final one), source]
+        A = scores.masked_fill(mask.unsqueeze(1), -torch.inf).softmax(dim=-1)
+        joined = self._masked(A @ V, head_mask).transpose(1, 2).reshape(B, self.d_model)
         updated = E[:, -1] + self.W_O(joined)
         logits = self._predict(updated)
         return (logits, A[:, :, 0]) if return_attention else logits

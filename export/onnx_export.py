@@ -58,7 +58,7 @@ from .defaults import MIN_TEMPERATURE, PRESET_MAX_NEW, PRESET_SEED
 from .evidence import ONNX_REPORT, file_sha256, preset_of, story_examples
 from .generate import EXCLUDED_IDS, MAX_NEW_TOKENS, generate_ids, prompt_history
 from .models import count_parameters, get_spec, shipped_models
-from .train import run_dir
+from .artefacts import run_dir
 from .windows import context_window
 from .wordlm import SPECIAL_IDS
 
@@ -388,7 +388,7 @@ def mask_parity(model, sess, x: np.ndarray) -> float:
     return worst
 
 
-def reexport(checkpoints: Path, out: Path, data=None, log=print) -> dict:
+def reexport(checkpoints: Path, out: Path, data=None, runs: Path = Path("runs"), log=print) -> dict:
     """Rebuild the ONNX files from the shipped compact checkpoints, without the training runs.
 
     The compact checkpoints hold exactly the values the ONNX files store, so
@@ -397,16 +397,17 @@ def reexport(checkpoints: Path, out: Path, data=None, log=print) -> dict:
     agree within PARITY_TOL for every head mask, the greedy preset
     continuation equals the saved one, and the test perplexity equals the
     recorded shipped one. Then the models, parity vectors and manifest are
-    written; the new byte sizes reach evidence.json through its writer
-    (``evidence.refresh``).
+    written, and the new byte sizes go to this stage's own report
+    (``runs/onnx_rebuild.json``), which the evidence stage reads when it
+    assembles evidence.json next (``evidence.rebuilt_onnx_sizes``).
     """
     from .corpus import corpus_of_evidence
-    from .evidence import refresh
+    from .evidence import ONNX_REBUILD, measurements
 
-    evidence_path = out / "evidence.json"
-    if not evidence_path.is_file():
-        raise FileNotFoundError(f"{evidence_path} not found: run `python -m export evidence` first")
-    evidence = json.loads(evidence_path.read_text())
+    try:
+        evidence = measurements(out, runs)  # the recorded figures the rebuilt files must reproduce
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{Artefacts(out).evidence} not found: run `python -m export evidence` first") from None
     torch.set_num_threads(1)  # as the sessions; the checks do not depend on it
     corpus = corpus_of_evidence(evidence, data)
     itos, T, test = corpus.vocab.itos, corpus.T, corpus.windows["test"]
@@ -440,8 +441,8 @@ def reexport(checkpoints: Path, out: Path, data=None, log=print) -> dict:
         for label in report.get("tried", {}):
             small = rounded_model(model, label)
             tried[label] = len(quantize_initializers(to_onnx(small), small, label).SerializeToString())
-        sizes[name] = {"bytes": len(data_bytes), "float32_bytes": len(to_onnx(model).SerializeToString()),
-                       "tried_bytes": tried}
+        sizes[name] = {"bytes": len(data_bytes), "sha256": sha256(data_bytes),
+                       "float32_bytes": len(to_onnx(model).SerializeToString()), "tried_bytes": tried}
         files[name] = data_bytes
         heads = getattr(model, "heads", 0)
         log(f"{name}: {len(data_bytes) / 1e6:.2f} MB, largest PyTorch/onnxruntime difference over "
@@ -451,4 +452,6 @@ def reexport(checkpoints: Path, out: Path, data=None, log=print) -> dict:
     atomic.write_json(Artefacts(out).parity, parity, indent=None)
     _write_teaching_graphs(out, log)
     write_manifest(out)
-    return refresh(out, onnx_sizes=sizes)["onnx"]
+    report = atomic.write_json(Path(runs) / ONNX_REBUILD, {"models": sizes})
+    log(f"wrote {report}; now `python -m export evidence` takes the new sizes, then `pagedata`")
+    return {"models": sizes}

@@ -189,8 +189,10 @@ GRAPH: tuple[Stage, ...] = (
     Stage("train", ("stories",), "runs/<model>-seed<seed>/", _train,
           "every model x seed (one run: `train --models M --seeds S`; finished runs are skipped)"),
     Stage("onnx", ("runs/<model>-seed11/",), "models/manifest.json", _onnx,
-          "the seed-11 models to ONNX with parity checks, their compact checkpoints and the manifest",
-          also=("models/*.onnx", "models/*.steps.onnx", "checkpoints/", "parity.json", "runs/onnx_report.json")),
+          "the seed-11 models to ONNX with parity checks, their compact checkpoints and the manifest "
+          "(--from-checkpoints: rebuilt from the compact checkpoints, sizes to runs/onnx_rebuild.json)",
+          also=("models/*.onnx", "models/*.steps.onnx", "checkpoints/", "parity.json", "runs/onnx_report.json",
+                "runs/onnx_rebuild.json")),
     Stage("measure", ("stories", "runs/<model>-seed<seed>/", "runs/onnx_report.json"), "runs/measurements.json",
           _measure, "every figure measured from the runs: the evidence's core"),
     Stage("heads", ("stories", "checkpoints/", "runs/measurements.json"), "heads.json", _heads,
@@ -207,8 +209,9 @@ GRAPH: tuple[Stage, ...] = (
     Stage("sweep", ("runs/<model>-seed<seed>/",), "head_sweep.json", _sweep,
           "page 5's head-count sweep: every attention model (1, 2, 4, 8, 16 heads) x seed, alike-checked "
           "(--time-updates: also time one update per model on one thread)"),
-    Stage("evidence", ("runs/measurements.json", "heads.json", "head_sweep.json"), "evidence.json", _evidence,
-          "assembled last: the measurements and every stage section", also=("validation_traces.svg",)),
+    Stage("evidence", ("runs/measurements.json", "runs/onnx_rebuild.json", "heads.json", "head_sweep.json"),
+          "evidence.json", _evidence, "assembled last: the measurements (with a rebuild's ONNX sizes) and every "
+          "stage section", also=("validation_traces.svg",)),
     Stage("head_growth", ("stories", "evidence.json"), "head_growth.json", _head_growth,
           "page 5: a rerun of the four-head seed-11 training with snapshots (resumable), each measured",
           also=("runs/head-growth/",)),

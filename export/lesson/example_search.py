@@ -33,9 +33,10 @@ import numpy as np
 
 from .. import atomic
 from ..artefacts import Artefacts
+from ..models import most_heads_model, single_head_model
 
 SCHEMA = "mha-example-search/1"
-MODEL = "four_heads"
+MODEL = most_heads_model().name  # the model whose two heads page 1 shows reading different words
 # The grammar of the candidates: every combination is one sentence (all words in the vocabulary).
 WHO = ["she", "he", "lily", "tom", "the girl", "the boy"]
 VERB = ["found", "saw", "had", "wanted", "got"]
@@ -102,10 +103,10 @@ def search(assets: Artefacts) -> dict:
     chosen = max(rows, key=lambda r: r["score"])
     words = ["<BOS>", *tokenize(chosen["text"])]
     # The one-head model on the same sentence: page 1 shows it first (its weight on BOS is explained there).
-    one = session(assets.model_onnx("one_head").read_bytes())
+    one = session(assets.model_onnx(single_head_model().name).read_bytes())
     k = texts.index(chosen["text"])
     _, one_attention = one.run(["logits", "attention"], feeds(one, windows[k:k + 1]))
-    one_head = [float(x) for x in one_attention[0, 0, -len(words):]]
+    single_weights = [float(x) for x in one_attention[0, 0, -len(words):]]
     return {
         "schema": SCHEMA,
         "sentence": chosen["text"],  # what the page-data stage runs every attention model on (page 1)
@@ -128,7 +129,7 @@ def search(assets: Artefacts) -> dict:
             "favourites": chosen["favourites"],
             "bos": chosen["bos"],
             "weights": [[float(x) for x in head] for head in chosen["weights"]],
-            "one_head_weights": one_head,
+            "one_head_weights": single_weights,
         },
         "candidates": [{"text": r["text"], "score": round(r["score"], 6), "heads": r["heads"]} for r in rows],
     }

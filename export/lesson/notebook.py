@@ -51,14 +51,16 @@ def find_lesson_dir() -> Path:
     here = Path.cwd().resolve()
     candidates += [here, *here.parents]
     for c in candidates:
-        if (c / "export" / "lesson" / "walkthrough.py").is_file() and (c / "wasm_assets").is_dir():
+        if (c / "export" / "artefacts.py").is_file() and (c / "wasm_assets").is_dir():
             return c
     raise FileNotFoundError("Run this notebook in the unpacked lesson folder (mha-lesson/, which holds "
                             "export/ and wasm_assets/), or set MHA_LESSON_DIR to that folder.")
 
 LESSON = find_lesson_dir()
-ASSETS = LESSON / "wasm_assets"
 sys.path.insert(0, str(LESSON))
+from export.artefacts import Artefacts
+from export.models import most_heads_model
+files = Artefacts()  # the lesson's artefact folder and every file's name in it (export/artefacts.py)
 import numpy as np
 import torch
 torch.set_num_threads(1)  # the figures below do not need more, and results stay the same everywhere
@@ -70,10 +72,10 @@ TWO_SOURCE = r'''
 river, fisherman = np.array([10.0, 1.0]), np.array([2.0, 8.0])
 values = np.stack([river, fisherman])
 
-one_head = np.array([0.8, 0.2]) @ values          # the same weights for both coordinates
+single = np.array([0.8, 0.2]) @ values            # one head: the same weights for both coordinates
 setting_head = (np.array([0.8, 0.2]) @ values)[0]   # a head that favours river, read coordinate 0
 person_head = (np.array([0.2, 0.8]) @ values)[1]    # a head that favours fisherman, read coordinate 1
-print("one head:", one_head)
+print("one head:", single)
 print("two heads:", round(float(setting_head), 3), round(float(person_head), 3))
 '''
 
@@ -91,7 +93,7 @@ print("updated final row:", ws["output"][-1])
 LILY = r'''
 # Page 3: the authored sentence through the pipeline's tokenizer, toy vocabulary and windows.
 from export.lesson.walkthrough import lily_example
-vocab = json.loads((ASSETS / "vocab.json").read_text())
+vocab = json.loads(files.vocab.read_text())
 lily = lily_example(vocab["itos"], vocab["T"])
 print("tokens:", lily["tokens"])
 print("toy vocabulary:", [v["token"] for v in lily["vocab"]])
@@ -108,7 +110,7 @@ WALK = r'''
 # Page 4: the same two prefixes through the shipped four-head model, every stage.
 import torch.nn.functional as F
 from export.checkpoints import load_compact
-model = load_compact(ASSETS / "checkpoints" / "four_heads-seed11.pt")
+model = load_compact(files.checkpoint(most_heads_model().name))
 X = torch.tensor(lily["real"]["X"])
 y = torch.tensor(lily["real"]["y"])
 with torch.no_grad():
@@ -126,7 +128,7 @@ GENERATE = r'''
 # Page 4: one greedy step from the held-out preset prompt, then a few more.
 from export.generate import EXCLUDED_IDS, generate_ids, prompt_history
 from export.windows import context_window
-evidence = json.loads((ASSETS / "evidence.json").read_text())
+evidence = json.loads(files.evidence.read_text())
 itos = vocab["itos"]
 history = prompt_history(itos, evidence["preset"]["prompt"])
 window = context_window(history, T)
@@ -144,7 +146,7 @@ RESULTS = r'''
 from export.generate import generate_text
 from export.models import count_parameters
 for name in evidence["protocol"]["models"]:
-    m = load_compact(ASSETS / "checkpoints" / f"{name}-seed11.pt")
+    m = load_compact(files.checkpoint(name))
     saved = evidence["preset"]["continuations"][name]["text"]
     mine = generate_text(m, itos, evidence["preset"]["prompt"], evidence["preset"]["max_new_tokens"])["text"]
     print(f"{name} parameters: {count_parameters(m)} (evidence: {evidence['aggregates'][name]['parameters']})")
@@ -244,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m export.lesson.notebook",
                                      description="Write the lesson notebook, optionally run and saved with outputs.")
-    parser.add_argument("out", nargs="?", default="mha-lesson.ipynb", type=Path)
+    parser.add_argument("out", nargs="?", default=Artefacts().notebook, type=Path)
     parser.add_argument("--execute", action="store_true",
                         help="run it (from the lesson folder, here) and save it with its outputs")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)

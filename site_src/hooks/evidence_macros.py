@@ -12,7 +12,7 @@ Figures (each becomes ``<span class="ev" data-ev="PATH" ...>text</span>``;
 ``tests/site_build/test_figures_come_from_files.py`` re-reads every such span in the built site
 and checks it against the file it names):
 
-    {{ ev("aggregates.four_heads.perplexity_mean", ".2f") }}   -> 28.78
+    {{ ev("protocol.updates", ",") }}                          -> 6,000
     {{ ev("audit.train.stories", ",") }}                       -> 4,800
     {{ ev("comparison.relative_change_four_vs_one", ".1%", fn="abs") }}
     {{ ev("stories.long.0.token_count") }}     list items by index (-1: last)
@@ -62,7 +62,7 @@ holding ``p.mha-quiz__question``,
 ``ol.mha-quiz__whys`` (one ``li`` per option, in the order shown).
 
 Page 5's interpretation figures (``export/lesson/results.py``, computed from
-the evidence by ``python -m export pagedata`` into ``page_data.json``): ``{{ res("parameters.four_heads.parts.vocab_head.share", ".1%") }}``,
+the evidence by ``python -m export pagedata`` into ``page_data.json``): ``{{ res("parameters.<model>.parts.vocab_head.share", ".1%") }}``,
 ``res_val(path)``, ``{{ parameter_table() }}``, ``{{ attention_cost_table() }}``.
 """
 from __future__ import annotations
@@ -103,12 +103,15 @@ def head_atlas_figure() -> Markup:
     kinds = list(val("heads.kinds"))
     header = ["head", *[_kind(k) for k in kinds]]
     body = []
-    for model in ("one_head", "four_heads"):
+    # the atlas's models, fewest heads first (the one-head model, then the one whose heads the lesson takes apart)
+    models = sorted(val("heads.atlas"), key=lambda m: len(val(f"heads.atlas.{m}.heads")))
+    for model in models:
+        name = val(f"protocol.labels.{model}")
         for i, head in enumerate(val(f"heads.atlas.{model}.heads")):
-            label = "One head" if model == "one_head" else f"Four heads, head {head['head']}"
+            label = name if len(val(f"heads.atlas.{model}.heads")) == 1 else f"{name}, head {head['head']}"
             cells = "".join(f"<td>{ev(f'heads.atlas.{model}.heads.{i}.share.{k}', '.1%')}</td>" for k in kinds)
             body.append(f'<tr><th scope="row">{label}</th>{cells}</tr>')
-    cells = "".join(f"<td>{ev(f'heads.atlas.four_heads.uniform.{k}', '.1%')}</td>" for k in kinds)
+    cells = "".join(f"<td>{ev(f'heads.atlas.{models[-1]}.uniform.{k}', '.1%')}</td>" for k in kinds)
     body.append(f'<tr><th scope="row">Spread evenly</th>{cells}</tr>')
     table = _grid("Average share of the final position's attention per kind of source (the figure's numbers)",
                   header, body)

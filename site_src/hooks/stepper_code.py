@@ -9,17 +9,23 @@ own code blocks are, and written to ``site/js/lesson/stepper_code.json``:
     {"sections": {"export/multihead.py#full-scores":
         {"path", "name", "start", "end", "html"}, ...}}
 
-The widget fetches that file only when the learner opens the stepper. Every
+The widget fetches that file only when the learner opens the stepper. Its model
+choice is drawn before then, so the page carries it: ``on_page_content`` gives
+the slot ``data-models``, the manifest's models with a teaching graph, most
+heads first (name and label; the widget types no model name). Every
 marked section of the files in ``FILES`` is written, so the widget may name
 any of them; a name the widget asks for that is missing here is a test failure
 (``tests/browser/lesson/test_stepper.py``), not a silent blank.
 """
 from __future__ import annotations
 
+import html as html_lib
 import json
 import logging
 import sys
 from pathlib import Path
+
+import export.artefacts as artefacts  # standard library only: the build reads the manifest, never computes
 
 _HOOKS = str(Path(__file__).resolve().parent)
 if _HOOKS not in sys.path:
@@ -47,6 +53,23 @@ def sections(root: Path = ROOT) -> dict:
             out[f"{path}#{name}"] = {"path": path, "name": name, "start": section.start, "end": section.end,
                                      "html": highlight(section.text, lexer, formatter).rstrip("\n")}
     return out
+
+
+SLOT = 'data-mha-widget="stepper"'
+
+
+def stepper_models(manifest_path: Path | None = None) -> list[list[str]]:
+    """[name, label] of every manifest model with a teaching graph, most heads first (the default first)."""
+    manifest = json.loads((manifest_path or artefacts.Artefacts().manifest).read_text(encoding="utf-8"))
+    models = sorted((m for m in manifest["models"] if m.get("steps") and m["heads"] > 0), key=lambda m: -m["heads"])
+    return [[m["name"], m["label"]] for m in models]
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    if SLOT not in html:
+        return html
+    models = html_lib.escape(json.dumps(stepper_models(), separators=(",", ":")), quote=True)
+    return html.replace(SLOT, f'{SLOT} data-models="{models}"')
 
 
 def on_post_build(config, **kwargs) -> None:

@@ -35,7 +35,8 @@ import sandbox
 from sandbox import _compile, _json, _namespace, _Quiet, _shorten, _stop_note, _stop_of, learner_traceback
 
 # microgpt's float arithmetic, loaded by explain_collected() only: see _use_reference(). The worker
-# writes it to REFERENCE after the learner's code has run, in a folder that is not on sys.path.
+# writes it to REFERENCE after the learner's code has run, in a folder that is not on sys.path; the
+# tests under CPython point REFERENCE at export/microgpt/floats.py and it is loaded the same way, by path.
 REFERENCE = "/opt/reference/microgpt_floats.py"
 floats = None
 # What collect() leaves for explain_collected(): the job's source, cases, numbers and function.
@@ -46,14 +47,13 @@ def _use_reference():
     """Load microgpt's float arithmetic, after the learner's code has run."""
     global floats
     if floats is None:
-        if os.path.isfile(REFERENCE):
-            import importlib.util
+        import importlib.util
 
-            spec = importlib.util.spec_from_file_location("microgpt_floats", REFERENCE)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        else:  # under CPython the tests take it from the repository
-            from export.microgpt import floats as module
+        if not os.path.isfile(REFERENCE):
+            raise FileNotFoundError(f"the exercise's reference {REFERENCE} was not written before the diagnosis")
+        spec = importlib.util.spec_from_file_location("microgpt_floats", REFERENCE)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
         floats = module
         sandbox.remember(sys.modules[__name__])   # later restores keep it
         sandbox.remember(module)

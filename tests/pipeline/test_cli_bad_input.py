@@ -18,7 +18,9 @@ from export.checkpoints import load_full
 from export.corpus import prepare_corpus
 from export.data import load_stories
 from export.evidence import write_vocabulary
-from export.train import TrainConfig, resolve_device, run_protocol
+from export.device import resolve_device
+from export.protocol import run_protocol
+from export.train import TrainConfig
 
 from tests.pipeline.test_registry_and_checkpoints import tiny_stories
 

@@ -14,7 +14,8 @@ from export.generate import generate_ids, prompt_history
 from export.checkpoints import load_compact
 from export.onnx_export import (PARITY_TOL, all_head_masks, feeds, mask_parity, ort_logits, ort_perplexity,
                                 ort_predictor, session)
-from export.train import aggregate, RunResult
+from export.protocol import aggregate
+from export.train import RunResult
 from export.wordlm import tokenize
 
 ASSETS = Path(__file__).resolve().parents[2] / "wasm_assets"

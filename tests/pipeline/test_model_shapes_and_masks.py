@@ -27,6 +27,8 @@ def test_final_query_path_equals_full_path(heads):
         full = model.forward_full(x)
     assert (fast - full["logits"]).abs().max().item() <= 1e-5
     assert torch.allclose(weights, full["A"][:, :, -1], atol=1e-6)
+    # One mask, written once for both paths: the final query hides exactly the full mask's last row.
+    assert torch.equal(weights == 0, full["mask"][:, None, -1].expand_as(weights))
 
 
 def test_attention_names_and_sizes():

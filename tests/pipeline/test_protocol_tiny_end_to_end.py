@@ -14,7 +14,8 @@ from export.generate import EXCLUDED_IDS, Mulberry32, choose_next, generate_ids
 from export.models import MODEL_NAMES
 from export.multihead import MultiHeadAttentionLM
 from export.checkpoints import load_checkpoint
-from export.train import RunResult, aggregate, learning_rate, relative_change, TrainConfig
+from export.protocol import aggregate, relative_change
+from export.train import RunResult, learning_rate, TrainConfig
 from export.wordlm import EOS_ID
 
 WORDS = "the cat sat on a mat and the dog ran to the big red ball while lily sang".split()
@@ -191,3 +192,47 @@ def test_mulberry32_matches_the_browser_generator():
 
 def test_eos_id_is_two():
     assert EOS_ID == 2
+
+
+def test_onnx_rebuild_writes_only_its_report_and_the_evidence_stage_takes_its_sizes(tiny_protocol, tiny_data,
+                                                                                     tmp_path):
+    """`onnx --from-checkpoints` leaves evidence.json alone; `evidence` afterwards carries the rebuilt sizes."""
+    import shutil
+
+    from export.evidence import ONNX_REBUILD, rebuilt_onnx_sizes
+
+    out = tmp_path / "out"
+    shutil.copytree(tiny_protocol[0], out)
+    assets, runs = out / "assets", out / "runs"
+    data = ["--data", str(tiny_data), "--vocab-size", "24", "--context", "8"]
+    common = [*data, "--runs", str(runs), "--updates", "12", "--batch-size", "16", "--seeds", "11,29",
+              "--eval-every", "4", "--no-progress", "--out", str(assets)]
+    first = run_cli("run", "onnx", "measure", "evidence", *common)
+    assert first.returncode == 0, first.stderr
+    # The measurements say other sizes than the files have: only the rebuild's report can put them right.
+    measured = json.loads((runs / "measurements.json").read_text())
+    for entry in measured["onnx"].values():
+        entry["bytes"] = entry["float32_bytes"] = 1
+    (runs / "measurements.json").write_text(json.dumps(measured))
+    before = (assets / "evidence.json").read_bytes()
+
+    rebuild = run_cli("onnx", "--from-checkpoints", str(assets / "checkpoints"), *data, "--runs", str(runs),
+                      "--out", str(assets))
+    assert rebuild.returncode == 0, rebuild.stderr
+    assert (assets / "evidence.json").read_bytes() == before  # the rebuild writes only its own outputs
+    report = json.loads((runs / ONNX_REBUILD).read_text())
+    assert set(report["models"]) == {"mlp", "one_head", "four_heads"}
+
+    assembled = run_cli("evidence", *common)
+    assert assembled.returncode == 0, assembled.stderr
+    evidence = json.loads((assets / "evidence.json").read_text())
+    manifest = json.loads((assets / "models" / "manifest.json").read_text())
+    for entry in manifest["models"]:
+        onnx = evidence["onnx"][entry["name"]]
+        assert onnx["bytes"] == entry["bytes"] == (assets / entry["file"]).stat().st_size
+        assert onnx["float32_bytes"] == report["models"][entry["name"]]["float32_bytes"] > 1
+
+    # A file written after the rebuild (a full `onnx` run) is not the rebuild's: its sizes are not taken.
+    (assets / "models" / "mlp.onnx").write_bytes(b"another export")
+    again = rebuilt_onnx_sizes(measured, assets, runs)
+    assert again["onnx"]["mlp"]["bytes"] == 1 and again["onnx"]["four_heads"]["bytes"] > 1

@@ -17,7 +17,8 @@ from export.data import load_stories
 from export.evidence import read_onnx_report, write_all, write_vocabulary
 from export.models import MODELS, ModelSpec, count_parameters
 from export.onnx_export import export_all, feeds, session
-from export.train import TrainConfig, run_protocol
+from export.protocol import run_protocol
+from export.train import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSETS = ROOT / "wasm_assets"

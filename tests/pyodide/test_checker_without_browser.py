@@ -170,6 +170,8 @@ def checker(tmp_path_factory):
     import diagnosis
     import sandbox
 
+    # The reference by its file's path, as the browser's worker hands it over (never importable by name).
+    mp.setattr(diagnosis, "REFERENCE", str(ROOT / "export" / "microgpt" / "floats.py"))
     sandbox.start()
     yield types.SimpleNamespace(check=diagnosis.check, run=sandbox.run, start=sandbox.start,
                                 healthy=lambda: sandbox.healthy())

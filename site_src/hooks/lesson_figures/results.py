@@ -159,7 +159,7 @@ def figure_traces() -> tuple[str, str]:
     """Every run's validation trace (evidence.json), in the site's colours: replaces the pipeline's matplotlib plot."""
     ev = load_json("evidence.json")
     labels = ev["protocol"]["labels"]
-    models = [m for m in ("mlp", "one_head", "four_heads") if any(r["model"] == m for r in ev["runs"])]
+    models = [m for m in ev["protocol"]["models"] if any(r["model"] == m for r in ev["runs"])]
     runs = {m: [r for r in ev["runs"] if r["model"] == m] for m in models}
     pts = [(u, v) for m in models for r in runs[m] for u, v in r["trace"]]
     x0, x1 = 0, max(u for u, _ in pts)
@@ -231,9 +231,10 @@ def figure_head_atlas() -> tuple[str, str]:
     """Where each head looks (heads.json), as bars in the head colours: replaces the matplotlib atlas image."""
     heads = load_json("heads.json")
     kinds = list(heads["kinds"])
-    cols = [("One head", "mha-model--one_head", heads["atlas"]["one_head"]["heads"][0]["share"])]
-    cols += [(f"head {h['head']}", f"h{h['head'] - 1}", h["share"]) for h in heads["atlas"]["four_heads"]["heads"]]
-    uniform = heads["atlas"]["four_heads"]["uniform"]
+    one, most = attention_models()[0], attention_models()[-1]  # the manifest's one-head and most-heads models
+    cols = [(one["label"], f"mha-model--{one['name']}", heads["atlas"][one["name"]]["heads"][0]["share"])]
+    cols += [(f"head {h['head']}", f"h{h['head'] - 1}", h["share"]) for h in heads["atlas"][most["name"]]["heads"]]
+    uniform = heads["atlas"][most["name"]]["uniform"]
     biggest = max(s[k] for _, _, s in cols for k in kinds)
     W = 400
     lw = 104  # the kinds' column

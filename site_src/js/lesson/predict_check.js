@@ -13,6 +13,7 @@
 // next step opens when a step is right or shown; each step is given the exact
 // inputs, so one slip does not carry into the next.
 
+import { claim, failedPanel, release } from "../runtime/widget.js";
 import { el, fmt, loadWorksheet, uid } from "./worksheet_ui.js";
 
 export const TOLERANCE = 0.01;
@@ -187,14 +188,12 @@ function stepView(step, onDone) {
 }
 
 export async function mount(root) {
-  if (state.has(root)) return;
-  state.set(root, { saved: [...root.childNodes] });
+  if (!claim(state, root)) return;
   let ws;
   try {
     ws = await loadWorksheet();
   } catch (err) {
-    root.replaceChildren(el("p", { class: "mha-panel mha-panel--error", role: "alert",
-      text: `The predict-then-check exercise could not get its numbers: ${err && err.message ? err.message : err}. Reload the page to try again.` }));
+    root.replaceChildren(failedPanel("The predict-then-check exercise could not get its numbers", err));
     return;
   }
   if (!state.has(root)) return;
@@ -224,10 +223,5 @@ export async function mount(root) {
 }
 
 export function dispose(root) {
-  const entry = state.get(root);
-  if (!entry) return;
-  state.delete(root);
-  root.replaceChildren(...entry.saved);
-  delete root.dataset.ready;
-  delete root.dataset.done;
+  release(state, root, ["ready", "done"]);
 }

@@ -11,6 +11,7 @@
 // away from is the page-2 worksheet itself. The table under the picture is its
 // text alternative and updates with it.
 
+import { claim, failedPanel, release } from "../runtime/widget.js";
 import { el, fmt, loadWorksheet, uid } from "./worksheet_ui.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -57,16 +58,12 @@ function numbers(root) {
 }
 
 export async function mount(root) {
-  if (state.has(root)) return;
-  const saved = [...root.childNodes];
-  const entry = { saved, cleanup: [] };
-  state.set(root, entry);
+  if (!claim(state, root)) return;
   let ws;
   try {
     ws = await loadWorksheet();
   } catch (err) {
-    root.replaceChildren(el("p", { class: "mha-panel mha-panel--error", role: "alert",
-      text: `The query-and-keys picture could not get its numbers: ${err && err.message ? err.message : err}. Reload the page to try again.` }));
+    root.replaceChildren(failedPanel("The query-and-keys picture could not get its numbers", err));
     return;
   }
   if (!state.has(root)) return;
@@ -229,9 +226,5 @@ export async function mount(root) {
 }
 
 export function dispose(root) {
-  const entry = state.get(root);
-  if (!entry) return;
-  state.delete(root);
-  root.replaceChildren(...entry.saved);
-  delete root.dataset.ready;
+  release(state, root);
 }

@@ -1,7 +1,8 @@
 // Page 4's forward-pass stepper: the learner's own prompt through the trained
 // model, one operation of forward_full at a time.
 //
-// Mounted on <div data-mha-widget="stepper" data-prompt="..." data-model="...">.
+// Mounted on <div data-mha-widget="stepper" data-prompt="..." data-model="..." data-models="[[name, label], ...]">
+// (data-models: the manifest's models with a teaching graph, most heads first, written by the build).
 // Nothing heavy loads until the learner opens it (the button, or a link from
 // the compare page's inspector: ?prompt=...&model=...#stepper). Then:
 //   * the vocabulary, the manifest and the code sections (stepper_code.json,
@@ -18,6 +19,7 @@
 
 import { AssetError, describeFile, loadBytes, loadJSON } from "../runtime/assets.js";
 import { el, panel, uid } from "../runtime/dom.js";
+import { errorText } from "../runtime/widget.js";
 import { contextWindow, probabilities, promptHistory, topK } from "../runtime/generate.js";
 import { loadOrt, serial } from "../runtime/ort.js";
 import { Vocabulary, detokenize, tokenize } from "../runtime/tokenizer.js";
@@ -43,7 +45,7 @@ function failureText(err) {
   if (err instanceof AssetError) {
     return `${err.message}. The rest of the page works without it; reload the page, and if it keeps failing, tell the site's maintainer.`;
   }
-  return `The stepper could not run the model (${err && err.message ? err.message : err}). The rest of the page works without it; reload the page to try again.`;
+  return `The stepper could not run the model (${errorText(err)}). The rest of the page works without it; reload the page to try again.`;
 }
 
 class Stepper {
@@ -69,10 +71,12 @@ class Stepper {
     const prompt = this.root.dataset.prompt || DEFAULT_PROMPT;
     this.input = el("input", { id: `${id}-prompt`, class: "mha-st__input", type: "text", value: prompt, maxlength: MAX_PROMPT_CHARS, spellcheck: false, autocomplete: "off" });
     this.modelBox = el("fieldset", { class: "mha-st__models" }, el("legend", { text: "Model" }));
-    for (const [name, label] of [["four_heads", "Four heads"], ["one_head", "One head"]]) {
+    const models = JSON.parse(this.root.dataset.models || "[]");
+    this.defaultModel = this.root.dataset.model || (models.length ? models[0][0] : null);
+    for (const [name, label] of models) {
       const rid = `${id}-${name}`;
       this.modelBox.append(el("span", { class: "mha-st__model" },
-        el("input", { type: "radio", name: `${id}-model`, id: rid, value: name, checked: name === (this.root.dataset.model || "four_heads") }),
+        el("input", { type: "radio", name: `${id}-model`, id: rid, value: name, checked: name === this.defaultModel }),
         el("label", { for: rid, text: label })));
     }
     this.go = el("button", { type: "submit", class: "md-button md-button--primary", text: "Step through it" });
@@ -107,7 +111,7 @@ class Stepper {
 
   chosenModel() {
     const checked = this.modelBox.querySelector("input:checked");
-    return checked ? checked.value : "four_heads";
+    return checked ? checked.value : this.defaultModel;
   }
 
   // Vocabulary, manifest and code, once per page.

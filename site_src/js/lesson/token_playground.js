@@ -13,6 +13,7 @@
 import { loadJSON } from "../runtime/assets.js";
 import { BPE } from "../runtime/bpe.js";
 import { el, uid } from "../runtime/dom.js";
+import { claim, failedPanel, release } from "../runtime/widget.js";
 import { tokenize, Vocabulary } from "../runtime/tokenizer.js";
 
 const VOCAB = "wasm_assets/vocab.json";
@@ -46,8 +47,7 @@ function chips(tokens, { unk = () => false, title = null, cls = "" } = {}) {
 }
 
 export async function mount(root) {
-  if (state.has(root)) return;
-  state.set(root, { saved: [...root.childNodes] });
+  if (!claim(state, root)) return;
   let vocab;
   let bpe;
   let example;
@@ -57,8 +57,7 @@ export async function mount(root) {
     bpe = new BPE(b);
     example = s.example;
   } catch (err) {
-    root.replaceChildren(el("p", { class: "mha-panel mha-panel--error", role: "alert",
-      text: `The tokenizer playground could not start: ${err && err.message ? err.message : err}. Reload the page to try again.` }));
+    root.replaceChildren(failedPanel("The tokenizer playground could not start", err));
     return;
   }
   if (!state.has(root)) return;
@@ -129,9 +128,5 @@ export async function mount(root) {
 }
 
 export function dispose(root) {
-  const entry = state.get(root);
-  if (!entry) return;
-  state.delete(root);
-  root.replaceChildren(...entry.saved);
-  delete root.dataset.ready;
+  release(state, root);
 }

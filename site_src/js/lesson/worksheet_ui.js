@@ -4,6 +4,7 @@
 import { loadJSON } from "../runtime/assets.js";
 import { cellColours } from "../runtime/colormap.js";
 import { el, uid } from "../runtime/dom.js";
+import { errorText } from "../runtime/widget.js";
 import { heatmapTable } from "../runtime/heatmap.js";
 
 export { el, uid };
@@ -67,7 +68,7 @@ export function matrixTable({ caption, rowLabels, colLabels, rows, digits = 2, h
 // once: in the first failed figure a reader can see (not one in a closed
 // <details>), while the others step aside instead of repeating it.
 export function failure(root, err) {
-  const text = `The worksheet figures could not get their numbers: ${err && err.message ? err.message : err}. ` +
+  const text = `The worksheet figures could not get their numbers: ${errorText(err)}. ` +
     "Reload the page; if it keeps failing, tell the site's maintainer. The other worksheet figures on this page need the same file, so they are left out.";
   root.dataset.mhaFailed = text;
   const failed = [...document.querySelectorAll("[data-mha-failed]")].filter((r) => r.dataset.mhaFailed === text);
