@@ -63,7 +63,7 @@ holding ``p.mha-quiz__question``,
 
 Page 5's interpretation figures (``export/lesson/results.py``, computed from
 the evidence by ``python -m export pagedata`` into ``page_data.json``): ``{{ res("parameters.<model>.parts.vocab_head.share", ".1%") }}``,
-``res_val(path)``, ``{{ parameter_table() }}``, ``{{ attention_cost_table() }}``.
+``res_val(path)``, ``{{ parameter_table() }}``, ``{{ attention_cost_table() }}``, ``{{ sweep_table() }}``.
 """
 from __future__ import annotations
 
@@ -132,6 +132,7 @@ MACROS = {
     "top_table": page4.top_table,
     "res": res, "res_val": res_val, "parameter_table": page5.parameter_table,
     "attention_cost_table": page5.attention_cost_table, "knockout_table": page5.knockout_table,
+    "sweep_table": page5.sweep_table,
     "head_atlas_figure": head_atlas_figure,
     # page 5 words these in its Markdown (issue 23): numbers, links and page-data text only
     "head_ranks": head_ranks, "compare_link": compare_link, "WEAK_LEAN": WEAK_LEAN, "page_data_val": page_data_val,

@@ -17,7 +17,7 @@ EXPECTED = {  # built page -> figures it must show
     "lesson/2-multihead-operation/index.html": {"operation-flow"},
     "lesson/3-training-examples/index.html": {"tokenizers"},
     "lesson/4-model-training-generation/index.html": {"model-map", "mask"},
-    "lesson/5-results/index.html": {"traces-zoom", "parameters"},
+    "lesson/5-results/index.html": {"traces-zoom", "parameters", "head-sweep"},
 }
 # Attribute order is free: a figure inside a door (<details markdown>) is re-serialised by md_in_html.
 FIGURE = re.compile(r'<figure class="mha-fig" (?=[^>]*\bdata-fig="(?P<name>[\w-]+)")(?=[^>]*\bid="fig-(?P=name)")[^>]*>'
@@ -137,6 +137,34 @@ def test_traces_and_parameters_are_the_evidence(figs):
     pdesc = page["parameters"]["desc"][1]
     for m in ev["protocol"]["models"]:
         assert f"{ev['protocol']['labels'][m]}, {ev['aggregates'][m]['parameters']:,} parameters" in pdesc
+
+
+def test_head_sweep_figure_draws_the_evidence(figs, pages):
+    """Issue 25: every seed a dot, every head count its mean and sd, and the page's words from the findings."""
+    sweep = _json("evidence.json")["head_sweep"]
+    f = figs["lesson/5-results/index.html"]["head-sweep"]
+    desc, body = f["desc"][1], f["body"]
+    runs = [r for m in sweep["models"] for r in m["runs"]]
+    dots = [float(y) for y in re.findall(r'<circle cx="[0-9.]+" cy="([0-9.]+)" r="[0-9.]+" class="mha-sweep__dot"', body)]
+    assert len(dots) == len(runs) == len(sweep["models"]) * len(sweep["seeds"])
+    # y grows downwards: a dot drawn higher (beyond the 0.1 px the drawing rounds to) is a worse run
+    ppl = [r["test_perplexity"] for r in runs]
+    for a in range(len(runs)):
+        for b in range(len(runs)):
+            if dots[a] < dots[b] - 0.1:
+                assert ppl[a] > ppl[b], (runs[a]["model"], runs[a]["seed"], runs[b]["model"], runs[b]["seed"])
+    for m in sweep["models"]:
+        shown = re.search(rf"(?:^|; ){m['heads']} heads? of width {m['head_dim']}: mean ([0-9.]+) ± ([0-9.]+) \((.*?)\)", desc)
+        assert shown, f"the text alternative lacks {m['heads']} heads"
+        assert float(shown.group(1)) == round(m["perplexity_mean"], 2) and float(shown.group(2)) == round(m["perplexity_sd"], 2)
+        assert shown.group(3) == ", ".join(f"seed {r['seed']} {r['test_perplexity']:.2f}" for r in m["runs"])
+    text = _text(pages["lesson/5-results/index.html"])
+    one = sweep["findings"]["one_head_worse_than_every_other"]
+    assert ("One head is worse than every other count" in text) == one
+    alike = sweep["findings"]["multi_head_alike"]
+    assert ("no difference beyond the spread" in text) == alike
+    if alike:
+        assert f"within {sweep['findings']['multi_head_range']:.2f} of each other" in text
 
 
 def test_head_palette_is_defined_once_for_light_and_dark():

@@ -58,10 +58,9 @@ def figure_head_growth() -> tuple[str, str]:
     body = svg("head-growth", W, Hh, "How much the test perplexity rises without each head, at each training snapshot",
                "; ".join(desc) + ".", "".join(parts))
     rerun, shipped = data["rerun"], data.get("shipped")
-    same = (f"; the shipped run's is {shipped['test_perplexity']:.2f} (update {shipped['best_update']:,})"
-            if shipped else "")
-    cap = (f"**When each head became important.** Perplexity on the first {data['subset']['windows']:,} test windows "
-           "with one head switched off, against the full model at the same snapshot. The snapshots come from a "
-           f"**rerun** of the shipped four-head training (seed {data['seed']}, same settings); its selected "
-           f"checkpoint (update {rerun['best_update']:,}) has test perplexity {rerun['test_perplexity']:.2f}{same}.")
+    same = f" (the shipped run: {shipped['test_perplexity']:.2f})" if shipped else ""
+    cap = (f"**When each head became important**: perplexity on the first {data['subset']['windows']:,} test "
+           "windows with one head off, against the full model at the same snapshot. The snapshots come from a "
+           f"**rerun** of the four-head training (seed {data['seed']}), whose chosen checkpoint scores "
+           f"{rerun['test_perplexity']:.2f}{same}.")
     return body, cap

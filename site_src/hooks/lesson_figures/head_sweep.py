@@ -59,15 +59,13 @@ def figure_head_sweep() -> tuple[str, str]:
         seeds = ", ".join(f"seed {r['seed']} {r['test_perplexity']:.2f}" for r in m["runs"])
         desc.append(f"{m['heads']} head{'s' if m['heads'] > 1 else ''} of width {m['head_dim']}: mean "
                     f"{mean:.2f} ± {sd:.2f} ({seeds})")
-    parts.append(text(ml + pw / 2, H - 6, "heads × head width (log scale; width 64 in all)", "mha-fig__small",
+    parts.append(text(ml + pw / 2, H - 6, "heads × head width (log scale)", "mha-fig__small",
                       anchor="middle", size=FONT))
     parts.append(f'<text transform="translate(13,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
                  f'class="mha-fig__small" font-size="{FONT}">test perplexity</text>')
     body = svg("head-sweep", W, H, "Test perplexity against the number of heads", "; ".join(desc) + ".",
                "".join(parts))
     seeds = len(data["seeds"])
-    cap = (f"**Test perplexity against head count.** The same attention model at width {data['d_model']} with "
-           f"1 to {models[-1]['heads']} heads (the head width below each count), {seeds} seeds each: a dot per "
-           "seed, the bar spans the mean ± one sample standard deviation, the tick marks the mean. "
-           "Lower is better.")
+    cap = (f"**Test perplexity per head count** (head width below; {data['d_model']} in all): a dot per seed "
+           f"({seeds} each), the tick at the mean, the bar ± one standard deviation. Lower is better.")
     return body, cap

@@ -90,3 +90,21 @@ def knockout_table() -> Markup:
         rows.append([what, _ko(name, "test_perplexity", ".2f"), change, changed])
     return _table(["heads used", "test perplexity", "change", "top token changed"],
                   rows, ["---", "---:", "---:", "---:"])
+
+
+def sweep_table() -> Markup:
+    """The head-count sweep seed by seed: one row per head count, with the one-thread time per update."""
+    sweep = val("head_sweep")
+    timed = has("head_sweep.timing")
+    rows = []
+    for i, m in enumerate(sweep["models"]):
+        p = f"head_sweep.models.{i}"
+        row = [ev(f"{p}.heads"), ev(f"{p}.head_dim"),
+               *[ev(f"{p}.runs.{k}.test_perplexity", ".2f") for k in range(len(m["runs"]))],
+               f'{ev(f"{p}.perplexity_mean", ".2f")} ± {ev(f"{p}.perplexity_sd", ".2f")}']
+        if timed:
+            row.append(ev(f"head_sweep.timing.per_update.{m['name']}.median_ms", ".0f"))
+        rows.append(row)
+    header = ["heads", "head width", *[f"seed {s}" for s in sweep["seeds"]], "mean ± sd"]
+    header += ["ms per update"] if timed else []
+    return _table(header, rows, ["---:"] * len(header), label="Test perplexity per head count and seed")
