@@ -99,12 +99,14 @@ def sweep_table() -> Markup:
     rows = []
     for i, m in enumerate(sweep["models"]):
         p = f"head_sweep.models.{i}"
-        row = [ev(f"{p}.heads"), ev(f"{p}.head_dim"),
+        # heads × width in one cell and a mean that never wraps: seven columns of Material's 5rem cells
+        # would not fit the text column, and "40.28 ±" above "0.42" reads as two numbers
+        row = [f'{ev(f"{p}.heads")} × {ev(f"{p}.head_dim")}',
                *[ev(f"{p}.runs.{k}.test_perplexity", ".2f") for k in range(len(m["runs"]))],
-               f'{ev(f"{p}.perplexity_mean", ".2f")} ± {ev(f"{p}.perplexity_sd", ".2f")}']
+               f'{ev(f"{p}.perplexity_mean", ".2f")}\u00a0±\u00a0{ev(f"{p}.perplexity_sd", ".2f")}']
         if timed:
             row.append(ev(f"head_sweep.timing.per_update.{m['name']}.median_ms", ".0f"))
         rows.append(row)
-    header = ["heads", "head width", *[f"seed {s}" for s in sweep["seeds"]], "mean ± sd"]
+    header = ["heads × width", *[f"seed {s}" for s in sweep["seeds"]], "mean ± sd"]
     header += ["ms per update"] if timed else []
     return _table(header, rows, ["---:"] * len(header), label="Test perplexity per head count and seed")
