@@ -62,5 +62,5 @@ def figure_head_growth() -> tuple[str, str]:
     cap = (f"**When each head became important**: perplexity on the first {data['subset']['windows']:,} test "
            "windows with one head off, against the full model at the same snapshot. The snapshots come from a "
            f"**rerun** of the four-head training (seed {data['seed']}), whose chosen checkpoint scores "
-           f"{rerun['test_perplexity']:.2f}{same}.")
+           f"{rerun['test_perplexity']:.2f} on the whole test split{same}.")
     return body, cap
