@@ -48,7 +48,7 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import atomic
@@ -177,7 +177,7 @@ def protocol_sections(x: Inputs) -> dict:
             "optimizer": cfg.optimizer_description(),
             "selection": "lowest validation loss on the fixed selection slice; test loss on all test windows",
         },
-        "runs": [asdict(r) for r in x.results],
+        "runs": [r.record() for r in x.results],
         "aggregates": aggregates,
         "comparison": comparison,
         "device": device,

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import statistics
-from dataclasses import asdict
 from pathlib import Path
 
 from . import atomic
@@ -115,7 +114,7 @@ def build(runs: Path, seeds: tuple[int, ...], timing: dict | None = None) -> dic
         models.append({
             "name": name, "label": spec.label, "heads": spec.heads, "head_dim": spec.head_dim,
             "parameters": agg["parameters"], "shipped": spec.ships,
-            "runs": [asdict(r) for r in results if r.model == name],
+            "runs": [r.record() for r in results if r.model == name],
             "perplexity_mean": agg["perplexity_mean"], "perplexity_sd": agg["perplexity_sd"],
             "test_loss_mean": agg["test_loss_mean"], "test_loss_sd": agg["test_loss_sd"],
         })

@@ -184,6 +184,13 @@ class RunResult:
     started: float = 0.0  # wall-clock time (Unix seconds) the run began and ended (0: not recorded)
     finished: float = 0.0
 
+    def record(self) -> dict:
+        """The run as the evidence and the head sweep keep it: every measured field. When it ran
+        (``started``, ``finished``) stays in its result.json, where parallel runs are checked."""
+        out = asdict(self)
+        del out["started"], out["finished"]
+        return out
+
 
 def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: bool = True,
               device: torch.device | str = "cpu") -> tuple[RunResult, nn.Module]:
