@@ -9,7 +9,9 @@ After every hook that writes into ``site/wasm_assets/`` or ``site/vendor/``
   names relative to one folder, so the folder carries the version;
 * gives every file under ``wasm_assets/`` the digest of its content, which the
   pages append as ``?v=<digest>``;
-* notes every such file's size (for progress bars);
+* notes every such file's size (for progress bars) and every package file's
+  whole SHA-256 (for a script that reads a file whole and checks it, as the
+  exercise does with its Python heap);
 * writes the maps to ``site/build.json`` (with a build id: the digest of the
   maps) and to ``site/js/runtime/asset_map.js``, which
   ``site_src/js/runtime/assets.js`` imports, so ``siteUrl()`` turns a plain
@@ -83,14 +85,16 @@ def version_package(package: Path) -> str:
 
 def version_site(site: Path) -> dict:
     """Version the site's runtime files in place; returns the map written to build.json."""
-    folders, sizes = {}, {}
+    folders, sizes, digests = {}, {}, {}
     vendor = site / FOLDER_ROOT
     if vendor.is_dir():
         for package in sorted(p for p in vendor.iterdir() if p.is_dir()):
             prefix = f"{FOLDER_ROOT}/{package.name}/"
             folders[prefix] = f"{prefix}{version_package(package)}/"
             for path in _files(site / folders[prefix]):
-                sizes[prefix + path.relative_to(site / folders[prefix]).as_posix()] = path.stat().st_size
+                rel = prefix + path.relative_to(site / folders[prefix]).as_posix()
+                sizes[rel] = path.stat().st_size
+                digests[rel] = _file_digest(path)
     files = {}
     for root in FILE_ROOTS:
         for path in _files(site / root) if (site / root).is_dir() else []:
@@ -100,7 +104,7 @@ def version_site(site: Path) -> dict:
     # sizes: what a download of each file amounts to once decoded (a progress
     # bar cannot learn it from a gzip response's Content-Length).
     return {"build": hashlib.sha256(body.encode()).hexdigest()[:DIGEST_CHARS], "files": files, "folders": folders,
-            "sizes": sizes}
+            "sizes": sizes, "digests": digests}
 
 
 def read_versions(site: Path) -> dict:
@@ -139,6 +143,7 @@ def on_post_build(config) -> None:
         f"export const BUILD_ID = {json.dumps(versions['build'])};\n"
         f"export const FILE_VERSIONS = {json.dumps(versions['files'], sort_keys=True)};\n"
         f"export const FOLDER_VERSIONS = {json.dumps(versions['folders'], sort_keys=True)};\n"
-        f"export const FILE_SIZES = {json.dumps(versions['sizes'], sort_keys=True)};\n"))
+        f"export const FILE_SIZES = {json.dumps(versions['sizes'], sort_keys=True)};\n"
+        f"export const FILE_DIGESTS = {json.dumps(versions['digests'], sort_keys=True)};\n"))
     log.info("asset_versions: build %s, %d files and %d packages versioned", versions["build"],
              len(versions["files"]), len(versions["folders"]))

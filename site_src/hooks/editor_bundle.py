@@ -17,7 +17,8 @@ After the pages are built (and after ``site_assets.py`` has copied
   after a Check's numbers are in, the exercise's diagnosis explains mistakes
   with microgpt's own float arithmetic;
 * writes ``site/pyodide/sizes.json``: the bytes of every file the exercise
-  waits for while Python starts (Pyodide's core files and the trained model),
+  waits for while Python starts (Pyodide's core files, the Python heap
+  made by ``python_heap.py`` and the trained model),
   so its progress line can say "x of y MB (z %)" on a slow connection.
 
 The page computes microgpt's answers itself (microgpt/verdict.js); no file
@@ -49,7 +50,7 @@ FLOATS = ROOT / "export" / "microgpt" / "floats.py"
 # What the exercise's worker downloads before Python is ready (site paths), for its progress line.
 WAITED_FOR = ("vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.mjs", "vendor/pyodide/pyodide.asm.wasm",
               "vendor/pyodide/python_stdlib.zip", "vendor/pyodide/pyodide-lock.json",
-              "wasm_assets/microgpt-trained.json")
+              "vendor/pyodide-heap/heap.bin", "wasm_assets/microgpt-trained.json")
 SIZES_REL = Path("pyodide") / "sizes.json"
 BUNDLE_REL = Path("vendor") / "codemirror" / "editor.js"
 BANNER = "/* CodeMirror 6 (MIT, Marijn Haverbeke and others) and @codemirror/lang-python, bundled with esbuild. */"

@@ -36,11 +36,11 @@ SW_NAME = "sw.js"
 BUILD_FILE = "build.json"  # asset_versions.py: never cached, so a page can ask which build is live
 
 # Site paths (relative to the site root) that are cached only when a page uses them.
-RUNTIME_PATTERN = r"^(?:vendor/ort/|vendor/pyodide/|wasm_assets/models/[^/]+\.onnx$)"
+RUNTIME_PATTERN = r"^(?:vendor/ort/|vendor/pyodide/|vendor/pyodide-heap/|wasm_assets/models/[^/]+\.onnx$)"
 # Not precached: the runtime files above, downloads, data no page reads, source
 # maps and the search's other-language stemmers.
 PRECACHE_IGNORE = [
-    SW_NAME, BUILD_FILE, "vendor/ort/**", "vendor/pyodide/**", "wasm_assets/models/*.onnx",
+    SW_NAME, BUILD_FILE, "vendor/ort/**", "vendor/pyodide/**", "vendor/pyodide-heap/**", "wasm_assets/models/*.onnx",
     "wasm_assets/checkpoints/**", "wasm_assets/parity.json", "wasm_assets/tokenizer_vectors.json",
     "downloads/**", "**/*.map", "assets/javascripts/lunr/**",
 ]

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
-from tests.site_paths import built_file
+from tests.site_paths import built_file, versions
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,3 +76,39 @@ def test_page_has_every_section_and_widget(built_site: Path):
     main = (built_site / "js/main.js").read_text()
     for widget in ("watch", "explore", "exercise", "source", "progress"):
         assert f'"microgpt-{widget}": "./microgpt/{widget}.js"' in main
+
+
+def test_the_shipped_heap_is_the_recipes_byte_for_byte(built_site: Path, tmp_path: Path):
+    """The heap the build ships is what python_heap.mjs makes from the site's Pyodide, again and again."""
+    import hashlib
+
+    from site_src.hooks.service_worker import RUNTIME_PATTERN
+
+    heap = built_file(built_site, "vendor/pyodide-heap/heap.bin")
+    data = heap.read_bytes()
+    assert int.from_bytes(data[:4], "little") == 0x6D686131   # heap_pages.js MAGIC: zero pages dropped
+    assert versions(built_site)["digests"]["vendor/pyodide-heap/heap.bin"] == hashlib.sha256(data).hexdigest()
+    assert json.loads((built_site / "pyodide/sizes.json").read_text())["heap.bin"] == len(data)
+    # Cached on first use, never precached: a reader who never opens the exercise downloads none of it.
+    assert re.search(RUNTIME_PATTERN, "vendor/pyodide-heap/heap.bin")
+    assert '"url":"vendor/pyodide-heap' not in (built_site / "sw.js").read_text()   # (the precache's entries)
+    again = tmp_path / "heap.bin"
+    pyodide = built_file(built_site, "vendor/pyodide/pyodide.mjs").parent
+    proc = subprocess.run(["node", "--no-warnings", str(ROOT / "site_src/hooks/python_heap.mjs"), str(pyodide),
+                           str(ROOT / "site_src/pyodide/sandbox.py"), str(ROOT / "site_src/pyodide/diagnosis.py"),
+                           str(again)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert again.read_bytes() == data
+
+
+def test_only_the_exercise_page_boots_python_from_its_head(built_site: Path):
+    tag = '<script src="../js/microgpt/prestart.bundle.js"></script>'
+    page = (built_site / "microgpt/index.html").read_text()
+    head = page.split("</head>", 1)[0]
+    assert tag in head and 'src="../js/main.js"' not in head   # before the page's other scripts
+    for other in built_site.rglob("index.html"):
+        if other != built_site / "microgpt/index.html":
+            assert "prestart" not in other.read_text(), other
+    bundle = (built_site / "js/microgpt/prestart.bundle.js").read_text()
+    assert "import.meta" not in bundle and not re.search(r"^\s*import[\s{]", bundle, re.M)   # a classic script
+    assert '"url":"js/microgpt/prestart.bundle.js"' in (built_site / "sw.js").read_text()   # precached, for offline visits

@@ -16,7 +16,7 @@
 
 import { siteUrl } from "../runtime/assets.js";
 import { el } from "../runtime/dom.js";
-import { PythonRunner, TIME_LIMIT_MS } from "./runner.js";
+import { TIME_LIMIT_MS, claimRunner } from "./runner.js";
 import { getProgress, onProgress, updateProgress } from "./progress.js";
 import { exerciseCases, failMessage, inputsOf, judge, passMessage } from "./verdict.js";
 import { loadModel } from "./ui.js";
@@ -133,7 +133,7 @@ export function mount(root) {
     verdict.className = `mgpt-ex__verdict mha-panel ${passed ? "mgpt-ex__verdict--pass" : "mha-panel--error"}`;
   };
 
-  const runner = new PythonRunner({
+  const runner = claimRunner({
     onState: (s) => {
       status.dataset.phase = s.phase;
       statusText.textContent = s.text;

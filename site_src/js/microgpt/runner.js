@@ -27,7 +27,7 @@
 // worker's explanation of a wrong answer.
 
 import { OFFLINE_ADVICE, STALE_MESSAGE, liveBuild, siteUrl } from "../runtime/assets.js";
-import { forgetSnapshot, markSnapshotFailed, saveSnapshot, snapshotOffer } from "./snapshot.js";
+import { forgetSnapshot, markShippedFailed, markSnapshotFailed, saveSnapshot, snapshotOffer } from "./snapshot.js";
 
 export const TIME_LIMIT_MS = 5000;
 // Characters shown per job, whatever the worker sends (Python cuts at 20,000
@@ -58,10 +58,29 @@ function tellServiceWorker() {
   if (controller) controller.postMessage({ type: "CACHE_FROM_HTTP_CACHE" });
 }
 
+// A runner started by prestart.js from the page's head, before the page is
+// parsed and its other scripts have run (~0.5 s): the exercise's widget claims
+// it. prestart.js runs as a bundle of its own (site_src/hooks/python_prestart.py),
+// with its own copy of this module, so the runner is handed over on the global object.
+const EARLY = "mhaEarlyPythonRunner";
+
+export function startEarly() {
+  if (!globalThis[EARLY]) globalThis[EARLY] = new PythonRunner();
+  return globalThis[EARLY];
+}
+
+// The exercise's runner: the one started early if there is one, else a new one.
+export function claimRunner(callbacks) {
+  const runner = globalThis[EARLY];
+  delete globalThis[EARLY];
+  if (!runner || runner.disposed) return new PythonRunner(callbacks);
+  runner.attach(callbacks);
+  return runner;
+}
+
 export class PythonRunner {
-  constructor({ onState = () => {}, onOutput = () => {} } = {}) {
-    this.onState = onState;
-    this.onOutput = onOutput;
+  constructor(callbacks = {}) {
+    this.attach(callbacks);
     this.isolated = Boolean(globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function");
     this.queue = Promise.resolve();
     this.pending = null;
@@ -73,6 +92,13 @@ export class PythonRunner {
     this.snapshot = Promise.resolve(snapshotOffer());
     this.module = null; // Pyodide's compiled WebAssembly, from the first worker that was ready
     this.boot("Starting Python (Pyodide)…");
+  }
+
+  // Who hears of this runner's state and output; told the current state at once.
+  attach({ onState = () => {}, onOutput = () => {} } = {}) {
+    this.onState = onState;
+    this.onOutput = onOutput;
+    if (this.state) this.setState(this.state);
   }
 
   setState(state) {
@@ -153,6 +179,11 @@ export class PythonRunner {
           slot.progress = { loaded: msg.loaded, total: msg.total };
           if (!this.pending) this.setState({ phase: "loading", text: slot.loadingText, loaded: msg.loaded, total: msg.total });
         }
+      } else if (msg.type === "heap-failed") {
+        if (slot.info || slot.failed || !msg.digest) return;
+        console.warn(`Python's shipped start-up could not be used (${msg.reason}); it starts the normal way.`);
+        markShippedFailed(String(msg.digest));
+        this.snapshot = this.snapshot.catch(() => ({})).then(() => ({ ...snapshotOffer(), shipped: null }));
       } else if (msg.type === "snapshot-made" || msg.type === "snapshot-missing" || msg.type === "snapshot-failed") {
         // Only from a worker that has not said "ready": one no job has reached yet.
         if (slot.info || slot.failed || !msg.key) return;
@@ -162,12 +193,13 @@ export class PythonRunner {
           // Stored once this worker is ready, so the page's hashing and writing never delay "ready".
           const made = msg.packed;
           this.snapshot = Promise.all([after, slot.ready.catch(() => {})])
-            .then(() => saveSnapshot(key, made)).catch(() => ({}));
+            .then(() => saveSnapshot(key, made)).catch(snapshotOffer);
         } else if (msg.type === "snapshot-missing") {
-          this.snapshot = after.then(() => forgetSnapshot(String(msg.digest))).then(() => ({}), () => ({}));
+          this.snapshot = after.then(() => forgetSnapshot(String(msg.digest))).then(snapshotOffer, snapshotOffer);
         } else if (msg.type === "snapshot-failed") {
           console.warn(`Python's saved start could not be used (${msg.reason}); it starts the normal way.`);
-          this.snapshot = after.then(() => markSnapshotFailed(key)).then(() => ({ failedKey: key }), () => ({ failedKey: key }));
+          const failed = () => ({ ...snapshotOffer(), failedKey: key });
+          this.snapshot = after.then(() => markSnapshotFailed(key)).then(failed, failed);
         }
       } else if (msg.type === "ready") {
         if (slot.info || slot.failed) return;

@@ -1,4 +1,12 @@
-// The exercise's Python memory snapshot, kept in this browser (issue 21).
+// The exercise's Python memory snapshots (issue 21): the one the site ships
+// and the one kept in this browser.
+//
+// The site ships a heap made at build time (vendor/pyodide-heap/heap.bin,
+// site_src/hooks/python_heap.py); the page offers it to every worker with
+// this build's SHA-256 of it (runtime/assets.js fileDigest), and the worker
+// checks that digest before restoring it. One that fails is not offered again
+// in this browser (SHIPPED_FAILED), and the worker that found out starts
+// Python normally and makes this browser's own heap instead:
 //
 // A Pyodide worker that started Python the normal way hands the page a copy
 // of its WebAssembly heap, taken before any learner code existed
@@ -23,10 +31,12 @@
 // snapshot that was offered and could not be restored is recorded as failed
 // for its key (one start's worth of time per build, never a retry loop).
 
-import { SITE_ROOT } from "../runtime/assets.js";
+import { SITE_ROOT, fileDigest, fileSize, siteUrl } from "../runtime/assets.js";
 
 const CACHE = "pyodide-snapshot"; // not "mha-…": the service worker's activate deletes those
 const RECORD = "mha-pyodide-snapshot";
+const SHIPPED = "vendor/pyodide-heap/heap.bin";
+const SHIPPED_FAILED = "mha-pyodide-heap-failed"; // the digest of a shipped heap that could not be used
 
 // A Cache Storage key needs a URL; this one is never fetched.
 function entryUrl(key) {
@@ -78,15 +88,38 @@ async function dropEntries() {
 }
 
 // What the page offers each worker (exercise/worker.js reads and checks the
-// entry itself, before any learner code runs there, in parallel with loading
+// heaps itself, before any learner code runs there, in parallel with loading
 // Pyodide): {key, digest, size, cache, url} for the stored snapshot,
-// {failedKey} when restoring that key failed before, {} when there is none.
+// {failedKey} when restoring that key failed before, nothing of these when
+// there is none; and `shipped`: {url, digest, size} of the site's heap, or null.
 export function snapshotOffer() {
+  const shipped = shippedHeap();
   const record = readRecord();
-  if (!record || !usable()) return {};
-  if (record.failed) return { failedKey: record.key };
-  if (typeof record.digest !== "string" || !Number.isInteger(record.size)) return {};
-  return { key: record.key, digest: record.digest, size: record.size, cache: CACHE, url: entryUrl(record.key) };
+  if (!record || !usable()) return { shipped };
+  if (record.failed) return { failedKey: record.key, shipped };
+  if (typeof record.digest !== "string" || !Number.isInteger(record.size)) return { shipped };
+  return { key: record.key, digest: record.digest, size: record.size, cache: CACHE, url: entryUrl(record.key), shipped };
+}
+
+function shippedHeap() {
+  const digest = fileDigest(SHIPPED);
+  const size = fileSize(SHIPPED);
+  if (!digest || !size) return null; // a build without one (the scripts run from site_src/)
+  try {
+    if (storage()?.getItem(SHIPPED_FAILED) === digest) return null;
+  } catch {
+    // storage blocked: offer it every time
+  }
+  return { url: siteUrl(SHIPPED), digest, size };
+}
+
+// A worker could not use the shipped heap with this digest: not offered again.
+export function markShippedFailed(digest) {
+  try {
+    storage()?.setItem(SHIPPED_FAILED, String(digest));
+  } catch {
+    // full or blocked: it is tried (and falls back) again next time
+  }
 }
 
 // A worker found the entry missing or not matching its digest (replaced, or
@@ -99,20 +132,21 @@ export async function forgetSnapshot(digest) {
 }
 
 // Keep the heap a worker made (before it ran anything of the learner's).
-// Resolves to the new offer once stored; {} where this browser cannot keep it.
+// Resolves to the new offer once stored (without a saved heap where this browser cannot keep it).
 export async function saveSnapshot(key, packed) {
-  if (!usable() || !key) return {};
+  if (!usable() || !key) return snapshotOffer();
   try {
     const digest = await sha256Hex(packed);
     storage().removeItem(RECORD); // no record points at a half-written entry
     await dropEntries(); // one snapshot at a time: the one of this build
     const cache = await caches.open(CACHE);
     await cache.put(entryUrl(key), new Response(packed, { headers: { "Content-Type": "application/octet-stream" } }));
-    return writeRecord({ key, digest, size: packed.byteLength }) ? snapshotOffer() : {};
+    writeRecord({ key, digest, size: packed.byteLength });
+    return snapshotOffer();
   } catch {
     storage()?.removeItem(RECORD);
     await dropEntries();
-    return {};
+    return snapshotOffer();
   }
 }
 

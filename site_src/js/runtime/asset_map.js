@@ -6,3 +6,4 @@ export const BUILD_ID = "";
 export const FILE_VERSIONS = {};
 export const FOLDER_VERSIONS = {};
 export const FILE_SIZES = {};
+export const FILE_DIGESTS = {};

@@ -12,7 +12,7 @@
 // and Pyodide load their own files by fixed names from one folder. So a page
 // only ever asks for the files of the build it came from.
 
-import { BUILD_ID, FILE_SIZES, FILE_VERSIONS, FOLDER_VERSIONS } from "./asset_map.js";
+import { BUILD_ID, FILE_DIGESTS, FILE_SIZES, FILE_VERSIONS, FOLDER_VERSIONS } from "./asset_map.js";
 import { sha256HexJS } from "./sha256.js";
 
 export const SITE_ROOT = new URL("../../", import.meta.url);
@@ -37,6 +37,11 @@ export const buildId = BUILD_ID;
 // The decoded size of a runtime file of this build (0 when the build does not say).
 export function fileSize(path) {
   return Number.isInteger(FILE_SIZES[path]) ? FILE_SIZES[path] : 0;
+}
+
+// The SHA-256 (hex) of a package file of this build ("" when the build does not say).
+export function fileDigest(path) {
+  return typeof FILE_DIGESTS[path] === "string" ? FILE_DIGESTS[path] : "";
 }
 
 export class AssetError extends Error {

@@ -1,6 +1,7 @@
-"""Python's memory snapshot (issue 21), in real Pyodide: used when it fits, a normal start when it does not.
+"""The heap a browser makes itself (issue 21), in real Pyodide: used when it fits, a normal start when it does not.
 
-The first worker of a browser starts Python the normal way and hands the page a
+A browser where the site's shipped heap could not be used (test_exercise_shipped_heap.py;
+here: marked so before the page loads) starts its first worker the normal way, which hands the page a
 copy of its heap (site_src/js/microgpt/exercise/worker.js); the page keeps it in
 Cache Storage with its SHA-256 in localStorage (site_src/js/microgpt/snapshot.js),
 and every later worker restores it. Each test checks which way a worker started
@@ -55,20 +56,34 @@ def assert_verdicts(page) -> None:
     assert not verdict["passed"], verdict
 
 
-def reopen(context, base_url: str, watches: list):
-    """A new tab in the same browser profile: a repeat visit."""
+def reopen(context, base_url: str, watches: list, routes: tuple = ()):
+    """A new tab in the same browser profile: a repeat visit. `routes`: (pattern, handler) pairs that
+    answer the page's and its workers' requests before the page watch does (the last route added runs first)."""
     from tests.browser_util import PageWatch
 
     page = context.new_page()
     watches.append(PageWatch(page, allow_console=(r"could not be used",)))
+    for pattern, handler in routes:
+        page.route(pattern, handler)
     open_microgpt(page, base_url)
     return page
 
 
+SHIPPED_FAILED = "mha-pyodide-heap-failed"  # site_src/js/microgpt/snapshot.js
+SHIPPED = "vendor/pyodide-heap/heap.bin"
+
+
+def shipped_digest(site) -> str:
+    from site_src.hooks.asset_versions import read_versions
+
+    return read_versions(site)["digests"][SHIPPED]
+
+
 @pytest.fixture
-def profile(browser):
-    """A fresh browser profile and the watches of its pages (checked at the end)."""
+def profile(browser, built_site):
+    """A fresh browser profile in which the shipped heap failed before, and the watches of its pages."""
     context = browser.new_context()
+    context.add_init_script(f"localStorage.setItem({SHIPPED_FAILED!r}, {shipped_digest(built_site)!r})")
     watches: list = []
     yield context, watches
     try:

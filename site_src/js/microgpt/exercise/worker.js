@@ -8,13 +8,15 @@
 //
 // Messages in:  {type: "init", indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL,
 //                interruptBuffer?, handoff}
-//               {type: "snapshot", key, digest, size, cache, url, failedKey, module}
-//                 (right after init: the record ../snapshot.js keeps, and the compiled WebAssembly, if any)
+//               {type: "snapshot", key, digest, size, cache, url, failedKey, shipped, module}
+//                 (right after init: the record ../snapshot.js keeps, the heap the site ships
+//                 ({url, digest, size}, or null) and the compiled WebAssembly, if any)
 //               {type: "run", token, source} | {type: "check", token, source, inputs}
 //               {type: "explain", token}   (after "collected": the page wants the explanation)
 // Messages out: {type: "progress", text, loaded?, total?}
 //               {type: "snapshot-made", key, packed} | {type: "snapshot-missing", key, digest, reason}
-//                 | {type: "snapshot-failed", key, reason}   (all before "ready")
+//                 | {type: "snapshot-failed", key, reason} | {type: "heap-failed", digest, reason}
+//                 (all before "ready")
 //               {type: "ready", pyodide, python, ms, stages, start, module}  |  {type: "error", message}
 //               {type: "output", token, stream, text}   (prints during a Run, already cut to the limit)
 //               {type: "collected", token, result}       (Check: the numbers multi_head gave, and nothing else)
@@ -31,28 +33,30 @@
 //
 // Start-up from a memory snapshot (issue 21): starting Python (Py_Initialize,
 // importing the standard library from its zip, Pyodide's own modules, then
-// sandbox.py and diagnosis.py) is nearly all of a worker's start. The first
-// worker that starts normally takes a copy of its whole WebAssembly heap right
-// after importing sandbox and diagnosis, before any learner code exists, and
-// hands it to the page (snapshot-made, before "ready", so before this worker
-// can have a job); the page keeps it (../snapshot.js) and offers it to every
-// later worker, which restores that heap instead of starting Python. The
-// snapshot holds only the heap: the files (the standard library, the
-// exercise's modules, the model) are written again, the streams and interrupt
-// buffer set again, the random generators reseeded, and sandbox.start() runs
-// after the restore, as it does after a normal start. A snapshot made for
-// other files (SNAPSHOT_FORMAT, the Pyodide folder, sandbox.py, diagnosis.py:
-// snapshotKey) is never restored, and any failure to restore falls back to a
-// normal start in the same worker.
+// sandbox.py and diagnosis.py) is nearly all of a worker's start. A worker
+// restores a heap taken right after that instead, made by heap_recipe.js
+// before any learner code existed, from one of two places:
+// - the heap the site ships (vendor/pyodide-heap/heap.bin, made at build time
+//   by site_src/hooks/python_heap.py), checked against this build's SHA-256;
+//   on a first visit it is waited for only while it would arrive sooner than
+//   Python could start (a slow line starts Python the normal way);
+// - the heap a worker of this browser made itself after a normal start
+//   (snapshot-made, before "ready", so before this worker can have a job),
+//   which the page keeps (../snapshot.js) with its digest where no worker can
+//   write. Only a heap made for the same files is restored (snapshotKey).
+// The heap holds no files: the standard library and the exercise's modules and
+// model are written again, the streams and interrupt buffer set again, the
+// random generators reseeded, and sandbox.start() runs after the restore, as
+// it does after a normal start. Any failure falls back to a normal start in
+// the same worker.
 
-import { packHeap, unpackHeap } from "./heap_pages.js";
+import { unpackHeap } from "./heap_pages.js";
+import { HOME, MODEL_FILE, pyodideOptions, sha256Hex, snapshotKey, takeHeap, writeExerciseFiles } from "./heap_recipe.js";
 
 // Characters of printed output passed on per job. sandbox.py already cuts
 // prints at 20,000 (cheaply, in Python); this is the guard behind it.
 const OUTPUT_LIMIT = 20500;
 const MEMORY_LIMIT = 1024 * 1024 * 1024; // bytes of WebAssembly memory: more is reported as a memory problem
-const HOME = "/home/pyodide";
-const MODEL_FILE = "microgpt-trained.json";
 const REFERENCE = "/opt/reference/microgpt_floats.py"; // diagnosis.REFERENCE, outside sys.path
 // The files loadPyodide needs; a missing one would leave it waiting for ever.
 const RUNTIME_FILES = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
@@ -60,19 +64,22 @@ const RUNTIME_FILES = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "py
 // the files Pyodide fetch()es. Its two module scripts come through import(), which
 // the service worker finds in the HTTP cache (or serves itself, once it controls this worker).
 const HANDOFF_CACHE = "pyodide-handoff";
-const HANDED_OFF = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
-// Bump when what runs before the snapshot is taken changes (PRE_SNAPSHOT, loadPyodide's options).
-const SNAPSHOT_FORMAT = "mha-snapshot-1";
-// Runs once per heap, before the snapshot: what every job's interpreter starts from.
-const PRE_SNAPSHOT = 'import sys\nif "/opt/mha" not in sys.path:\n    sys.path.append("/opt/mha")\nimport sandbox, diagnosis\n';
+const HANDED_OFF = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json", "heap.bin"];
+// How long a worker waits for the shipped heap once everything else is ready
+// to start Python: restoring saves ~3 s of a normal start on a slow laptop,
+// and a line too slow to bring 15 MB in time starts Python the normal way.
+const WAIT_FOR_HEAP_MS = 2000;
 // Runs in every worker after the heap is ready (restored or new), then the guard's snapshot is taken.
 const SETUP = (home) => `import os, sys
 os.chdir(${JSON.stringify(home)})
 sys.path[:] = list(dict.fromkeys(sys.path))   # (finalizeSetup adds "" again after a restore)
+if "/opt/mha" not in sys.path:
+    sys.path.append("/opt/mha")
 import random, tempfile
 random.seed()                                 # a restored heap holds the generator's state of the snapshot
 tempfile._name_sequence = None
-${PRE_SNAPSHOT}sandbox.start()
+import sandbox, diagnosis
+sandbox.start()
 `;
 
 let pyodide = null;
@@ -95,10 +102,10 @@ function fileName(url) {
   return decodeURIComponent(new URL(url).pathname.split("/").pop());
 }
 
-async function fetchOk(url) {
+async function fetchOk(url, options = undefined) {
   let response;
   try {
-    response = await fetch(url);
+    response = await fetch(url, options);
   } catch (err) {
     throw new Error(`${fileName(url)} could not be downloaded (${err.message})`);
   }
@@ -135,12 +142,21 @@ function megabytes(bytes) {
 function progressTracker() {
   const loaded = new Map(); // file name -> bytes received so far
   let sizes = null; // file name -> bytes (uncompressed), from pyodide/sizes.json
+  const skipped = new Set(); // files no longer waited for (the shipped heap on a slow line)
   let lastPost = 0;
   const tracker = {
     sizes(value) {
-      sizes = value && typeof value === "object" ? value : null;
+      sizes = value && typeof value === "object" ? { ...value } : null;
+      for (const name of skipped) if (sizes) delete sizes[name];
+    },
+    skip(name) {
+      skipped.add(name);
+      loaded.delete(name);
+      if (sizes) delete sizes[name];
+      tracker.report();
     },
     add(name, bytes) {
+      if (skipped.has(name)) return;
       loaded.set(name, (loaded.get(name) || 0) + bytes);
       const now = performance.now();
       if (now - lastPost > 100) {
@@ -271,29 +287,10 @@ function checkModel(bytes) {
   }
 }
 
-function hex(buffer) {
-  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-async function sha256Hex(data) {
-  return hex(await crypto.subtle.digest("SHA-256", typeof data === "string" ? new TextEncoder().encode(data) : data));
-}
-
-// Which snapshot this worker may restore: one made from the same Pyodide files
-// (their folder is named by their content digest, runtime/assets.js), the same
-// exercise modules and the same start-up code. "" where this browser cannot
-// keep one (no Cache Storage, or no crypto.subtle outside a secure context).
-async function snapshotKey(indexURL, sandboxSource, diagnosisSource) {
-  if (!self.caches || !self.crypto || !crypto.subtle) return "";
-  return sha256Hex([SNAPSHOT_FORMAT, new URL(indexURL).pathname, sandboxSource, diagnosisSource].join("\0"));
-}
-
-// The snapshot the page's record points at (../snapshot.js), read and checked
-// here, where no learner code has run yet: {bytes} when its digest matches
-// the record, {missing} when it is absent or does not match, {} when there is
-// none to read.
-async function readSnapshot(offer) {
-  if (!offer.key || !offer.digest || !offer.url || !self.caches) return {};
+// The heap this browser keeps (../snapshot.js), read and checked here, where
+// no learner code has run yet: {bytes} when its digest matches the record,
+// {missing} when it is absent or does not match.
+async function readSavedHeap(offer) {
   try {
     const response = await (await caches.open(offer.cache)).match(offer.url);
     if (!response) return { missing: "no saved copy" };
@@ -304,6 +301,57 @@ async function readSnapshot(offer) {
     return { bytes: unpackHeap(packed) };
   } catch (err) {
     return { missing: oneLine(err) };
+  }
+}
+
+// The heap the site ships ({url, digest, size}), downloaded now; chooseHeap()
+// gives up on one that is slow to come (tracker: the progress line, on a first visit).
+function downloadHeap(shipped, tracker) {
+  const controller = new AbortController();
+  const bytes = (async () => {
+    const response = await fetchOk(shipped.url, { priority: "low", signal: controller.signal });
+    const packed = new Uint8Array(await response.arrayBuffer());
+    if (packed.byteLength !== shipped.size || await sha256Hex(packed) !== shipped.digest) {
+      throw new Error("the downloaded heap does not match this build's digest");
+    }
+    return unpackHeap(packed);
+  })();
+  bytes.catch(() => {});
+  return {
+    bytes,
+    abort() {
+      controller.abort();
+      if (tracker) tracker.skip(fileName(shipped.url));
+    },
+  };
+}
+
+// Which heap this worker starts from: {bytes, from: "saved"|"shipped"},
+// {missing, from} when one was offered and is not usable, or {} for none
+// (a normal start). A heap of this browser made for these files comes first;
+// the shipped one if it comes within WAIT_FOR_HEAP_MS.
+// startDownload(offer): the shipped heap's download (started at most once), or null.
+async function chooseHeap(offer, key, startDownload) {
+  if (key && offer.key === key && offer.digest && offer.cache) {
+    const saved = await readSavedHeap(offer);
+    if (saved.bytes) return { ...saved, from: "saved" };
+    post({ type: "snapshot-missing", key, digest: offer.digest, reason: saved.missing });
+  }
+  const download = startDownload(offer);
+  if (!download) return {};
+  let timer = null;
+  const late = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(null), WAIT_FOR_HEAP_MS);
+  });
+  try {
+    const bytes = await Promise.race([download.bytes, late]);
+    if (bytes) return { bytes, from: "shipped" };
+    download.abort();
+    return {};
+  } catch (err) {
+    return { missing: oneLine(err), from: "shipped" };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -379,8 +427,12 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
       fetchOk(floatsURL).then((r) => r.text()),
     ]);
     files.catch(() => {});
-    // The page's offer comes right after "init"; the saved copy is read while the rest loads.
-    const stored = snapshotOffer.then(readSnapshot);
+    // The page's offer comes right after "init". Without a heap of this
+    // browser's, the shipped one downloads while the rest loads.
+    let download = null;
+    const startDownload = (offer) => download
+      || (download = offer.shipped && self.crypto && crypto.subtle ? downloadHeap(offer.shipped, count ? tracker : null) : null);
+    snapshotOffer.then((offer) => offer.key || startDownload(offer));
     await checkRuntimeFiles(indexURL);
     if (count) watchModuleScripts(tracker);
     let loadPyodide;
@@ -394,48 +446,49 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     const modelBytes = new Uint8Array(model);
     checkModel(modelBytes);
     floatsSource = floats;
-    const key = await snapshotKey(indexURL, sandboxSource, diagnosisSource).catch(() => "");
+    const sources = { sandboxSource, diagnosisSource };
+    const usable = Boolean(self.caches && self.crypto && crypto.subtle);
+    const key = usable ? await snapshotKey(indexURL, sandboxSource, diagnosisSource).catch(() => "") : "";
     const offer = await snapshotOffer;
+    const heap = self.crypto && crypto.subtle ? await chooseHeap(offer, key, startDownload) : {};
+    stages.read = performance.now() - t0;
+    if (heap.missing && heap.from === "shipped") post({ type: "heap-failed", digest: offer.shipped.digest, reason: heap.missing });
     let compiledModule = null;
-    const options = { indexURL, env: { HOME }, jsglobals: Object.create(null) };
     const watch = { stages, t0, compiled: offer.module, keep: (m) => { compiledModule = m; } };
     let start = "normal";
-    if (key && offer.key === key) {
-      const saved = await stored;
-      stages.read = performance.now() - t0;
-      if (saved.missing) post({ type: "snapshot-missing", key, digest: offer.digest, reason: saved.missing });
-      if (saved.bytes) {
-        post({ type: "progress", text: "Starting Python from the copy saved in this browser…" });
-        const unwatch = watchInstantiate({ ...watch, heapBytes: snapshotHeapBytes(saved.bytes) });
-        try {
-          pyodide = await loadPyodide({ ...options, _loadSnapshot: saved.bytes });
-          stages.loaded = performance.now() - t0;
-          setUp(pyodide, { sandboxSource, diagnosisSource, modelBytes, interruptBuffer });
-          start = "snapshot";
-        } catch (err) {
-          // Whatever went wrong, this worker starts Python the normal way,
-          // and the page stops offering this snapshot.
-          pyodide = null;
-          post({ type: "snapshot-failed", key, reason: oneLine(err) });
-          start = "normal after a failed restore";
-        } finally {
-          unwatch();
-        }
+    if (heap.bytes) {
+      post({ type: "progress", text: heap.from === "saved" ? "Starting Python from the copy saved in this browser…" : "Starting Python from its saved start-up…" });
+      const unwatch = watchInstantiate({ ...watch, heapBytes: snapshotHeapBytes(heap.bytes) });
+      try {
+        pyodide = await loadPyodide({ ...pyodideOptions(indexURL), _loadSnapshot: heap.bytes });
+        stages.loaded = performance.now() - t0;
+        setUp(pyodide, { ...sources, modelBytes, interruptBuffer });
+        start = heap.from === "saved" ? "snapshot" : "shipped";
+      } catch (err) {
+        // Whatever went wrong, this worker starts Python the normal way,
+        // and the page stops offering this heap.
+        pyodide = null;
+        if (heap.from === "saved") post({ type: "snapshot-failed", key, reason: oneLine(err) });
+        else post({ type: "heap-failed", digest: offer.shipped.digest, reason: oneLine(err) });
+        start = "normal after a failed restore";
+      } finally {
+        unwatch();
       }
     }
     if (!pyodide) {
-      const make = Boolean(key) && offer.failedKey !== key && start === "normal";
+      // A heap of this browser's own is made only where none is shipped or the shipped one failed.
+      const make = Boolean(key) && offer.failedKey !== key && !(heap.from === "saved" && start !== "normal");
       const unwatch = watchInstantiate(watch);
       try {
-        pyodide = await loadPyodide({ ...options, ...(make ? { _makeSnapshot: true } : {}) });
+        pyodide = await loadPyodide({ ...pyodideOptions(indexURL), ...(make ? { _makeSnapshot: true } : {}) });
       } finally {
         unwatch();
       }
       stages.loaded = performance.now() - t0;
       self.fetch = realFetch;
       tracker.report();
-      if (make) makeSnapshot(pyodide, key, sandboxSource, diagnosisSource);
-      setUp(pyodide, { sandboxSource, diagnosisSource, modelBytes, interruptBuffer });
+      if (make) makeSnapshot(pyodide, key, sources);
+      setUp(pyodide, { ...sources, modelBytes, interruptBuffer });
     }
     self.fetch = realFetch;
     stages.setUp = performance.now() - t0;
@@ -452,27 +505,12 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
   }
 }
 
-// The exercise's files, as sandbox.py and diagnosis.py expect them.
-function writeFiles(py, { sandboxSource, diagnosisSource, modelBytes }) {
-  const FS = py.FS;
-  FS.mkdirTree("/opt/mha");
-  FS.writeFile("/opt/mha/sandbox.py", sandboxSource);
-  FS.writeFile("/opt/mha/diagnosis.py", diagnosisSource);
-  if (modelBytes) {
-    FS.mkdirTree(HOME);
-    FS.writeFile(`${HOME}/${MODEL_FILE}`, modelBytes);
-  }
-}
-
 // The heap right after sandbox and diagnosis are imported, before anything
-// else has run in it, without its zero pages: handed to the page before
-// "ready", so no job can have touched it. A failure here only means no
-// snapshot this time.
-function makeSnapshot(py, key, sandboxSource, diagnosisSource) {
+// else has run in it (heap_recipe.js): handed to the page before "ready", so
+// no job can have touched it. A failure here only means no snapshot this time.
+function makeSnapshot(py, key, sources) {
   try {
-    writeFiles(py, { sandboxSource, diagnosisSource });
-    py.runPython(PRE_SNAPSHOT);
-    const packed = packHeap(py.makeMemorySnapshot());
+    const packed = takeHeap(py, sources);
     self.postMessage({ type: "snapshot-made", key, packed }, [packed.buffer]);
   } catch (err) {
     console.warn(`No Python snapshot this time: ${oneLine(err)}`);
@@ -485,7 +523,7 @@ function makeSnapshot(py, key, sandboxSource, diagnosisSource) {
 function setUp(py, { sandboxSource, diagnosisSource, modelBytes, interruptBuffer }) {
   const FS = py.FS;
   fs = { mkdirTree: FS.mkdirTree.bind(FS), writeFile: FS.writeFile.bind(FS) };
-  writeFiles(py, { sandboxSource, diagnosisSource, modelBytes });
+  writeExerciseFiles(FS, { sandboxSource, diagnosisSource, modelBytes });
   py.setStdout(writer("stdout"));
   py.setStderr(writer("stderr"));
   py.setStdin({ stdin: () => null }); // sys.stdin reads nothing (sandbox.py words input())
@@ -560,6 +598,12 @@ function explain({ token }) {
   post({ type: "done", token, result: { message }, health: health({}) });
 }
 
+// The page's description of the shipped heap, or null.
+function shippedHeap(value) {
+  if (!value || typeof value.url !== "string" || typeof value.digest !== "string" || !Number.isInteger(value.size)) return null;
+  return { url: value.url, digest: value.digest, size: value.size };
+}
+
 self.onmessage = (event) => {
   const message = event.data || {};
   if (message.type === "init") {
@@ -569,6 +613,7 @@ self.onmessage = (event) => {
       key: String(message.key || ""), digest: String(message.digest || ""), size: Number(message.size) || 0,
       cache: String(message.cache || ""), url: String(message.url || ""), failedKey: String(message.failedKey || ""),
       module: message.module instanceof WebAssembly.Module ? message.module : null,
+      shipped: shippedHeap(message.shipped),
     });
   } else if (message.type === "run" || message.type === "check") {
     if (!checker || used) {

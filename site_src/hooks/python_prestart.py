@@ -1,0 +1,65 @@
+"""MkDocs hook: a page with the Python exercise starts Python while it is parsed.
+
+A module script runs only once the whole page is parsed (~0.4 s on a busy
+laptop), and the exercise's widget after the theme's and the page's scripts.
+So, after ``asset_versions.py`` has written this build's ``asset_map.js``
+(list this hook after it and before ``service_worker.py``, which precaches
+what it writes), it
+
+* bundles ``js/microgpt/prestart.js`` and the modules it imports (the runner,
+  the snapshot record, the asset map) with esbuild into one classic script,
+  ``js/microgpt/prestart.bundle.js``;
+* adds that script to the head of every page that holds the exercise's widget
+  (``data-mha-widget="microgpt-exercise"``), where it runs before the body is
+  parsed and boots the first Python worker (the widget claims that runner,
+  ``runner.js`` ``claimRunner``).
+
+``import.meta.url`` becomes the bundle's own address, which lies in
+``js/microgpt/`` like ``runner.js``, so the worker's and the site's addresses
+resolve as they do in the modules.
+"""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from mkdocs.exceptions import Abort
+
+ROOT = Path(__file__).resolve().parents[2]
+ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
+ENTRY = Path("js") / "microgpt" / "prestart.js"
+BUNDLE = Path("js") / "microgpt" / "prestart.bundle.js"
+WIDGET = 'data-mha-widget="microgpt-exercise"'
+# Read while the script runs (document.currentScript), kept for workers started later.
+BANNER = "var mhaPrestartUrl = document.currentScript && document.currentScript.src;"
+
+
+def bundle(site: Path) -> Path:
+    if not ESBUILD.exists():
+        raise Abort(f"{ESBUILD.relative_to(ROOT)} is missing: run `npm ci` in {ROOT} and build again.")
+    out = site / BUNDLE
+    staged = out.with_name(f".{out.name}.partial")
+    proc = subprocess.run(
+        [str(ESBUILD), str(site / ENTRY), "--bundle", "--format=iife", "--minify", "--target=es2020",
+         "--define:import.meta.url=mhaPrestartUrl", f"--banner:js={BANNER}", f"--outfile={staged}",
+         "--log-level=warning"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    if proc.returncode or not staged.is_file():
+        raise Abort(f"esbuild could not bundle {ENTRY}:\n{proc.stderr.strip()}")
+    staged.replace(out)
+    return out
+
+
+def head_tag(page_url: str) -> str:
+    """The script tag for a page at `page_url` (a directory URL such as "microgpt/")."""
+    depth = len([part for part in page_url.split("/") if part])
+    return f'<script src="{"../" * depth}{BUNDLE.as_posix()}"></script>\n'
+
+
+def on_post_page(output: str, page, config) -> str:
+    if WIDGET not in output or "</head>" not in output:
+        return output
+    return output.replace("</head>", head_tag(page.url) + "</head>", 1)
+
+
+def on_post_build(config) -> None:
+    bundle(Path(config["site_dir"]))

@@ -1,0 +1,10 @@
+// Run by the microgpt page's head as a classic script, bundled with what it
+// imports (site_src/hooks/python_prestart.py): the exercise's first Python
+// worker starts booting before the page is parsed, instead of after the
+// theme's and the page's scripts (about half a second later). The exercise
+// widget takes this runner over (runner.js claimRunner); a page reached by
+// instant navigation does without.
+
+import { startEarly } from "./runner.js";
+
+startEarly();
