@@ -174,7 +174,7 @@ export class PythonRunner {
       const msg = event.data || {};
       const job = this.pending && this.pending.slot === slot ? this.pending : null;
       if (msg.type === "progress") {
-        if (isSpare() && !slot.info) {
+        if (isSpare() && !slot.info && !slot.failed) {
           slot.loadingText = String(msg.text);
           slot.progress = { loaded: msg.loaded, total: msg.total };
           if (!this.pending) this.setState({ phase: "loading", text: slot.loadingText, loaded: msg.loaded, total: msg.total });

@@ -414,6 +414,7 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
   const realFetch = self.fetch.bind(self);
   const tracker = progressTracker();
   const pending = [];
+  let download = null; // the shipped heap's, once started
   try {
     post({ type: "progress", text: "Starting Python (Pyodide)…" });
     if (count) self.fetch = countingFetch(realFetch, tracker, Boolean(handoff), pending);
@@ -429,7 +430,6 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     files.catch(() => {});
     // The page's offer comes right after "init". Without a heap of this
     // browser's, the shipped one downloads while the rest loads.
-    let download = null;
     const startDownload = (offer) => download
       || (download = offer.shipped && self.crypto && crypto.subtle ? downloadHeap(offer.shipped, count ? tracker : null) : null);
     snapshotOffer.then((offer) => offer.key || startDownload(offer));
@@ -501,6 +501,7 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     post({ type: "ready", pyodide: pyodide.version, python, ms: performance.now() - t0, stages, start, module: compiledModule });
   } catch (err) {
     self.fetch = realFetch;
+    if (download) download.abort(); // nothing more to count or wait for
     post({ type: "error", message: oneLine(err) });
   }
 }
