@@ -77,7 +77,7 @@ SEGMENTS = [
     ("page scripts until the worker is created", None, "spawn"),
     ("worker script loaded and running", "spawn", "worker"),
     ("pyodide.mjs imported, exercise files read (HEAD checks)", "worker", "imported"),
-    ("saved heap read and checked (waited for)", "imported", "read"),
+    ("heap read (this browser's) or downloaded (shipped) and checked: waited for", "imported", "read"),
     ("WebAssembly instantiated (compiled, or shared)", "read|imported", "instantiated"),
     ("Python started or heap restored (loadPyodide rest)", "instantiated", "loaded"),
     ("files, streams, sandbox.start()", "loaded", "setUp"),

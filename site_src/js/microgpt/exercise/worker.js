@@ -228,6 +228,25 @@ function countingFetch(realFetch, tracker, handoff, pending) {
   };
 }
 
+// On a first visit, Pyodide's own downloads start at once instead of when
+// loadPyodide asks for them (after the heap is chosen): each file's first GET
+// is answered from the download started here.
+function prefetching(fetchFn, urls) {
+  const early = new Map(urls.map((url) => {
+    const response = fetchFn(url);
+    response.catch(() => {});
+    return [url, response];
+  }));
+  return (input, init) => {
+    const url = input instanceof Request ? input.url : String(input);
+    const method = (init && init.method) || (input instanceof Request ? input.method : "GET");
+    const response = method === "GET" ? early.get(url) : undefined;
+    if (!response) return fetchFn(input, init);
+    early.delete(url);
+    return response;
+  };
+}
+
 // Module scripts (pyodide.mjs, pyodide.asm.mjs) arrive through import(), which
 // no fetch wrapper sees: their sizes are counted from this worker's resource timing.
 function watchModuleScripts(tracker) {
@@ -428,6 +447,10 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
       fetchOk(floatsURL).then((r) => r.text()),
     ]);
     files.catch(() => {});
+    if (count) {
+      self.fetch = prefetching(self.fetch, HANDED_OFF.filter((name) => name !== "heap.bin")
+        .map((name) => new URL(name, indexURL).href));
+    }
     // The page's offer comes right after "init". Without a heap of this
     // browser's, the shipped one downloads while the rest loads.
     const startDownload = (offer) => download
