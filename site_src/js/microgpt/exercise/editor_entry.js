@@ -25,6 +25,8 @@ export function createEditor({ parent, doc = "", label = "Code", describedBy = "
         basicSetup,
         python(),
         indentUnit.of("    "),
+        // Long comments wrap instead of running past the column's edge (the text column is ~45 characters on a phone).
+        EditorView.lineWrapping,
         syntaxHighlighting(classHighlighter),
         EditorView.contentAttributes.of(attributes),
         EditorView.updateListener.of((update) => {
