@@ -89,7 +89,7 @@ ${PRE_SNAPSHOT}sandbox.start()
 // prototypes (WorkerGlobalScope.prototype.caches, WorkerNavigator.prototype
 // .storage), operations and constructors on the global itself, so each name
 // goes from every object of both chains: no getter is left to call on self.
-// Kept: postMessage (the page), fetch (whatever it gets, the service worker
+// Kept: postMessage (the page), fetch (what it fetches, the service worker
 // stores only the server's own complete answers), WebAssembly, TextDecoder,
 // crypto. Chromium's dedicated workers have no SharedWorker, cookieStore or
 // navigator.serviceWorker; other browsers may.
