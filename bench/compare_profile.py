@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from bench.site_visits import NO_WEBGPU, RUNTIME_CACHED_JS, build_site  # noqa: E402
 from export.models import shipped_models  # noqa: E402
 from export.serve import serve_in_thread  # noqa: E402
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS  # noqa: E402
+from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS, wait_until  # noqa: E402
 
 MODELS = tuple(s.name for s in shipped_models())
 LOW_CACHE_FLAGS = "--js-flags=--wasm-caching-threshold=1 --wasm-caching-hard-threshold=1 --wasm-caching-timeout-ms=50"
@@ -153,7 +153,7 @@ def main() -> int:
                 page = visit["page"]
                 if i == 0:  # the next visit is a repeat only once the worker holds the runtime files
                     page.wait_for_function("() => navigator.serviceWorker.controller !== null")
-                    page.wait_for_function(RUNTIME_CACHED_JS, arg=RUNTIME_FILES, polling=200)
+                    wait_until(page, RUNTIME_CACHED_JS, RUNTIME_FILES, timeout_ms=180000)
                 page.close()
             browser.close()
     finally:

@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from export.serve import serve_in_thread  # noqa: E402
 from export.models import shipped_models  # noqa: E402
 from export.device import cpu_name  # noqa: E402
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS  # noqa: E402
+from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS, wait_until  # noqa: E402
 
 NO_WEBGPU = "Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined, configurable: true });"
 GOALS = {"compare": (1.2, 0.5), "exercise": (2.5, 1.0)}  # seconds: first visit, repeat visit
@@ -175,11 +175,7 @@ def visit(browser, url: str, counter: SentBytes, page_name: str) -> dict:
         first_ms, first_detail = split_ready(first_ready)
         first = counter.take()
         page.wait_for_function("() => navigator.serviceWorker.controller !== null")
-        # (wait_for_function does not await a promise: the async check polls inside the page instead)
-        page.evaluate("""async ([check, files]) => {
-          const cached = eval(check);
-          while (!(await cached(files))) await new Promise((r) => setTimeout(r, 200));
-        }""", [RUNTIME_CACHED_JS, runtime])
+        wait_until(page, RUNTIME_CACHED_JS, runtime, timeout_ms=180000)   # (an async check: not wait_for_function)
         if isinstance(first_ready, dict) and first_ready.get("start") == "normal":
             # The exercise's first worker started normally and made a snapshot: the repeat visit should find it stored.
             page.wait_for_function(f"() => !!localStorage.getItem({SNAPSHOT_RECORD!r})", polling=200)

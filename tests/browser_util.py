@@ -83,3 +83,25 @@ def open_compare(page, base_url: str, query: str = "", timeout_ms: int = 60000) 
     page.set_default_timeout(timeout_ms)
     page.goto(base_url + "compare/" + query)
     return page.evaluate(WAIT_READY_JS)
+
+
+# Playwright's wait_for_function calls its function once per poll and takes any
+# truthy value as done: a promise (what an async condition returns) is truthy
+# at once, so it would not wait at all. An async condition is polled here,
+# inside the page, until it holds or the deadline passes.
+_POLL_JS = """async ([condition, arg, timeoutMs, intervalMs]) => {
+  const holds = (0, eval)(condition);
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = await holds(arg);
+    if (value || performance.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}"""
+
+
+def wait_until(page, condition: str, arg=None, timeout_ms: int = 60000, interval_ms: int = 200):
+    """Wait until the async JavaScript function `condition(arg)` resolves truthy in the page; return its value."""
+    value = page.evaluate(_POLL_JS, [condition, arg, timeout_ms, interval_ms])
+    assert value, f"not true within {timeout_ms / 1000:g} s: {condition}"
+    return value

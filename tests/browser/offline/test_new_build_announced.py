@@ -24,7 +24,7 @@ import pytest
 from export.serve import serve_in_thread
 from site_src.hooks import asset_versions
 from site_src.hooks.service_worker import build_service_worker
-from tests.browser_util import WAIT_READY_JS
+from tests.browser_util import WAIT_READY_JS, wait_until
 from tests.site_paths import route_pattern
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("require_models")]
@@ -85,7 +85,7 @@ def test_tabs_of_the_old_build_say_a_new_version_is_live(make_page, two_builds):
     old.set_default_timeout(60000)
     old.goto(url)
     old.wait_for_function("() => navigator.serviceWorker.controller !== null")
-    old.wait_for_function("async () => (await navigator.serviceWorker.ready).active.state === 'activated'")
+    wait_until(old, "async () => (await navigator.serviceWorker.ready).active.state === 'activated'")
     _deploy(build_b, served)
 
     # The old tab, still on build A's service worker, opens the compare page.

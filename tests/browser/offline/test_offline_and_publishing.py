@@ -21,7 +21,7 @@ import pytest
 
 from export.serve import make_server, serve_in_thread
 from site_src.hooks.service_worker import build_service_worker
-from tests.browser_util import WAIT_READY_JS
+from tests.browser_util import WAIT_READY_JS, wait_until
 from tests.browser.microgpt.test_exercise_page import CHECK_JS, WAIT_EXERCISE_JS
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("require_models")]
@@ -115,12 +115,12 @@ def _runtime_cache(page) -> list[str]:
 
 
 def _wait_cached(page, files: set[str]) -> None:
-    page.wait_for_function(r"""async (files) => {
+    wait_until(page, r"""async (files) => {
       const names = (await caches.keys()).filter((n) => n.startsWith('mha-runtime-'));
       const have = new Set();
       for (const name of names) for (const r of await (await caches.open(name)).keys())
         have.add(new URL(r.url).pathname.replace(/\/[0-9a-f]{12}\//, '/').split('/').slice(-2).join('/'));
-      return files.every((f) => have.has(f)); }""", arg=sorted(files), timeout=60000, polling=250)
+      return files.every((f) => have.has(f)); }""", sorted(files), timeout_ms=60000, interval_ms=250)
 
 
 def test_offline_after_one_visit(make_page, base_url):
@@ -183,7 +183,7 @@ def test_a_new_build_is_announced_and_replaces_old_caches(make_page, built_site,
             notice.get_by_role("button", name="Reload to update").click()
         page.wait_for_function("() => navigator.serviceWorker.controller !== null")
         assert page.locator(".mha-update").count() == 0
-        page.wait_for_function("async () => !(await caches.keys()).includes('mha-runtime-0000000000000000')")
+        wait_until(page, "async () => !(await caches.keys()).includes('mha-runtime-0000000000000000')")
         served = page.evaluate("() => fetch('css/offline.css').then((r) => r.text())")
         assert "a new build" in served
     finally:

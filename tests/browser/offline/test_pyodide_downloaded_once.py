@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from tests.browser_util import PageWatch
+from tests.browser_util import PageWatch, wait_until
 from tests.browser.microgpt.test_exercise_page import WAIT_EXERCISE_JS
 
 pytestmark = pytest.mark.browser
@@ -83,7 +83,7 @@ def test_a_first_visit_downloads_each_pyodide_file_once(browser, counted_site):
         page.goto(url + "microgpt/")
         page.evaluate(WAIT_EXERCISE_JS)
         page.wait_for_function("() => navigator.serviceWorker.controller !== null")
-        page.wait_for_function(CACHED_JS, arg=list(PYODIDE_FILES), polling=250)
+        wait_until(page, CACHED_JS, list(PYODIDE_FILES), timeout_ms=180000, interval_ms=250)
         first = bodies.pyodide()
         assert all(first[name] == 1 for name in PYODIDE_FILES), first
         # Progress on the way: bytes and percent of everything the exercise waits for.

@@ -29,7 +29,10 @@
 // learner's code never finds the reference implementation.
 //
 // Python gets an empty object as its `js` module. Code that reaches
-// JavaScript anyway (pyodide_js) can only spoil its own job.
+// JavaScript anyway (pyodide_js) can only spoil its own job: before "ready"
+// the worker removes from its realm whatever would outlive the job
+// (lockDown: Cache Storage, IndexedDB, file systems, nested workers,
+// channels to other contexts).
 //
 // Start-up from a memory snapshot (issue 21): starting Python (Py_Initialize,
 // importing the standard library from its zip, Pyodide's own modules, then
@@ -81,6 +84,46 @@ tempfile._name_sequence = None
 import sandbox, diagnosis
 sandbox.start()
 `;
+
+// What a dedicated worker can reach beyond its own job: storage this origin
+// keeps across visits, and channels to its other pages and workers. Learner
+// code that reaches JavaScript (pyodide_js) could rewrite the service
+// worker's caches (the precache holds verdict.js, the runtime cache
+// Pyodide's files, pyodide-handoff what the service worker adopts) and so
+// spoil every later verdict, across reloads. lockDown() removes them once
+// this worker's own start-up is done with them (the handoff puts and the
+// snapshot read), before any learner code runs. Attributes live on the
+// prototypes (WorkerGlobalScope.prototype.caches, WorkerNavigator.prototype
+// .storage), operations and constructors on the global itself, so each name
+// goes from every object of both chains: no getter is left to call on self.
+// Kept: postMessage (the page), fetch (what it fetches, the service worker
+// stores only the server's own complete answers), WebAssembly, TextDecoder,
+// crypto. Chromium's dedicated workers have no SharedWorker, cookieStore or
+// navigator.serviceWorker; other browsers may.
+const GLOBAL_CAPABILITIES = [
+  "caches", "indexedDB", "cookieStore", // Cache Storage, IndexedDB, cookies
+  "webkitRequestFileSystem", "webkitRequestFileSystemSync", // Chromium's old sandboxed file system
+  "webkitResolveLocalFileSystemURL", "webkitResolveLocalFileSystemSyncURL",
+  "Worker", "SharedWorker", // a new realm, with its own caches and indexedDB
+  "BroadcastChannel", // messages to the site's other pages and workers
+];
+const NAVIGATOR_CAPABILITIES = [
+  "storage", // StorageManager: the origin private file system (getDirectory), persist()
+  "storageBuckets", // buckets with their own caches, indexedDB and file system
+  "locks", // locks shared with the site's other pages and workers
+  "serviceWorker", // the service worker itself
+];
+
+function lockDown() {
+  const scrub = (object, names) => {
+    for (let o = object; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+      for (const name of names) if (Object.hasOwn(o, name)) delete o[name];
+    }
+    return names.filter((name) => name in object);
+  };
+  const left = [...scrub(self, GLOBAL_CAPABILITIES), ...scrub(navigator, NAVIGATOR_CAPABILITIES)];
+  if (left.length) throw new Error(`this browser does not let the exercise take ${left.join(", ")} away from its code`);
+}
 
 let pyodide = null;
 let fs = null; // the file-system calls, kept before any learner code runs
@@ -520,6 +563,7 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     checker = { run: sandbox.run, collect: diagnosis.collect, explain: diagnosis.explain_collected, healthy: sandbox.healthy };
     const python = pyodide.runPython("import sys; sys.version.split()[0]");
     await Promise.all(pending); // the handed-off copies are complete before the next worker looks for them
+    lockDown();
     // The compiled module goes to the page with "ready" (before any job), for the next workers.
     post({ type: "ready", pyodide: pyodide.version, python, ms: performance.now() - t0, stages, start, module: compiledModule });
   } catch (err) {
