@@ -10,7 +10,7 @@
 // checks a "Show solution" button appears.
 //
 // Test hook: window.mhaExercise = {ready, check(source), run(source),
-// restart(), lastStop(), isolated, setCode(text), getCode()}. check() resolves
+// restart(), lastStop(), isolated, setCode(text), getCode(), cursorLine()}. check() resolves
 // with {passed, message, hint, timedOut, notice}: the verdict the Check button
 // shows, reached the same way (hint: {idea, where, code} of a failed check). The hook goes away with the page (dispose).
 
@@ -284,6 +284,9 @@ export function mount(root) {
     lastStop: () => runner.lastStop,
     getCode: () => code(),
     setCode: (text) => state.editor && state.editor.setValue(String(text)),
+    // The line (1-based) the cursor is on, so a test can walk to a line with the arrow keys over wrapped lines.
+    cursorLine: () => (state.editor && state.editor.view
+      ? state.editor.view.state.doc.lineAt(state.editor.view.state.selection.main.head).number : null),
     starter: () => starter,
     solution: () => solution,
   };

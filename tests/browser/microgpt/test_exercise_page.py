@@ -281,15 +281,20 @@ def editor_text(page) -> str:
 def _replace_line(page, contains: str, text: str) -> None:
     """Edit the editor line holding `contains` the way a learner would: go there, select it, type over it.
 
-    CodeMirror only draws the lines in view, so the cursor travels with the arrow keys."""
+    CodeMirror only draws the lines in view, so the cursor travels with the arrow keys; long lines
+    wrap, so an arrow key moves one drawn line and End stops at each wrap."""
     number = line_of(page.evaluate("() => window.mhaExercise.getCode()"), contains)
     page.locator(".cm-content").click()
     page.keyboard.press("Control+Home")
-    for _ in range(number - 1):
+    for _ in range(4 * number):
+        if page.evaluate("() => window.mhaExercise.cursorLine()") == number:
+            break
         page.keyboard.press("ArrowDown")
+    assert page.evaluate("() => window.mhaExercise.cursorLine()") == number
     page.keyboard.press("End")
     page.keyboard.press("Home")          # to the end of the indentation
-    page.keyboard.press("Shift+End")
+    for _ in range(4):                   # to the end of the line, past its wraps
+        page.keyboard.press("Shift+End")
     page.keyboard.insert_text(text)
 
 

@@ -371,7 +371,10 @@ async function readSavedHeap(offer) {
 function downloadHeap(shipped, tracker) {
   const controller = new AbortController();
   const bytes = (async () => {
-    const response = await fetchOk(shipped.url, { priority: "low", signal: controller.signal });
+    // Straight from Cache Storage when the service worker has stored it (a repeat
+    // visit): 15 MB that need not stream through the service worker's thread.
+    const stored = self.caches ? await caches.match(shipped.url).catch(() => null) : null;
+    const response = stored || await fetchOk(shipped.url, { priority: "low", signal: controller.signal });
     const packed = new Uint8Array(await response.arrayBuffer());
     if (packed.byteLength !== shipped.size || await sha256Hex(packed) !== shipped.digest) {
       throw new Error("the downloaded heap does not match this build's digest");
@@ -499,14 +502,18 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     const startDownload = (offer) => download
       || (download = offer.shipped && self.crypto && crypto.subtle ? downloadHeap(offer.shipped, count ? tracker : null) : null);
     snapshotOffer.then((offer) => offer.key || startDownload(offer));
-    await checkRuntimeFiles(indexURL);
     if (count) watchModuleScripts(tracker);
-    let loadPyodide;
-    try {
-      ({ loadPyodide } = await import(indexURL + "pyodide.mjs"));
-    } catch (err) {
-      throw new Error(`pyodide.mjs could not be loaded (${err.message})`);
-    }
+    // The HEAD checks, pyodide.mjs and the large pyodide.asm.mjs (which loadPyodide
+    // imports later, by the same URL, and then finds loaded) all at once; a
+    // missing file is named by its check rather than by a failed import.
+    const asm = import(indexURL + "pyodide.asm.mjs");
+    asm.catch(() => {});
+    // (Served by the service worker, the files are in its cache: no checks to wait for.)
+    const checks = count ? checkRuntimeFiles(indexURL) : Promise.resolve();
+    const [checked, imported] = await Promise.allSettled([checks, import(indexURL + "pyodide.mjs")]);
+    if (checked.status === "rejected") throw checked.reason;
+    if (imported.status === "rejected") throw new Error(`pyodide.mjs could not be loaded (${imported.reason.message})`);
+    const { loadPyodide } = imported.value;
     stages.imported = performance.now() - t0;
     const [model, sandboxSource, diagnosisSource, floats] = await files;
     const modelBytes = new Uint8Array(model);
