@@ -15,7 +15,7 @@ export function nameProblem(name, uchars, blockSize = 16) {
   }
   if (!NAME_RULE.test(name)) {
     const bad = [...new Set([...name].filter((c) => !/[a-z]/.test(c)))].join(" ");
-    return `Only lowercase letters a–z, please (the model was trained on lowercase names). Not allowed here: ${bad}`;
+    return `Only the letters a–z, please (the model was trained on names written with them). Not allowed here: ${bad}`;
   }
   const unknown = [...name].filter((c) => !uchars.includes(c));
   if (unknown.length) return `The model never saw these letters: ${[...new Set(unknown)].join(" ")}`;

@@ -27,7 +27,7 @@ export function tokenLabel(label) {
 
 // A labelled text box for a name, with the validation message under it.
 // onValid(name) fires for every acceptable value (on input and on Enter).
-export function nameField({ label, value = "emma", uchars, onValid, hint = "lowercase a–z, 1 to 15 letters" }) {
+export function nameField({ label, value = "emma", uchars, onValid, hint = "letters a–z, 1 to 15 of them" }) {
   const id = uid("mgpt-name");
   const input = el("input", { type: "text", id, value, autocomplete: "off", spellcheck: false, maxLength: 40, "aria-describedby": `${id}-msg ${id}-hint` });
   input.setAttribute("autocapitalize", "none");
@@ -37,11 +37,13 @@ export function nameField({ label, value = "emma", uchars, onValid, hint = "lowe
     input,
     el("small", { id: `${id}-hint`, text: hint }),
     message);
+  // "Zoe " is zoe: the model knows lowercase letters only, so capitals and spaces around are forgiven.
   const validate = () => {
-    const problem = nameProblem(input.value, uchars);
+    const name = input.value.trim().toLowerCase();
+    const problem = nameProblem(name, uchars);
     message.textContent = problem;
     input.setAttribute("aria-invalid", problem ? "true" : "false");
-    if (!problem) onValid(input.value);
+    if (!problem) onValid(name);
     return !problem;
   };
   input.addEventListener("input", validate);

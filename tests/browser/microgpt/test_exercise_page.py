@@ -230,13 +230,16 @@ def test_heatmaps_names_and_phone_layout(phone_page):
     watch.get_by_role("button", name="4 heads × 4 numbers").click()
     assert watch.locator("table.mgpt-heat").count() == 4
     message = watch.locator(".mgpt-field__message")
-    for bad in ("Emma", "emma2", "abcdefghijklmnop", ""):
+    for bad in ("emma2", "abcdefghijklmnop", "", "zoë"):
         name_box.fill(bad)
         assert message.inner_text().strip(), bad
         assert name_box.get_attribute("aria-invalid") == "true"
         assert maps.get_attribute("data-name") == "olivia", bad   # the last good name stays
-    name_box.fill("Emma")
-    assert "lowercase" in message.inner_text()
+    name_box.fill("emma2")
+    assert "a–z" in message.inner_text() and "2" in message.inner_text()
+    name_box.fill(" Zoe ")   # capitals and spaces are forgiven: the model reads "zoe"
+    assert message.inner_text().strip() == "" and maps.get_attribute("data-name") == "zoe"
+    name_box.fill("olivia")
     name_box.fill("abcdefghijklmnop")
     assert "at most 15" in message.inner_text()
     name_box.fill("abcdefghijklmno")
