@@ -91,6 +91,7 @@ export class PythonRunner {
     // What each new worker is offered (snapshot.js); a promise while a new snapshot is being stored.
     this.snapshot = Promise.resolve(snapshotOffer());
     this.module = null; // Pyodide's compiled WebAssembly, from the first worker that was ready
+    this.spawned = false; // whether a worker was started (the first one downloads differently)
     this.boot("Starting Python (Pyodide)…");
   }
 
@@ -226,7 +227,14 @@ export class PythonRunner {
       if (!slot.info) fail(event.message || "the Python worker failed to load");
       else if (this.pending && this.pending.slot === slot) this.hardStop(this.pending, "crash");
     };
-    const how = downloads();
+    // Only the page's first worker hands its downloads to the service worker and
+    // starts Pyodide's downloads early: a spare booting while no service worker
+    // serves the page yet would put a second copy in the handoff cache, racing
+    // the service worker that moves the first one out of it.
+    const how = { ...downloads(), prefetch: false };
+    if (this.spawned) how.handoff = false;
+    else how.prefetch = how.count;
+    this.spawned = true;
     slot.handoff = how.handoff;
     worker.postMessage({
       type: "init",

@@ -7,7 +7,7 @@
 // pyodide_js, files in /tmp), it went with the worker.
 //
 // Messages in:  {type: "init", indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL,
-//                interruptBuffer?, handoff}
+//                interruptBuffer?, count, handoff, prefetch}   (count: no service worker serves this page yet)
 //               {type: "snapshot", key, digest, size, cache, url, failedKey, shipped, module}
 //                 (right after init: the record ../snapshot.js keeps, the heap the site ships
 //                 ({url, digest, size}, or null) and the compiled WebAssembly, if any)
@@ -472,7 +472,7 @@ function watchInstantiate({ stages, t0, compiled = null, heapBytes = 0, keep }) 
   };
 }
 
-async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, interruptBuffer, count, handoff }) {
+async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, interruptBuffer, count, handoff, prefetch }) {
   const t0 = performance.now();
   // Milliseconds after t0; origin and t0 place them on the page's clock (bench/site_visits.py).
   const stages = { origin: performance.timeOrigin, t0 };
@@ -493,7 +493,7 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
       fetchOk(floatsURL).then((r) => r.text()),
     ]);
     files.catch(() => {});
-    if (count) {
+    if (count && prefetch) {
       self.fetch = prefetching(self.fetch, HANDED_OFF.filter((name) => name !== "heap.bin")
         .map((name) => new URL(name, indexURL).href));
     }
