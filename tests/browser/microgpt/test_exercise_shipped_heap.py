@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.microgpt.test_exercise_snapshot import (
-    RECORD_JS, RUN_JS, SHIPPED, SHIPPED_FAILED, assert_verdicts, reopen, shipped_digest, started, wait_stored)
+    RECORD_JS, RUN_JS, SHIPPED, SHIPPED_FAILED, assert_verdicts, browser_profile, reopen, shipped_digest, started,
+    wait_stored)
 
 pytestmark = pytest.mark.browser
 
@@ -23,27 +24,15 @@ HEAP_ROUTE = "**/vendor/pyodide-heap/**"
 @pytest.fixture
 def fresh(browser):
     """A fresh browser profile, the watches of its pages (checked at the end)."""
-    context = browser.new_context()
-    watches: list = []
-    yield context, watches
-    try:
-        for watch in watches:
-            watch.check()
-    finally:
-        context.close()
+    with browser_profile(browser) as made:
+        yield made
 
 
 @pytest.fixture
 def unserved(browser):
     """A fresh profile without a service worker, so that every heap request reaches the page's routes."""
-    context = browser.new_context(service_workers="block")
-    watches: list = []
-    yield context, watches
-    try:
-        for watch in watches:
-            watch.check()
-    finally:
-        context.close()
+    with browser_profile(browser, service_workers="block") as made:
+        yield made
 
 
 @pytest.mark.parametrize("server", ["isolated", "plain"])

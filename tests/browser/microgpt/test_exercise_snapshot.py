@@ -11,6 +11,8 @@ answer fail. Tests wait for conditions only; timing is bench/site_visits.py's jo
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 
 from tests.browser.microgpt.test_exercise_page import CHECK_JS, WAIT_EXERCISE_JS, open_microgpt
@@ -79,18 +81,26 @@ def shipped_digest(site) -> str:
     return read_versions(site)["digests"][SHIPPED]
 
 
-@pytest.fixture
-def profile(browser, built_site):
-    """A fresh browser profile in which the shipped heap failed before, and the watches of its pages."""
-    context = browser.new_context()
-    context.add_init_script(f"localStorage.setItem({SHIPPED_FAILED!r}, {shipped_digest(built_site)!r})")
+@contextmanager
+def browser_profile(browser, init_script: str = "", **options):
+    """A fresh browser profile and the watches of its pages, which are checked when it closes."""
+    context = browser.new_context(**options)
+    if init_script:
+        context.add_init_script(init_script)
     watches: list = []
-    yield context, watches
     try:
+        yield context, watches
         for watch in watches:
             watch.check()
     finally:
         context.close()
+
+
+@pytest.fixture
+def profile(browser, built_site):
+    """A fresh browser profile in which the shipped heap failed before, and the watches of its pages."""
+    with browser_profile(browser, f"localStorage.setItem({SHIPPED_FAILED!r}, {shipped_digest(built_site)!r})") as made:
+        yield made
 
 
 @pytest.mark.parametrize("server", ["isolated", "plain"])
