@@ -459,6 +459,9 @@ def test_damaged_model_gives_one_line_in_words(make_page, built_site, tmp_path):
         text = page.inner_text(".mgpt-ex__status")
         assert "microgpt-trained.json" in text and "not valid JSON" in text, text
         assert "Traceback" not in text and "\n" not in text.strip()
+        # (The exercise's worker starts from the page's head, so it may fail before the Watch widget has.)
+        page.wait_for_function("""() => document.querySelector("[data-mha-widget='microgpt-watch']")
+            .textContent.includes('not valid JSON')""", timeout=60000)
         watch = page.inner_text("[data-mha-widget='microgpt-watch']")
         assert "not valid JSON" in watch and "Traceback" not in watch
     finally:
