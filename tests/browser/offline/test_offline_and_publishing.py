@@ -100,8 +100,10 @@ def test_links_do_not_keep_the_previous_pages_anchor(make_page, subpath_url):
     page.wait_for_url("**/compare/")
     page.wait_for_selector(".mha-compare__status")
     page.mouse.wheel(0, 600)
-    page.wait_for_function("() => !location.hash")
-    assert page.url == subpath_url + "compare/"
+    # Gone is microgpt's "#watch"; Material's anchor tracking may put one of this page's own
+    # headings there after the scroll, which names an element here and is right to keep.
+    page.wait_for_function("() => !location.hash || document.getElementById(decodeURIComponent(location.hash.slice(1)))")
+    assert page.url.split("#")[0] == subpath_url + "compare/" and not page.url.endswith("#watch"), page.url
     _click_nav(page, "microgpt", "/microgpt/")
     assert "#" not in page.url, page.url
 
