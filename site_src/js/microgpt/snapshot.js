@@ -31,7 +31,7 @@
 // snapshot that was offered and could not be restored is recorded as failed
 // for its key (one start's worth of time per build, never a retry loop).
 
-import { SITE_ROOT, fileDigest, fileSize, siteUrl } from "../runtime/assets.js";
+import { SITE_ROOT, fileDigest, fileSize, sha256Hex, siteUrl } from "../runtime/assets.js";
 
 const CACHE = "pyodide-snapshot"; // not "mha-…": the service worker's activate deletes those
 const RECORD = "mha-pyodide-snapshot";
@@ -71,11 +71,6 @@ function writeRecord(record) {
 
 function usable() {
   return Boolean(globalThis.caches && globalThis.crypto && crypto.subtle && storage());
-}
-
-async function sha256Hex(bytes) {
-  const digest = await crypto.subtle.digest("SHA-256", bytes);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 async function dropEntries() {

@@ -67,7 +67,8 @@ const RUNTIME_FILES = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "py
 // the files Pyodide fetch()es. Its two module scripts come through import(), which
 // the service worker finds in the HTTP cache (or serves itself, once it controls this worker).
 const HANDOFF_CACHE = "pyodide-handoff";
-const HANDED_OFF = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json", "heap.bin"];
+const PYODIDE_FETCHED = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
+const HANDED_OFF = [...PYODIDE_FETCHED, "heap.bin"];
 // How long a worker waits for the shipped heap once everything else is ready
 // to start Python: restoring saves ~3 s of a normal start on a slow laptop,
 // and a line too slow to bring 15 MB in time starts Python the normal way.
@@ -494,8 +495,7 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     ]);
     files.catch(() => {});
     if (count && prefetch) {
-      self.fetch = prefetching(self.fetch, HANDED_OFF.filter((name) => name !== "heap.bin")
-        .map((name) => new URL(name, indexURL).href));
+      self.fetch = prefetching(self.fetch, PYODIDE_FETCHED.map((name) => new URL(name, indexURL).href));
     }
     // The page's offer comes right after "init". Without a heap of this
     // browser's, the shipped one downloads while the rest loads.
