@@ -7,7 +7,8 @@
 // Called by python_heap.py. The heap is made reproducible: the clock reads a
 // fixed instant and the entropy source is a fixed sequence while Python
 // starts, so the same files always give the same bytes (and one build's heap
-// does not change the service worker's runtime cache name on the next build).
+// does not change the service worker's runtime cache name on the next build),
+// wherever the checkout lies.
 // Nothing secret depends on them: the worker reseeds `random` and tempfile's
 // names from the browser's entropy after every restore (worker.js SETUP), and
 // the hash seed is as public as in any heap a browser made for itself.
@@ -37,6 +38,10 @@ function fixedWorld() {
   };
   crypto.getRandomValues = fill;
   createRequire(import.meta.url)("crypto").randomFillSync = fill; // what Emscripten uses in Node
+  // Emscripten makes this script's path Python's argv[0] (sys.executable and
+  // friends): a checkout elsewhere would then give other bytes. With no
+  // script in argv it uses "./this.program", as in a browser.
+  process.argv.length = 1;
 }
 
 const clock = Date.now;
