@@ -20,6 +20,7 @@ resolve as they do in the modules.
 """
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -31,6 +32,7 @@ ENTRY = Path("js") / "microgpt" / "prestart.js"
 BUNDLE = Path("js") / "microgpt" / "prestart.bundle.js"
 WIDGET = 'data-mha-widget="microgpt-exercise"'
 # Read while the script runs (document.currentScript), kept for workers started later.
+CHARSET = re.compile(r"<meta charset=[^>]*>", re.IGNORECASE)  # stays first: it must come within 1024 bytes
 BANNER = "var mhaPrestartUrl = document.currentScript && document.currentScript.src;"
 
 
@@ -58,7 +60,14 @@ def head_tag(page_url: str) -> str:
 def on_post_page(output: str, page, config) -> str:
     if WIDGET not in output or "</head>" not in output:
         return output
-    return output.replace("</head>", head_tag(page.url) + "</head>", 1)
+    head = output.split("</head>", 1)[0]
+    charset = CHARSET.search(head)
+    if not charset:
+        return output.replace("</head>", head_tag(page.url) + "</head>", 1)
+    # First in the head: a classic script waits for every stylesheet above it,
+    # and the worker it creates starts only when the page's thread is free
+    # between tasks, so it must be asked for before the theme's long scripts.
+    return output[:charset.end()] + "\n" + head_tag(page.url) + output[charset.end():]
 
 
 def on_post_build(config) -> None:

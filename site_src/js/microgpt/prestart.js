@@ -3,8 +3,10 @@
 // worker starts booting before the page is parsed, instead of after the
 // theme's and the page's scripts (about half a second later). The exercise
 // widget takes this runner over (runner.js claimRunner); a page reached by
-// instant navigation does without.
+// instant navigation does without. The theme's search worker waits until
+// that Python is ready (later_search.js).
 
 import { startEarly } from "./runner.js";
+import { searchAfterPython } from "./later_search.js";
 
-startEarly();
+searchAfterPython(startEarly().ready);

@@ -433,7 +433,8 @@ function snapshotHeapBytes(bytes) {
 // - use the module an earlier worker compiled (`compiled`, handed on by the
 //   page): the browser shares its compiled code between workers, so this one
 //   neither compiles it again nor compiles, function by function, the code
-//   the earlier one already ran (Chrome compiles WebAssembly lazily);
+//   the earlier one already ran (Chrome compiles WebAssembly lazily); or the
+//   one this worker began to compile when it started (a repeat visit);
 // - grow the memory to a snapshot's heap first: Pyodide 314 restores into a
 //   heap of the default size and fails ("offset is out of bounds") when the
 //   snapshot's heap had grown past it;
@@ -450,22 +451,23 @@ function watchInstantiate({ stages, t0, compiled = null, heapBytes = 0, keep }) 
   };
   const streaming = WebAssembly.instantiateStreaming;
   const plain = WebAssembly.instantiate;
+  // The module compiled ahead (a promise of it, or of null): instantiated from
+  // it when there is one, else (or if that fails) from Pyodide's own source.
   const ahead = async (imports) => {
     const module = await compiled;
+    if (!(module instanceof WebAssembly.Module)) throw new Error("no module compiled ahead");
     return { module, instance: await plain.call(WebAssembly, module, imports) };
   };
   WebAssembly.instantiateStreaming = (source, imports) => {
     stages.instantiating = performance.now() - t0;
-    if (compiled) {
+    return ahead(imports).then((result) => {
       Promise.resolve(source).then((r) => r.body && r.body.cancel(), () => {}); // Pyodide's own download, not needed
-      return ahead(imports).catch(() => streaming.call(WebAssembly, source, imports)).then(done);
-    }
-    return streaming.call(WebAssembly, source, imports).then(done);
+      return result;
+    }, () => streaming.call(WebAssembly, source, imports)).then(done);
   };
   WebAssembly.instantiate = (source, imports) => {
     stages.instantiating = performance.now() - t0;
-    return (compiled ? ahead(imports).catch(() => plain.call(WebAssembly, source, imports))
-      : plain.call(WebAssembly, source, imports)).then(done);
+    return ahead(imports).catch(() => plain.call(WebAssembly, source, imports)).then(done);
   };
   return () => {
     WebAssembly.instantiateStreaming = streaming;
@@ -502,6 +504,12 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     const startDownload = (offer) => download
       || (download = offer.shipped && self.crypto && crypto.subtle ? downloadHeap(offer.shipped, count ? tracker : null) : null);
     snapshotOffer.then((offer) => offer.key || startDownload(offer));
+    // Served by the service worker (a repeat visit), the WebAssembly compiles
+    // now, beside the imports and the heap's read, instead of after them; a
+    // spare is handed the module an earlier worker compiled (offer.module).
+    const compiled = snapshotOffer.then((offer) => offer.module
+      || (count ? null : WebAssembly.compileStreaming(realFetch(new URL("pyodide.asm.wasm", indexURL).href))));
+    compiled.catch(() => {});
     if (count) watchModuleScripts(tracker);
     // The HEAD checks, pyodide.mjs and the large pyodide.asm.mjs (which loadPyodide
     // imports later, by the same URL, and then finds loaded) all at once; a
@@ -527,7 +535,7 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     stages.read = performance.now() - t0;
     if (heap.missing && heap.from === "shipped") post({ type: "heap-failed", digest: offer.shipped.digest, reason: heap.missing });
     let compiledModule = null;
-    const watch = { stages, t0, compiled: offer.module, keep: (m) => { compiledModule = m; } };
+    const watch = { stages, t0, compiled, keep: (m) => { compiledModule = m; } };
     let start = "normal";
     if (heap.bytes) {
       post({ type: "progress", text: heap.from === "saved" ? "Starting Python from the copy saved in this browser…" : "Starting Python from its saved start-up…" });
