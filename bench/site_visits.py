@@ -1,6 +1,7 @@
 """First and repeat visits, served the way a static host serves them.
 
     .venv/bin/python bench/site_visits.py [--site DIR] [--repeats 3] [--markdown]
+    .venv/bin/python bench/site_visits.py --repeat-visits 3 --rounds 4 --sites BEFORE AFTER
 
 Builds the site (``mkdocs build --strict`` into a temporary folder) unless
 ``--site`` names a built one, serves it with ``export.serve --gzip`` (text, JSON,
@@ -21,6 +22,11 @@ It also measures isolation (deliverable 4 of issue 13): the same first visits
 without COOP/COEP, and how long the exercise takes to stop a loop that never
 ends and be ready again, isolated (interrupt through SharedArrayBuffer) and not
 (the worker is replaced and Python restarts).
+
+``--repeat-visits N --rounds R --sites A B`` measures only the exercise's repeat
+visits (isolated): per round and build a fresh profile, one first visit, then N
+new tabs, the builds interleaved round by round so that a host whose speed
+drifts touches them alike; it prints the median ready time and where it goes.
 """
 from __future__ import annotations
 
@@ -294,6 +300,53 @@ def exercise_only(args) -> int:
     return 0
 
 
+def repeat_visits(args) -> int:
+    """Repeat visits of the exercise only: per round a fresh profile, one first visit, then
+    --repeat-visits new tabs, for each --site in turn (rounds interleave the builds, so the
+    host's drift touches them alike). Cross-origin isolated, gzip, WebGPU hidden."""
+    from playwright.sync_api import sync_playwright
+
+    path, wait_ready, runtime = PAGES["exercise"]
+    sites = args.site_list
+    found: dict = {site: [] for site in sites}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        for _ in range(args.rounds):
+            for site in sites:
+                server, url = serve_in_thread(site, isolation=True, compress=True)
+                context = browser.new_context(service_workers="allow")
+                context.add_init_script(NO_WEBGPU)
+                try:
+                    page = context.new_page()
+                    page.set_default_timeout(180000)
+                    page.goto(url + path)
+                    wait_ready(page)
+                    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+                    wait_until(page, RUNTIME_CACHED_JS, runtime, timeout_ms=180000)
+                    page.close()
+                    for n in range(args.repeat_visits):
+                        again = context.new_page()
+                        again.set_default_timeout(180000)
+                        again.goto(url + path, wait_until="commit")
+                        ms, detail = split_ready(wait_ready(again))
+                        again.close()
+                        found[site].append({"visit": n + 2, "ready_ms": ms, **detail})
+                finally:
+                    context.close()
+                    server.shutdown()
+                    server.server_close()
+        version = browser.version
+        browser.close()
+    print(f"machine: {cpu_name()}, {os.cpu_count()} cores; Chromium {version} headless; load average after "
+          f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}; {args.rounds} rounds x {args.repeat_visits} repeat visits")
+    for site, visits in found.items():
+        second = [v["ready_ms"] for v in visits if v["visit"] == 2]
+        print(f"{site}: repeat visits ready, median {statistics.median(v['ready_ms'] for v in visits):.0f} ms "
+              f"of {len(visits)} (the 2nd visit alone {statistics.median(second):.0f} ms); median ms: " +
+              "; ".join(f"{label} {statistics.median(v[label] for v in visits):.0f}" for label, _, _ in SEGMENTS))
+    return 0
+
+
 def median_of(runs: list[dict]) -> dict:
     return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
 
@@ -305,13 +358,20 @@ def mb(n: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--site", type=Path, help="a built site (default: build one now)")
+    parser.add_argument("--sites", type=Path, nargs="+", help="with --repeat-visits: built sites to compare, interleaved")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--markdown", action="store_true", help="print the RESULTS.md block")
     parser.add_argument("--compare-only", action="store_true",
                         help="only the compare page, cross-origin isolated (a quick before/after check)")
     parser.add_argument("--exercise-only", action="store_true",
                         help="only the exercise: first and repeat visits with the breakdown of each start, and Check")
+    parser.add_argument("--repeat-visits", type=int, default=0, metavar="N",
+                        help="only the exercise's repeat visits: N new tabs after each first visit, per round and --site")
+    parser.add_argument("--rounds", type=int, default=4, help="with --repeat-visits: fresh profiles per build")
     args = parser.parse_args()
+    if args.repeat_visits:
+        args.site_list = args.sites or ([args.site] if args.site else [build_site()])
+        return repeat_visits(args)
     if args.exercise_only:
         return exercise_only(args)
     site = args.site or build_site()
