@@ -168,6 +168,26 @@ def split_ready(ready) -> tuple[float, dict]:
     return ready, {}
 
 
+def wait_stored(page, first_ready, runtime: list[str]) -> None:
+    """After a first visit: until the service worker controls the page and holds what a repeat visit needs."""
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+    wait_until(page, RUNTIME_CACHED_JS, runtime, timeout_ms=180000)   # (an async check: not wait_for_function)
+    if isinstance(first_ready, dict) and first_ready.get("start") == "normal":
+        # The exercise's first worker started normally and made a snapshot: the repeat visit should find it stored.
+        page.wait_for_function(f"() => !!localStorage.getItem({SNAPSHOT_RECORD!r})", polling=200)
+
+
+def repeat_visit(context, url: str, wait_ready, wait_until_event: str = "load") -> tuple[float, dict]:
+    """A new tab of the same profile: (ms until ready, the exercise's breakdown)."""
+    page = context.new_page()
+    page.set_default_timeout(180000)
+    try:
+        page.goto(url, wait_until=wait_until_event)
+        return split_ready(wait_ready(page))
+    finally:
+        page.close()
+
+
 def visit(browser, url: str, counter: SentBytes, page_name: str) -> dict:
     path, wait_ready, runtime = PAGES[page_name]
     context = browser.new_context(service_workers="allow")
@@ -180,17 +200,10 @@ def visit(browser, url: str, counter: SentBytes, page_name: str) -> dict:
         first_ready = wait_ready(page)
         first_ms, first_detail = split_ready(first_ready)
         first = counter.take()
-        page.wait_for_function("() => navigator.serviceWorker.controller !== null")
-        wait_until(page, RUNTIME_CACHED_JS, runtime, timeout_ms=180000)   # (an async check: not wait_for_function)
-        if isinstance(first_ready, dict) and first_ready.get("start") == "normal":
-            # The exercise's first worker started normally and made a snapshot: the repeat visit should find it stored.
-            page.wait_for_function(f"() => !!localStorage.getItem({SNAPSHOT_RECORD!r})", polling=200)
+        wait_stored(page, first_ready, runtime)
         after = counter.take()
         page.close()
-        again = context.new_page()
-        again.set_default_timeout(180000)
-        again.goto(url + path)
-        repeat_ms, repeat_detail = split_ready(wait_ready(again))
+        repeat_ms, repeat_detail = repeat_visit(context, url + path, wait_ready)
         repeat = counter.take()
         detail = {f"first: {k}": v for k, v in first_detail.items()}
         detail.update({f"repeat: {k}": v for k, v in repeat_detail.items()})
@@ -300,18 +313,17 @@ def exercise_only(args) -> int:
     return 0
 
 
-def repeat_visits(args) -> int:
+def repeat_visits(sites: list[Path], rounds: int, visits: int) -> int:
     """Repeat visits of the exercise only: per round a fresh profile, one first visit, then
-    --repeat-visits new tabs, for each --site in turn (rounds interleave the builds, so the
-    host's drift touches them alike). Cross-origin isolated, gzip, WebGPU hidden."""
+    `visits` new tabs, for each site in turn (rounds interleave the builds, so the host's
+    drift touches them alike). Cross-origin isolated, gzip, WebGPU hidden."""
     from playwright.sync_api import sync_playwright
 
     path, wait_ready, runtime = PAGES["exercise"]
-    sites = args.site_list
     found: dict = {site: [] for site in sites}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        for _ in range(args.rounds):
+        for _ in range(rounds):
             for site in sites:
                 server, url = serve_in_thread(site, isolation=True, compress=True)
                 context = browser.new_context(service_workers="allow")
@@ -320,16 +332,11 @@ def repeat_visits(args) -> int:
                     page = context.new_page()
                     page.set_default_timeout(180000)
                     page.goto(url + path)
-                    wait_ready(page)
-                    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
-                    wait_until(page, RUNTIME_CACHED_JS, runtime, timeout_ms=180000)
+                    wait_stored(page, wait_ready(page), runtime)
                     page.close()
-                    for n in range(args.repeat_visits):
-                        again = context.new_page()
-                        again.set_default_timeout(180000)
-                        again.goto(url + path, wait_until="commit")
-                        ms, detail = split_ready(wait_ready(again))
-                        again.close()
+                    for n in range(visits):
+                        # Timed from navigation, so the tab need not reach "load" first.
+                        ms, detail = repeat_visit(context, url + path, wait_ready, "commit")
                         found[site].append({"visit": n + 2, "ready_ms": ms, **detail})
                 finally:
                     context.close()
@@ -338,12 +345,12 @@ def repeat_visits(args) -> int:
         version = browser.version
         browser.close()
     print(f"machine: {cpu_name()}, {os.cpu_count()} cores; Chromium {version} headless; load average after "
-          f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}; {args.rounds} rounds x {args.repeat_visits} repeat visits")
-    for site, visits in found.items():
-        second = [v["ready_ms"] for v in visits if v["visit"] == 2]
-        print(f"{site}: repeat visits ready, median {statistics.median(v['ready_ms'] for v in visits):.0f} ms "
-              f"of {len(visits)} (the 2nd visit alone {statistics.median(second):.0f} ms); median ms: " +
-              "; ".join(f"{label} {statistics.median(v[label] for v in visits):.0f}" for label, _, _ in SEGMENTS))
+          f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}; {rounds} rounds x {visits} repeat visits")
+    for site, found_visits in found.items():
+        second = [v["ready_ms"] for v in found_visits if v["visit"] == 2]
+        print(f"{site}: repeat visits ready, median {statistics.median(v['ready_ms'] for v in found_visits):.0f} ms "
+              f"of {len(found_visits)} (the 2nd visit alone {statistics.median(second):.0f} ms); median ms: " +
+              "; ".join(f"{label} {statistics.median(v[label] for v in found_visits):.0f}" for label, _, _ in SEGMENTS))
     return 0
 
 
@@ -370,8 +377,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=4, help="with --repeat-visits: fresh profiles per build")
     args = parser.parse_args()
     if args.repeat_visits:
-        args.site_list = args.sites or ([args.site] if args.site else [build_site()])
-        return repeat_visits(args)
+        return repeat_visits(args.sites or [args.site or build_site()], args.rounds, args.repeat_visits)
     if args.exercise_only:
         return exercise_only(args)
     site = args.site or build_site()

@@ -31,8 +31,8 @@ ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
 ENTRY = Path("js") / "microgpt" / "prestart.js"
 BUNDLE = Path("js") / "microgpt" / "prestart.bundle.js"
 WIDGET = 'data-mha-widget="microgpt-exercise"'
-# Read while the script runs (document.currentScript), kept for workers started later.
 CHARSET = re.compile(r"<meta charset=[^>]*>", re.IGNORECASE)  # stays first: it must come within 1024 bytes
+# Read while the script runs (document.currentScript), kept for workers started later.
 BANNER = "var mhaPrestartUrl = document.currentScript && document.currentScript.src;"
 
 
@@ -60,8 +60,7 @@ def head_tag(page_url: str) -> str:
 def on_post_page(output: str, page, config) -> str:
     if WIDGET not in output or "</head>" not in output:
         return output
-    head = output.split("</head>", 1)[0]
-    charset = CHARSET.search(head)
+    charset = CHARSET.search(output, 0, output.index("</head>"))
     if not charset:
         return output.replace("</head>", head_tag(page.url) + "</head>", 1)
     # First in the head: a classic script waits for every stylesheet above it,

@@ -15,7 +15,8 @@ const LATEST_MS = 5000;
 
 export function searchAfterPython(until) {
   const RealWorker = globalThis.Worker;
-  if (typeof RealWorker !== "function" || typeof EventTarget !== "function") return;
+  if (typeof RealWorker !== "function") return;
+  const go = settled(until);
   const restore = () => {
     if (globalThis.Worker === Worker) globalThis.Worker = RealWorker;
   };
@@ -29,13 +30,14 @@ export function searchAfterPython(until) {
     }
     if (!SEARCH_WORKER.test(path)) return Reflect.construct(RealWorker, [url, options]);
     restore(); // only the theme's one search worker waits
-    return standIn(RealWorker, url, options, until);
+    return standIn(RealWorker, url, options, go);
   }
   Worker.prototype = RealWorker.prototype;
   globalThis.Worker = Worker;
-  settled(until).then(restore); // a page whose theme made no search worker
+  go.then(restore); // a page whose theme made no search worker
 }
 
+// Settles when `until` does, or after LATEST_MS.
 function settled(until) {
   return Promise.race([
     Promise.resolve(until).then(() => {}, () => {}),
@@ -44,8 +46,8 @@ function settled(until) {
 }
 
 // An object the theme can use as its worker (postMessage, terminate, message
-// events) until the real one exists.
-function standIn(RealWorker, url, options, until) {
+// events) until the real one exists, which is made when `go` settles.
+function standIn(RealWorker, url, options, go) {
   const stand = new EventTarget();
   const queue = [];
   let real = null;
@@ -77,6 +79,6 @@ function standIn(RealWorker, url, options, until) {
     if (real) real.terminate();
   };
   document.addEventListener("focusin", onFocus, true);
-  settled(until).then(start);
+  go.then(start);
   return stand;
 }

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.microgpt.test_exercise_page import WAIT_EXERCISE_JS
+
 pytestmark = pytest.mark.browser
 
 # Records every worker the page really creates (runs before the page's own scripts).
@@ -22,10 +24,6 @@ RECORD_WORKERS = """(() => {
   window.Worker.prototype = Real.prototype;
 })();"""
 SEARCH_MADE = "() => (window.mhaWorkersMade || []).filter((w) => w.url.includes('/workers/search.')).map((w) => w.at)"
-READY_AT = """async () => {
-  for (let i = 0; i < 2400 && !window.mhaExercise; i++) await new Promise((r) => setTimeout(r, 25));
-  return (await window.mhaExercise.ready).readyAt;
-}"""
 
 
 def search_for(page, words: str) -> int:
@@ -38,7 +36,7 @@ def search_for(page, words: str) -> int:
 def test_the_search_worker_starts_when_python_is_ready_and_search_works(make_page, base_url):
     page, _ = make_page(init_script=RECORD_WORKERS)
     page.goto(base_url + "microgpt/")
-    ready_at = page.evaluate(READY_AT)
+    ready_at = page.evaluate(WAIT_EXERCISE_JS)["readyAt"]
     page.wait_for_function(f"() => ({SEARCH_MADE})().length > 0")
     made = page.evaluate(SEARCH_MADE)
     assert len(made) == 1, made
@@ -59,4 +57,4 @@ def test_going_to_the_search_box_first_starts_it_at_once(make_page, base_url):
     assert page.evaluate("() => document.querySelector('.mgpt-ex__status').dataset.phase") == "loading"
     for route in held:
         route.continue_()
-    page.evaluate(READY_AT)   # and Python still starts
+    page.evaluate(WAIT_EXERCISE_JS)   # and Python still starts
