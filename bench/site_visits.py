@@ -27,6 +27,9 @@ ends and be ready again, isolated (interrupt through SharedArrayBuffer) and not
 visits (isolated): per round and build a fresh profile, one first visit, then N
 new tabs, the builds interleaved round by round so that a host whose speed
 drifts touches them alike; it prints the median ready time and where it goes.
+It also prints, per build, the CPU time the browser's processes spent from
+navigation to ready (Linux: /proc), and every visit's ready time, so that a
+host whose speed drifted during the run shows as such.
 """
 from __future__ import annotations
 
@@ -313,6 +316,28 @@ def exercise_only(args) -> int:
     return 0
 
 
+def browser_cpu_s() -> dict[int, float]:
+    """CPU seconds (user + system) so far of each running Chromium process (Linux /proc; {} elsewhere)."""
+    found: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # gone meanwhile
+        name, _, rest = text.rpartition(")")
+        if not name.split("(", 1)[-1].startswith("chromium"):
+            continue
+        fields = rest.split()
+        found[int(stat.parent.name)] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return found
+
+
+def cpu_since(before: dict[int, float]) -> float:
+    """CPU milliseconds Chromium's processes spent since `before` (processes that ended meanwhile are not counted)."""
+    return sum(now - before.get(pid, 0.0) for pid, now in browser_cpu_s().items()) * 1000
+
+
 def repeat_visits(sites: list[Path], rounds: int, visits: int) -> int:
     """Repeat visits of the exercise only: per round a fresh profile, one first visit, then
     `visits` new tabs, for each site in turn (rounds interleave the builds, so the host's
@@ -335,9 +360,10 @@ def repeat_visits(sites: list[Path], rounds: int, visits: int) -> int:
                     wait_stored(page, wait_ready(page), runtime)
                     page.close()
                     for n in range(visits):
+                        before = browser_cpu_s()
                         # Timed from navigation, so the tab need not reach "load" first.
                         ms, detail = repeat_visit(context, url + path, wait_ready, "commit")
-                        found[site].append({"visit": n + 2, "ready_ms": ms, **detail})
+                        found[site].append({"visit": n + 2, "ready_ms": ms, "cpu_ms": cpu_since(before), **detail})
                 finally:
                     context.close()
                     server.shutdown()
@@ -348,9 +374,12 @@ def repeat_visits(sites: list[Path], rounds: int, visits: int) -> int:
           f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}; {rounds} rounds x {visits} repeat visits")
     for site, found_visits in found.items():
         second = [v["ready_ms"] for v in found_visits if v["visit"] == 2]
+        cpu = [v["cpu_ms"] for v in found_visits if v["cpu_ms"] > 0]
         print(f"{site}: repeat visits ready, median {statistics.median(v['ready_ms'] for v in found_visits):.0f} ms "
-              f"of {len(found_visits)} (the 2nd visit alone {statistics.median(second):.0f} ms); median ms: " +
+              f"of {len(found_visits)} (the 2nd visit alone {statistics.median(second):.0f} ms); "
+              f"browser CPU until ready, median {statistics.median(cpu) if cpu else float('nan'):.0f} ms; median ms: " +
               "; ".join(f"{label} {statistics.median(v[label] for v in found_visits):.0f}" for label, _, _ in SEGMENTS))
+        print("  each visit in order, ms: " + " ".join(f"{v['ready_ms']:.0f}" for v in found_visits))
     return 0
 
 

@@ -4,19 +4,17 @@
 // about 0.6 s of CPU, which on a 2-core laptop is taken from the exercise's
 // Python worker just while it starts (bench/RESULTS.md, issue 21). Here the
 // theme's `new Worker(search)` gets a stand-in at once; the real worker is
-// created when `until` settles (Python ready, or failed), after LATEST_MS at
-// the latest, or as soon as the reader goes to the search box. What the theme
-// posts meanwhile (the index, early queries) is kept and delivered in order,
+// created when `go` settles (python_first.js: Python ready or failed, or
+// LATEST_MS passed), or as soon as the reader goes to the search box. What the
+// theme posts meanwhile (the index, early queries) is kept and delivered in order,
 // so nothing typed is lost; the search box says "Initializing search" until
 // then, as it does while any index builds.
 
 const SEARCH_WORKER = /\/assets\/javascripts\/workers\/search\.[^/]*\.js$/;
-const LATEST_MS = 5000;
 
-export function searchAfterPython(until) {
+export function searchAfterPython(go) {
   const RealWorker = globalThis.Worker;
   if (typeof RealWorker !== "function") return;
-  const go = settled(until);
   const restore = () => {
     if (globalThis.Worker === Worker) globalThis.Worker = RealWorker;
   };
@@ -35,14 +33,6 @@ export function searchAfterPython(until) {
   Worker.prototype = RealWorker.prototype;
   globalThis.Worker = Worker;
   go.then(restore); // a page whose theme made no search worker
-}
-
-// Settles when `until` does, or after LATEST_MS.
-function settled(until) {
-  return Promise.race([
-    Promise.resolve(until).then(() => {}, () => {}),
-    new Promise((resolve) => setTimeout(resolve, LATEST_MS)),
-  ]);
 }
 
 // An object the theme can use as its worker (postMessage, terminate, message

@@ -3,10 +3,11 @@
 // worker starts booting before the page is parsed, instead of after the
 // theme's and the page's scripts (about half a second later). The exercise
 // widget takes this runner over (runner.js claimRunner); a page reached by
-// instant navigation does without. The theme's search worker waits until
-// that Python is ready (later_search.js).
+// instant navigation does without. The theme's search worker, and the page's
+// other work that can wait, waits until that Python is ready (python_first.js).
 
 import { startEarly } from "./runner.js";
 import { searchAfterPython } from "./later_search.js";
+import { pythonFirst } from "./python_first.js";
 
-searchAfterPython(startEarly().ready);
+searchAfterPython(pythonFirst(startEarly().ready));

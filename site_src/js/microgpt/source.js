@@ -12,9 +12,15 @@
 // "Learned" means: every line up to the start of the multi-head block before
 // the exercise is solved (the earlier lessons' material), and every line up
 // to the end of the attention block once it is solved.
+//
+// The listing (all of microgpt.py, and the layout of the whole page it forces)
+// is built when it comes near the viewport, or once the exercise's Python is
+// ready (python_first.js): while Python starts, both cores of a small laptop
+// are busy, and a reader at the top of the page does not see the listing yet.
 
 import { siteUrl } from "../runtime/assets.js";
 import { getProgress, onProgress } from "./progress.js";
+import { afterPython, nearViewport } from "./python_first.js";
 import { el } from "./ui.js";
 
 export const SOURCE_PATH = "wasm_assets/microgpt.py";
@@ -34,13 +40,13 @@ export function mount(root) {
   const state = { off: null, disposed: false };
   mounted.set(root, state);
   root.replaceChildren(el("p", { class: "mgpt-loading", text: "Loading microgpt.py…" }));
-  fetch(siteUrl(SOURCE_PATH))
-    .then((r) => {
-      if (!r.ok) throw new Error(`${SOURCE_PATH} is missing on this site (HTTP ${r.status})`);
-      return r.text();
-    })
-    .then((text) => {
-      if (!state.disposed) build(root, text.replace(/\n$/, "").split("\n"), state);
+  const text = fetch(siteUrl(SOURCE_PATH)).then((r) => {
+    if (!r.ok) throw new Error(`${SOURCE_PATH} is missing on this site (HTTP ${r.status})`);
+    return r.text();
+  });
+  Promise.all([text, Promise.race([afterPython(), nearViewport(root)])])
+    .then(([source]) => {
+      if (!state.disposed) build(root, source.replace(/\n$/, "").split("\n"), state);
     })
     .catch((err) => {
       root.replaceChildren(el("p", { class: "mha-panel mha-panel--error", role: "alert", text: `microgpt.py could not be loaded: ${err.message}` }));

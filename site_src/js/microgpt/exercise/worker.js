@@ -272,23 +272,35 @@ function countingFetch(realFetch, tracker, handoff, pending) {
   };
 }
 
-// On a first visit, Pyodide's own downloads start at once instead of when
-// loadPyodide asks for them (after the heap is chosen): each file's first GET
-// is answered from the download started here.
-function prefetching(fetchFn, urls) {
-  const early = new Map(urls.map((url) => {
-    const response = fetchFn(url);
-    response.catch(() => {});
-    return [url, response];
-  }));
+// Answers the first GET of each URL in `early` (url -> a promise of its
+// response, or of null: then it is fetched after all); the rest is fetched.
+function answeredEarly(fetchFn, early) {
   return (input, init) => {
     const url = input instanceof Request ? input.url : String(input);
     const method = (init && init.method) || (input instanceof Request ? input.method : "GET");
     const response = method === "GET" ? early.get(url) : undefined;
     if (!response) return fetchFn(input, init);
     early.delete(url);
-    return response;
+    return response.then((found) => found || fetchFn(input, init));
   };
+}
+
+// On a first visit, Pyodide's own downloads start at once instead of when
+// loadPyodide asks for them (after the heap is chosen).
+function prefetching(fetchFn, urls) {
+  return answeredEarly(fetchFn, new Map(urls.map((url) => {
+    const response = fetchFn(url);
+    response.catch(() => {});
+    return [url, response];
+  })));
+}
+
+// Served by the service worker (a repeat visit), Pyodide's files are read
+// straight from Cache Storage, from the start, instead of through the service
+// worker when loadPyodide asks for them (which took twice as long: 15 MB in
+// 96-108 ms against 41-54 ms, bench/RESULTS.md); a file not found there is fetched.
+function fromCacheStorage(fetchFn, urls) {
+  return answeredEarly(fetchFn, new Map(urls.map((url) => [url, caches.match(url).catch(() => null)])));
 }
 
 // Module scripts (pyodide.mjs, pyodide.asm.mjs) arrive through import(), which
@@ -438,7 +450,11 @@ function snapshotHeapBytes(bytes) {
 // - grow the memory to a snapshot's heap first: Pyodide 314 restores into a
 //   heap of the default size and fails ("offset is out of bounds") when the
 //   snapshot's heap had grown past it;
-// - note when it was done (stages).
+// - note when it was done (stages);
+// - compile each of the tiny modules Pyodide makes to put a JavaScript function
+//   into its function table (~260 while it starts, of ~30 distinct signatures)
+//   once per signature: a module's bytes depend only on the signature, and one
+//   compiled module can be instantiated with any function.
 function watchInstantiate({ stages, t0, compiled = null, heapBytes = 0, keep }) {
   const done = (result) => {
     const memory = result && result.instance && result.instance.exports.memory;
@@ -451,6 +467,20 @@ function watchInstantiate({ stages, t0, compiled = null, heapBytes = 0, keep }) 
   };
   const streaming = WebAssembly.instantiateStreaming;
   const plain = WebAssembly.instantiate;
+  const RealModule = WebAssembly.Module;
+  const tiny = new Map(); // the bytes of a small module (as a string) -> its compiled module
+  WebAssembly.Module = new Proxy(RealModule, {
+    construct(target, args, newTarget) {
+      const bytes = args[0];
+      if (!(bytes instanceof Uint8Array) || bytes.byteLength > 128 || newTarget !== WebAssembly.Module) {
+        return Reflect.construct(target, args, newTarget === WebAssembly.Module ? target : newTarget);
+      }
+      const key = String.fromCharCode(...bytes);
+      let module = tiny.get(key);
+      if (!module) tiny.set(key, (module = new RealModule(bytes)));
+      return module;
+    },
+  });
   // The module compiled ahead (a promise of it, or of null): instantiated from
   // it when there is one, else (or if that fails) from Pyodide's own source.
   const ahead = async (imports) => {
@@ -472,6 +502,7 @@ function watchInstantiate({ stages, t0, compiled = null, heapBytes = 0, keep }) 
   return () => {
     WebAssembly.instantiateStreaming = streaming;
     WebAssembly.instantiate = plain;
+    WebAssembly.Module = RealModule;
   };
 }
 
@@ -504,11 +535,14 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     const startDownload = (offer) => download
       || (download = offer.shipped && self.crypto && crypto.subtle ? downloadHeap(offer.shipped, count ? tracker : null) : null);
     snapshotOffer.then((offer) => offer.key || startDownload(offer));
+    if (!count && self.caches) {
+      self.fetch = fromCacheStorage(realFetch, PYODIDE_FETCHED.map((name) => new URL(name, indexURL).href));
+    }
     // Served by the service worker (a repeat visit), the WebAssembly compiles
     // now, beside the imports and the heap's read, instead of after them; a
     // spare is handed the module an earlier worker compiled (offer.module).
     const compiled = snapshotOffer.then((offer) => offer.module
-      || (count ? null : WebAssembly.compileStreaming(realFetch(new URL("pyodide.asm.wasm", indexURL).href))));
+      || (count ? null : WebAssembly.compileStreaming(self.fetch(new URL("pyodide.asm.wasm", indexURL).href))));
     compiled.catch(() => {});
     if (count) watchModuleScripts(tracker);
     // The HEAD checks, pyodide.mjs and the large pyodide.asm.mjs (which loadPyodide
