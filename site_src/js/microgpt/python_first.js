@@ -10,7 +10,7 @@
 // prestart.js runs as a bundle of its own, with its own copy of this module,
 // so the promise is handed to the page's modules on the global object.
 
-export const LATEST_MS = 5000;
+const LATEST_MS = 5000;
 const KEY = "mhaPythonFirst";
 
 // prestart.js: `ready` is the first Python's readiness; returns the promise afterPython() gives.

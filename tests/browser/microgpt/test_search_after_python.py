@@ -26,6 +26,18 @@ RECORD_WORKERS = """(() => {
 SEARCH_MADE = "() => (window.mhaWorkersMade || []).filter((w) => w.url.includes('/workers/search.')).map((w) => w.at)"
 
 
+def hold_python(page):
+    """Holds Python's WebAssembly back (Python cannot be ready meanwhile); returns what lets it through."""
+    held = []
+    page.route("**/vendor/pyodide/**/pyodide.asm.wasm", lambda route: held.append(route))
+
+    def release():
+        for route in held:
+            route.continue_()
+
+    return release
+
+
 def search_for(page, words: str) -> int:
     """Types `words` into the theme's search box; the number of results it lists."""
     page.fill(".md-search__input", words)   # (the header's search box, shown at the default 1280 px)
@@ -46,15 +58,12 @@ def test_the_search_worker_starts_when_python_is_ready_and_search_works(make_pag
 
 def test_going_to_the_search_box_first_starts_it_at_once(make_page, base_url):
     page, _ = make_page(init_script=RECORD_WORKERS)
-    held = []
-    # Python cannot be ready while its WebAssembly is held back.
-    page.route("**/vendor/pyodide/**/pyodide.asm.wasm", lambda route: held.append(route))
+    release = hold_python(page)
     page.goto(base_url + "microgpt/")
     page.wait_for_function("() => !!window.mhaExercise")
     assert search_for(page, "attention") > 0
     made = page.evaluate(SEARCH_MADE)
     assert len(made) == 1, made
     assert page.evaluate("() => document.querySelector('.mgpt-ex__status').dataset.phase") == "loading"
-    for route in held:
-        route.continue_()
+    release()
     page.evaluate(WAIT_EXERCISE_JS)   # and Python still starts

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.microgpt.test_exercise_page import WAIT_EXERCISE_JS
+from tests.browser.microgpt.test_search_after_python import hold_python
 
 pytestmark = pytest.mark.browser
 
@@ -37,15 +38,12 @@ def test_the_listing_is_built_once_python_is_ready(make_page, base_url):
 
 def test_scrolling_to_the_listing_builds_it_at_once(make_page, base_url):
     page, _ = make_page(init_script=RECORD_LISTING, viewport={"width": 1280, "height": 720})
-    held = []
-    # Python cannot be ready while its WebAssembly is held back.
-    page.route("**/vendor/pyodide/**/pyodide.asm.wasm", lambda route: held.append(route))
+    release = hold_python(page)
     page.goto(base_url + "microgpt/")
     page.wait_for_function("() => !!window.mhaExercise")
     assert page.evaluate("() => window.mhaListingAt") is None
     page.locator(LISTING).scroll_into_view_if_needed()
     page.wait_for_selector(f"{LISTING} .mgpt-src__line")
     assert page.evaluate("() => document.querySelector('.mgpt-ex__status').dataset.phase") == "loading"
-    for route in held:
-        route.continue_()
+    release()
     page.evaluate(WAIT_EXERCISE_JS)   # and Python still starts

@@ -272,35 +272,49 @@ function countingFetch(realFetch, tracker, handoff, pending) {
   };
 }
 
-// Answers the first GET of each URL in `early` (url -> a promise of its
-// response, or of null: then it is fetched after all); the rest is fetched.
-function answeredEarly(fetchFn, early) {
+// Answers a GET from `answer(url)` (a promise of the response, or of null:
+// then it is fetched after all) where that gives one; the rest is fetched.
+function answering(fetchFn, answer) {
   return (input, init) => {
     const url = input instanceof Request ? input.url : String(input);
     const method = (init && init.method) || (input instanceof Request ? input.method : "GET");
-    const response = method === "GET" ? early.get(url) : undefined;
+    const response = method === "GET" ? answer(url) : null;
     if (!response) return fetchFn(input, init);
-    early.delete(url);
     return response.then((found) => found || fetchFn(input, init));
   };
 }
 
 // On a first visit, Pyodide's own downloads start at once instead of when
-// loadPyodide asks for them (after the heap is chosen).
+// loadPyodide asks for them (after the heap is chosen): each file's first GET
+// is answered from the download started here.
 function prefetching(fetchFn, urls) {
-  return answeredEarly(fetchFn, new Map(urls.map((url) => {
+  const early = new Map(urls.map((url) => {
     const response = fetchFn(url);
     response.catch(() => {});
     return [url, response];
-  })));
+  }));
+  return answering(fetchFn, (url) => {
+    const response = early.get(url);
+    early.delete(url);
+    return response;
+  });
 }
 
 // Served by the service worker (a repeat visit), Pyodide's files are read
 // straight from Cache Storage, from the start, instead of through the service
 // worker when loadPyodide asks for them (which took twice as long: 15 MB in
-// 96-108 ms against 41-54 ms, bench/RESULTS.md); a file not found there is fetched.
+// 96-108 ms against 41-54 ms, bench/RESULTS.md); a file not found there is
+// fetched. Each later GET of them (Pyodide's own request for the WebAssembly
+// compiled ahead, whose body it never reads) is answered from there too.
 function fromCacheStorage(fetchFn, urls) {
-  return answeredEarly(fetchFn, new Map(urls.map((url) => [url, caches.match(url).catch(() => null)])));
+  const stored = (url) => caches.match(url).catch(() => null);
+  const early = new Map(urls.map((url) => [url, stored(url)]));
+  return answering(fetchFn, (url) => {
+    if (!urls.includes(url)) return null;
+    const response = early.get(url) || stored(url);
+    early.delete(url);
+    return response;
+  });
 }
 
 // Module scripts (pyodide.mjs, pyodide.asm.mjs) arrive through import(), which
