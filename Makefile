@@ -13,6 +13,12 @@ PREFIX  ?= /
 # instant navigation reads). `make build` leaves it out unless given:
 # `make build SITE_URL=https://example.org/lesson/`. `make serve` uses the URL it serves.
 SITE_URL ?=
+# The date a build carries (sitemap.xml's lastmod, and so sw.js's revisions): the last
+# commit's, so that the same sources build the same bytes on any day.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+ifneq ($(SOURCE_DATE_EPOCH),)
+export SOURCE_DATE_EPOCH
+endif
 SERVE_URL = http://$(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST)):$(PORT)/$(patsubst /%,%,$(PREFIX))
 
 .PHONY: setup site-setup serve build test models train-runs microgpt bench clean

@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,10 @@ from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, PageWatch  # noqa: E402
 
 ASSETS = _artefact_folder()
 SUB_PATH = "/some/lesson/"
+# One build date for every site this session builds (each build's environment inherits it):
+# sitemap.xml.gz, and sw.js, which lists its revision, carry the date, so two builds on either
+# side of midnight would differ otherwise. `make test` sets it to the last commit's.
+os.environ.setdefault("SOURCE_DATE_EPOCH", str(int(time.time())))
 
 
 def _assets_or_skip(*names: str) -> list[Path]:
