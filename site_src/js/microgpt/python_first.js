@@ -4,7 +4,8 @@
 // (bench/RESULTS.md): the page's own thread, the first Python worker (started
 // by prestart.js from the page's head) and the threads compiling for it. Work
 // the reader does not need in that second (the theme's search index, the
-// source listing at the foot of the page) waits until that Python is ready
+// Explore widget's charts two screens down, the source listing at the foot of
+// the page) waits until that Python is ready
 // or has failed, LATEST_MS at the latest, or until the reader goes to it.
 //
 // prestart.js runs as a bundle of its own, with its own copy of this module,

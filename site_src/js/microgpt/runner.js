@@ -88,8 +88,10 @@ export class PythonRunner {
     this.lastStop = null;
     this.info = null;
     this.disposed = false;
-    // What each new worker is offered (snapshot.js); a promise while a new snapshot is being stored.
-    this.snapshot = Promise.resolve(snapshotOffer());
+    // What each new worker is offered (snapshot.js): `offer` while it is known,
+    // `snapshot` a promise of it (pending while a new snapshot is being stored).
+    this.offer = snapshotOffer();
+    this.snapshot = Promise.resolve(this.offer);
     this.module = null; // Pyodide's compiled WebAssembly, from the first worker that was ready
     this.spawned = false; // whether a worker was started (the first one downloads differently)
     this.boot("Starting Python (Pyodide)…");
@@ -130,6 +132,15 @@ export class PythonRunner {
     }
   }
 
+  // A change of the stored snapshot under way: workers started meanwhile wait for its offer.
+  changeOffer(promise) {
+    this.offer = null;
+    this.snapshot = promise;
+    promise.then((offer) => {
+      if (this.snapshot === promise) this.offer = offer;
+    }, () => {});
+  }
+
   // Start the next spare worker; this.ready resolves when it can take a job.
   boot(loadingText = "Starting Python (Pyodide)…") {
     if (this.disposed) return null;
@@ -150,7 +161,31 @@ export class PythonRunner {
       slot.reject = reject;
     });
     slot.ready.catch(() => {});
-    const worker = new Worker(new URL("./exercise/worker.js", import.meta.url), { type: "module", name: "pyodide-exercise" });
+    // Only the page's first worker hands its downloads to the service worker and
+    // starts Pyodide's downloads early: a spare booting while no service worker
+    // serves the page yet would put a second copy in the handoff cache, racing
+    // the service worker that moves the first one out of it.
+    const how = { ...downloads(), prefetch: false };
+    if (this.spawned) how.handoff = false;
+    else how.prefetch = how.count;
+    this.spawned = true;
+    slot.handoff = how.handoff;
+    // The worker's settings travel in its name, which it reads as soon as its
+    // script runs: a message would wait for this page's thread, which is busy
+    // building the page while the first worker starts (~80 ms on a repeat
+    // visit). What a name cannot carry follows in the "init" message.
+    const settings = {
+      indexURL: siteUrl("vendor/pyodide/"),
+      modelURL: siteUrl("wasm_assets/microgpt-trained.json"),
+      sandboxURL: siteUrl("pyodide/sandbox.py"),
+      diagnosisURL: siteUrl("pyodide/diagnosis.py"),
+      floatsURL: siteUrl("wasm_assets/microgpt_floats.py"),
+      sizesURL: siteUrl("pyodide/sizes.json"),
+      ...how,
+      offer: this.offer, // null while it is being changed: then a "snapshot" message brings it
+      module: Boolean(this.module),
+    };
+    const worker = new Worker(new URL("./exercise/worker.js", import.meta.url), { type: "module", name: JSON.stringify(settings) });
     slot.worker = worker;
     const isSpare = () => slot === this.spare;
     const fail = async (reason) => {
@@ -184,7 +219,7 @@ export class PythonRunner {
         if (slot.info || slot.failed || !msg.digest) return;
         console.warn(`Python's shipped start-up could not be used (${msg.reason}); it starts the normal way.`);
         markShippedFailed(String(msg.digest));
-        this.snapshot = this.snapshot.catch(() => ({})).then(() => ({ ...snapshotOffer(), shipped: null }));
+        this.changeOffer(this.snapshot.catch(() => ({})).then(() => ({ ...snapshotOffer(), shipped: null })));
       } else if (msg.type === "snapshot-made" || msg.type === "snapshot-missing" || msg.type === "snapshot-failed") {
         // Only from a worker that has not said "ready": one no job has reached yet.
         if (slot.info || slot.failed || !msg.key) return;
@@ -193,14 +228,14 @@ export class PythonRunner {
         if (msg.type === "snapshot-made" && msg.packed instanceof Uint8Array) {
           // Stored once this worker is ready, so the page's hashing and writing never delay "ready".
           const made = msg.packed;
-          this.snapshot = Promise.all([after, slot.ready.catch(() => {})])
-            .then(() => saveSnapshot(key, made)).catch(snapshotOffer);
+          this.changeOffer(Promise.all([after, slot.ready.catch(() => {})])
+            .then(() => saveSnapshot(key, made)).catch(snapshotOffer));
         } else if (msg.type === "snapshot-missing") {
-          this.snapshot = after.then(() => forgetSnapshot(String(msg.digest))).then(snapshotOffer, snapshotOffer);
+          this.changeOffer(after.then(() => forgetSnapshot(String(msg.digest))).then(snapshotOffer, snapshotOffer));
         } else if (msg.type === "snapshot-failed") {
           console.warn(`Python's saved start could not be used (${msg.reason}); it starts the normal way.`);
           const failed = () => ({ ...snapshotOffer(), failedKey: key });
-          this.snapshot = after.then(() => markSnapshotFailed(key)).then(failed, failed);
+          this.changeOffer(after.then(() => markSnapshotFailed(key)).then(failed, failed));
         }
       } else if (msg.type === "ready") {
         if (slot.info || slot.failed) return;
@@ -227,30 +262,13 @@ export class PythonRunner {
       if (!slot.info) fail(event.message || "the Python worker failed to load");
       else if (this.pending && this.pending.slot === slot) this.hardStop(this.pending, "crash");
     };
-    // Only the page's first worker hands its downloads to the service worker and
-    // starts Pyodide's downloads early: a spare booting while no service worker
-    // serves the page yet would put a second copy in the handoff cache, racing
-    // the service worker that moves the first one out of it.
-    const how = { ...downloads(), prefetch: false };
-    if (this.spawned) how.handoff = false;
-    else how.prefetch = how.count;
-    this.spawned = true;
-    slot.handoff = how.handoff;
-    worker.postMessage({
-      type: "init",
-      indexURL: siteUrl("vendor/pyodide/"),
-      modelURL: siteUrl("wasm_assets/microgpt-trained.json"),
-      sandboxURL: siteUrl("pyodide/sandbox.py"),
-      diagnosisURL: siteUrl("pyodide/diagnosis.py"),
-      floatsURL: siteUrl("wasm_assets/microgpt_floats.py"),
-      sizesURL: siteUrl("pyodide/sizes.json"),
-      interruptBuffer: slot.interrupt,
-      ...how,
-    });
-    // The worker waits for this before it starts Python.
-    this.snapshot.then((offer) => {
-      if (!this.disposed && !slot.failed) worker.postMessage({ type: "snapshot", ...offer, module: this.module });
-    });
+    worker.postMessage({ type: "init", interruptBuffer: slot.interrupt, module: this.module });
+    // An offer not known yet follows when it is; the worker waits for it before it starts Python.
+    if (!settings.offer) {
+      this.snapshot.then((offer) => {
+        if (!this.disposed && !slot.failed) worker.postMessage({ type: "snapshot", ...offer });
+      });
+    }
     return slot;
   }
 

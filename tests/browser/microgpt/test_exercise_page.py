@@ -246,6 +246,7 @@ def test_heatmaps_names_and_phone_layout(phone_page):
     assert message.inner_text().strip() == "" and maps.get_attribute("data-name") == "abcdefghijklmno"
     # Explore: bars after a prefix, and sampled names.
     explore = page.locator("[data-mha-widget='microgpt-explore']")
+    explore.locator("[data-chart='heads'] .mgpt-bars__col").first.wait_for()   # built once Python is ready
     assert explore.locator("[data-chart='heads'] .mgpt-bars__col").count() == 27   # and 27 for the probe
     explore.get_by_role("button", name="em", exact=True).click()
     assert explore.locator("[data-chart='heads']").get_attribute("data-prefix") == "em"

@@ -6,11 +6,14 @@
 // that code did (patched builtins, gc tricks, JavaScript reached through
 // pyodide_js, files in /tmp), it went with the worker.
 //
-// Messages in:  {type: "init", indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL,
-//                interruptBuffer?, count, handoff, prefetch}   (count: no service worker serves this page yet)
-//               {type: "snapshot", key, digest, size, cache, url, failedKey, shipped, module}
-//                 (right after init: the record ../snapshot.js keeps, the heap the site ships
-//                 ({url, digest, size}, or null) and the compiled WebAssembly, if any)
+// Settings, in the worker's name (JSON, read as soon as this script runs):
+//               {indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL,
+//                count, handoff, prefetch, offer, module}   (count: no service worker serves this page yet;
+//                offer: {key, digest, size, cache, url, failedKey, shipped}, the record ../snapshot.js
+//                keeps and the heap the site ships ({url, digest, size}, or null), or null: then a
+//                "snapshot" message brings it; module: whether the page has a compiled WebAssembly)
+// Messages in:  {type: "init", interruptBuffer?, module?}   (at once: what a name cannot carry)
+//               {type: "snapshot", key, digest, size, cache, url, failedKey, shipped}   (when offer is null)
 //               {type: "run", token, source} | {type: "check", token, source, inputs}
 //               {type: "explain", token}   (after "collected": the page wants the explanation)
 // Messages out: {type: "progress", text, loaded?, total?}
@@ -133,9 +136,14 @@ let floatsSource = null; // microgpt's float arithmetic: written for Python only
 let job = null; // {token, type, shown, cut, decoder}
 let used = false; // this worker has been given its one job
 let offerSnapshot = null;
-// What the page offers (its "snapshot" message): {key, bytes, failedKey}.
+// What the page offers (in the settings, or its "snapshot" message): {key, digest, ..., shipped}.
 const snapshotOffer = new Promise((resolve) => {
   offerSnapshot = resolve;
+});
+let handOver = null;
+// The page's "init" message: {interruptBuffer, module}.
+const handedOver = new Promise((resolve) => {
+  handOver = resolve;
 });
 
 function post(message) {
@@ -520,7 +528,7 @@ function watchInstantiate({ stages, t0, compiled = null, heapBytes = 0, keep }) 
   };
 }
 
-async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, interruptBuffer, count, handoff, prefetch }) {
+async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, count, handoff, prefetch, module }) {
   const t0 = performance.now();
   // Milliseconds after t0; origin and t0 place them on the page's clock (bench/site_visits.py).
   const stages = { origin: performance.timeOrigin, t0 };
@@ -544,8 +552,8 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     if (count && prefetch) {
       self.fetch = prefetching(self.fetch, PYODIDE_FETCHED.map((name) => new URL(name, indexURL).href));
     }
-    // The page's offer comes right after "init". Without a heap of this
-    // browser's, the shipped one downloads while the rest loads.
+    // The page's offer is in the settings (or follows soon). Without a heap of
+    // this browser's, the shipped one downloads while the rest loads.
     const startDownload = (offer) => download
       || (download = offer.shipped && self.crypto && crypto.subtle ? downloadHeap(offer.shipped, count ? tracker : null) : null);
     snapshotOffer.then((offer) => offer.key || startDownload(offer));
@@ -554,9 +562,9 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     }
     // Served by the service worker (a repeat visit), the WebAssembly compiles
     // now, beside the imports and the heap's read, instead of after them; a
-    // spare is handed the module an earlier worker compiled (offer.module).
-    const compiled = snapshotOffer.then((offer) => offer.module
-      || (count ? null : WebAssembly.compileStreaming(self.fetch(new URL("pyodide.asm.wasm", indexURL).href))));
+    // spare is handed the module an earlier worker compiled (with "init").
+    const compiled = module ? handedOver.then((given) => given.module)
+      : count ? Promise.resolve(null) : WebAssembly.compileStreaming(self.fetch(new URL("pyodide.asm.wasm", indexURL).href));
     compiled.catch(() => {});
     if (count) watchModuleScripts(tracker);
     // The HEAD checks, pyodide.mjs and the large pyodide.asm.mjs (which loadPyodide
@@ -591,7 +599,7 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
       try {
         pyodide = await loadPyodide({ ...pyodideOptions(indexURL), _loadSnapshot: heap.bytes });
         stages.loaded = performance.now() - t0;
-        setUp(pyodide, { ...sources, modelBytes, interruptBuffer });
+        setUp(pyodide, { ...sources, modelBytes, interruptBuffer: (await handedOver).interruptBuffer });
         start = heap.from === "saved" ? "snapshot" : "shipped";
       } catch (err) {
         // Whatever went wrong, this worker starts Python the normal way,
@@ -617,7 +625,7 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
       self.fetch = realFetch;
       tracker.report();
       if (make) makeSnapshot(pyodide, key, sources);
-      setUp(pyodide, { ...sources, modelBytes, interruptBuffer });
+      setUp(pyodide, { ...sources, modelBytes, interruptBuffer: (await handedOver).interruptBuffer });
     }
     self.fetch = realFetch;
     stages.setUp = performance.now() - t0;
@@ -735,17 +743,43 @@ function shippedHeap(value) {
   return { url: value.url, digest: value.digest, size: value.size };
 }
 
+// The page's offer, as the worker uses it.
+function snapshotFrom(value) {
+  return {
+    key: String(value.key || ""), digest: String(value.digest || ""), size: Number(value.size) || 0,
+    cache: String(value.cache || ""), url: String(value.url || ""), failedKey: String(value.failedKey || ""),
+    shipped: shippedHeap(value.shipped),
+  };
+}
+
+// The settings runner.js gives this worker in its name.
+function settingsFromName() {
+  let settings = null;
+  try {
+    settings = JSON.parse(self.name);
+  } catch {
+    // not JSON: said below
+  }
+  return settings && typeof settings === "object" && typeof settings.indexURL === "string" ? settings : null;
+}
+
+const settings = settingsFromName();
+if (!settings) {
+  post({ type: "error", message: "the Python worker was started without its settings (runner.js gives them in its name)" });
+} else {
+  if (settings.offer && typeof settings.offer === "object") offerSnapshot(snapshotFrom(settings.offer));
+  init(settings);
+}
+
 self.onmessage = (event) => {
   const message = event.data || {};
   if (message.type === "init") {
-    init(message);
-  } else if (message.type === "snapshot") {
-    offerSnapshot({
-      key: String(message.key || ""), digest: String(message.digest || ""), size: Number(message.size) || 0,
-      cache: String(message.cache || ""), url: String(message.url || ""), failedKey: String(message.failedKey || ""),
+    handOver({
+      interruptBuffer: message.interruptBuffer || null,
       module: message.module instanceof WebAssembly.Module ? message.module : null,
-      shipped: shippedHeap(message.shipped),
     });
+  } else if (message.type === "snapshot") {
+    offerSnapshot(snapshotFrom(message));
   } else if (message.type === "run" || message.type === "check") {
     if (!checker || used) {
       const text = used ? "This Python has already run a job." : "Python is not ready yet.";
