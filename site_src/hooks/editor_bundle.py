@@ -4,7 +4,8 @@ After the pages are built (and after ``site_assets.py`` has copied
 ``site_src/``; list this hook after it in mkdocs.yml) it
 
 * bundles ``site_src/js/microgpt/exercise/editor_entry.js`` together with CodeMirror 6
-  from ``node_modules`` into one minified ES module,
+  from ``node_modules`` into one minified classic script (which Chrome keeps
+  compiled in its code cache, unlike a module script),
   ``site/vendor/codemirror/editor.js``, with the ``esbuild`` npm package (the
   bundle is cached in the system temp folder, keyed by the entry, the lock
   file and the esbuild version, so rebuilds while serving are instant);
@@ -63,9 +64,15 @@ def _esbuild_version() -> str:
     return proc.stdout.strip()
 
 
+# How esbuild is run (besides the entry and the output): part of the cache key.
+ESBUILD_ARGS = ("--bundle", "--format=iife", "--minify", "--target=es2020", "--legal-comments=eof",
+                f"--banner:js={BANNER}", "--log-level=warning")
+
+
 def _cache_key() -> str:
     digest = hashlib.sha256()
     digest.update(ENTRY.read_bytes())
+    digest.update("\0".join(ESBUILD_ARGS).encode())
     lock = ROOT / "package-lock.json"
     if lock.is_file():
         digest.update(lock.read_bytes())
@@ -74,7 +81,7 @@ def _cache_key() -> str:
 
 
 def build_bundle() -> Path:
-    """Path of the bundled editor module (built now, or taken from the cache)."""
+    """Path of the bundled editor script (built now, or taken from the cache)."""
     for needed in (ESBUILD, NODE_MODULES / "codemirror" / "package.json",
                    NODE_MODULES / "@codemirror" / "lang-python" / "package.json"):
         if not needed.exists():
@@ -85,8 +92,7 @@ def build_bundle() -> Path:
     with tempfile.TemporaryDirectory(prefix="mha-editor-") as tmp:
         out = Path(tmp) / "editor.js"
         proc = subprocess.run(
-            [str(ESBUILD), str(ENTRY), "--bundle", "--format=esm", "--minify", "--target=es2020",
-             "--legal-comments=eof", f"--banner:js={BANNER}", f"--outfile={out}", "--log-level=warning"],
+            [str(ESBUILD), str(ENTRY), *ESBUILD_ARGS, f"--outfile={out}"],
             cwd=ROOT, capture_output=True, text=True, timeout=300)
         if proc.returncode or not out.is_file():
             raise Abort(f"esbuild could not bundle the editor:\n{proc.stderr.strip()}")

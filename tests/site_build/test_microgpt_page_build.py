@@ -15,15 +15,19 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_editor_bundle_is_self_contained(built_site: Path, tmp_path: Path):
     bundle = built_file(built_site, "vendor/codemirror/editor.js").read_text()
     assert "createEditor" in bundle and "CodeMirror 6" in bundle[:200]
-    # One module with nothing left to resolve: a copy outside the repository (no
-    # node_modules next to it) imports under Node and exports just createEditor.
-    copy = tmp_path / "editor.mjs"
+    # One classic script with nothing left to resolve: a copy outside the repository
+    # (no node_modules next to it) runs in a bare Node context, imports nothing
+    # (a classic script cannot) and leaves just mhaCodeMirror.createEditor behind.
+    copy = tmp_path / "editor.js"
     copy.write_text(bundle)
-    proc = subprocess.run(["node", "--input-type=module", "-e",
-                           f"const m = await import({json.dumps(copy.as_uri())}); console.log(JSON.stringify(Object.keys(m)))"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    run = ("const vm = require('vm'); const fs = require('fs'); const context = {};"
+           f"vm.runInNewContext(fs.readFileSync({json.dumps(str(copy))}, 'utf8'), context);"
+           "console.log(JSON.stringify([Object.keys(context), Object.keys(context.mhaCodeMirror),"
+           " typeof context.mhaCodeMirror.createEditor]))")
+    proc = subprocess.run(["node", "-e", run], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout) == ["createEditor"]
+    assert json.loads(proc.stdout) == [["mhaCodeMirror"], ["createEditor"], "function"]
+    assert not re.search(r"^\s*(import|export)\s", bundle, re.M)
     assert not (built_site / "js/microgpt/exercise/editor_entry.js").exists()
 
 

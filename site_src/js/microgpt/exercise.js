@@ -33,6 +33,24 @@ export function splitHint(message) {
 }
 const mounted = new Map(); // root -> {runner, editor, off}
 
+// CodeMirror, bundled as a classic script that leaves its createEditor here
+// (exercise/editor_entry.js): Chrome keeps such a script compiled with the
+// service worker's copy, where a module script is compiled again each visit.
+const EDITOR_GLOBAL = "mhaCodeMirror";
+const EDITOR_PATH = "vendor/codemirror/editor.js";
+
+function loadEditor() {
+  if (globalThis[EDITOR_GLOBAL]) return Promise.resolve(globalThis[EDITOR_GLOBAL]); // (a page visited again)
+  return new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = siteUrl(EDITOR_PATH);
+    script.onload = () => (globalThis[EDITOR_GLOBAL] ? resolve(globalThis[EDITOR_GLOBAL])
+      : reject(new Error(`${EDITOR_PATH} did not define the editor`)));
+    script.onerror = () => reject(new Error(`${EDITOR_PATH} could not be loaded`));
+    document.head.append(script);
+  });
+}
+
 async function fetchText(path) {
   const response = await fetch(siteUrl(path));
   if (!response.ok) throw new Error(`${path} is missing on this site (HTTP ${response.status})`);
@@ -252,7 +270,7 @@ export function mount(root) {
     [starter, solution] = await Promise.all([fetchText("pyodide/starter.py"), fetchText("pyodide/solution.py")]);
     let createEditor = textareaEditor;
     try {
-      ({ createEditor } = await import(siteUrl("vendor/codemirror/editor.js")));
+      ({ createEditor } = await loadEditor());
     } catch (err) {
       console.warn("code editor bundle unavailable, using a plain text box", err);
     }

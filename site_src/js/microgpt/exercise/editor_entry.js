@@ -1,6 +1,10 @@
 // Entry point of the exercise's code editor. site_src/hooks/editor_bundle.py
 // bundles this file and CodeMirror 6 (from node_modules) with esbuild into one
-// ES module, site/vendor/codemirror/editor.js; the page imports that bundle.
+// classic script, site/vendor/codemirror/editor.js, which leaves createEditor
+// on the global object (EDITOR_GLOBAL below; microgpt/exercise.js loads it).
+// A classic script because Chrome keeps the service worker's precached
+// scripts compiled in its code cache, and 460 kB of CodeMirror were otherwise
+// parsed and compiled again on every visit (bench/RESULTS.md, issue 21).
 // This file itself is never served.
 
 import { EditorView, basicSetup } from "codemirror";
@@ -13,7 +17,7 @@ import { python } from "@codemirror/lang-python";
 // focus on and a keyboard user walking the page never types an indent into
 // the code; Enter indents new lines, and Ctrl/Cmd+] and Ctrl/Cmd+[ (in
 // basicSetup's default keymap) indent a line more or less.
-export function createEditor({ parent, doc = "", label = "Code", describedBy = "", onChange = null }) {
+function createEditor({ parent, doc = "", label = "Code", describedBy = "", onChange = null }) {
   // tabindex: axe counts the scrolling box as reachable only with focusable content inside.
   const attributes = { "aria-label": label, tabindex: "0" };
   if (describedBy) attributes["aria-describedby"] = describedBy;
@@ -43,3 +47,5 @@ export function createEditor({ parent, doc = "", label = "Code", describedBy = "
     destroy: () => view.destroy(),
   };
 }
+
+globalThis.mhaCodeMirror = { createEditor }; // EDITOR_GLOBAL in microgpt/exercise.js
