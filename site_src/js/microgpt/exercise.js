@@ -267,13 +267,12 @@ export function mount(root) {
   });
 
   const loaded = (async () => {
-    [starter, solution] = await Promise.all([fetchText("pyodide/starter.py"), fetchText("pyodide/solution.py")]);
-    let createEditor = textareaEditor;
-    try {
-      ({ createEditor } = await loadEditor());
-    } catch (err) {
+    const editor = loadEditor().catch((err) => {
       console.warn("code editor bundle unavailable, using a plain text box", err);
-    }
+      return { createEditor: textareaEditor };
+    });
+    [starter, solution] = await Promise.all([fetchText("pyodide/starter.py"), fetchText("pyodide/solution.py")]);
+    const { createEditor } = await editor;
     if (state.disposed) return;
     const saved = getProgress();
     state.editor = createEditor({

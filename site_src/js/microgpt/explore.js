@@ -10,7 +10,7 @@
 
 import { cellColours } from "../runtime/colormap.js";
 import { comparePanel } from "./compare.js";
-import { afterPython, nearViewport } from "./python_first.js";
+import { whenWanted } from "./python_first.js";
 import { forwardAttention, sampleNames } from "./model.js";
 import { el, loadModel, nameField, ONE_HEAD_PATH, START_LABEL, uid } from "./ui.js";
 
@@ -24,7 +24,7 @@ export function mount(root) {
   root.replaceChildren(el("p", { class: "mgpt-loading", text: "Loading the trained model…" }));
   // Its charts and the comparison (~0.1 s of the page's thread) wait until the
   // exercise's Python is ready, or until the reader comes near (python_first.js).
-  Promise.race([afterPython(), nearViewport(root)]).then(loadModel).then((model) => {
+  whenWanted(root).then(loadModel).then((model) => {
     if (!state.disposed) build(root, model, state);
   }, (err) => {
     root.replaceChildren(el("p", { class: "mha-panel mha-panel--error", role: "alert", text: `The trained model could not be loaded: ${err.message}` }));

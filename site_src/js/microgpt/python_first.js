@@ -25,12 +25,18 @@ export function pythonFirst(ready) {
 
 // Resolves once the page's first Python has settled (or LATEST_MS passed); at
 // once on a page where none was started from the head.
-export function afterPython() {
+function afterPython() {
   return globalThis[KEY] || Promise.resolve();
 }
 
+// Resolves when a widget below the first screen may be built: once the first
+// Python has settled, or as soon as the reader comes near `element`.
+export function whenWanted(element) {
+  return Promise.race([afterPython(), nearViewport(element)]);
+}
+
 // Resolves when `element` comes within a screen's height of the viewport.
-export function nearViewport(element) {
+function nearViewport(element) {
   if (typeof IntersectionObserver !== "function") return Promise.resolve();
   return new Promise((resolve) => {
     const observer = new IntersectionObserver((entries) => {

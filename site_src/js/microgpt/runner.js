@@ -51,6 +51,18 @@ function downloads() {
   return { count, handoff: Boolean(count && container && globalThis.isSecureContext && globalThis.caches) };
 }
 
+// The files an exercise worker loads (exercise/worker.js settings).
+export function workerFiles() {
+  return {
+    indexURL: siteUrl("vendor/pyodide/"),
+    modelURL: siteUrl("wasm_assets/microgpt-trained.json"),
+    sandboxURL: siteUrl("pyodide/sandbox.py"),
+    diagnosisURL: siteUrl("pyodide/diagnosis.py"),
+    floatsURL: siteUrl("wasm_assets/microgpt_floats.py"),
+    sizesURL: siteUrl("pyodide/sizes.json"),
+  };
+}
+
 // The handed-off files are complete: the service worker may store them now
 // (without a controller yet, main.js asks it again once it takes over).
 function tellServiceWorker() {
@@ -175,12 +187,7 @@ export class PythonRunner {
     // building the page while the first worker starts (~80 ms on a repeat
     // visit). What a name cannot carry follows in the "init" message.
     const settings = {
-      indexURL: siteUrl("vendor/pyodide/"),
-      modelURL: siteUrl("wasm_assets/microgpt-trained.json"),
-      sandboxURL: siteUrl("pyodide/sandbox.py"),
-      diagnosisURL: siteUrl("pyodide/diagnosis.py"),
-      floatsURL: siteUrl("wasm_assets/microgpt_floats.py"),
-      sizesURL: siteUrl("pyodide/sizes.json"),
+      ...workerFiles(),
       ...how,
       offer: this.offer, // null while it is being changed: then a "snapshot" message brings it
       module: Boolean(this.module),

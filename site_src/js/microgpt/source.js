@@ -20,7 +20,7 @@
 
 import { siteUrl } from "../runtime/assets.js";
 import { getProgress, onProgress } from "./progress.js";
-import { afterPython, nearViewport } from "./python_first.js";
+import { whenWanted } from "./python_first.js";
 import { el } from "./ui.js";
 
 export const SOURCE_PATH = "wasm_assets/microgpt.py";
@@ -44,7 +44,7 @@ export function mount(root) {
     if (!r.ok) throw new Error(`${SOURCE_PATH} is missing on this site (HTTP ${r.status})`);
     return r.text();
   });
-  Promise.all([text, Promise.race([afterPython(), nearViewport(root)])])
+  Promise.all([text, whenWanted(root)])
     .then(([source]) => {
       if (!state.disposed) build(root, source.replace(/\n$/, "").split("\n"), state);
     })

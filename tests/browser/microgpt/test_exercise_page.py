@@ -443,7 +443,9 @@ def test_missing_runtime_file_is_named_within_seconds(make_page, built_site, tmp
         assert time.monotonic() - started < 10
         text = page.inner_text(".mgpt-ex__status")
         assert "pyodide.asm.wasm" in text and "404" in text, text
-        assert page.locator("[data-mha-widget='microgpt-watch'] table.mgpt-heat").count() == 4   # the rest works
+        # The rest works (Watch may still be building: the worker names the file before Watch is drawn).
+        page.locator("[data-mha-widget='microgpt-watch'] table.mgpt-heat").first.wait_for()
+        assert page.locator("[data-mha-widget='microgpt-watch'] table.mgpt-heat").count() == 4
     finally:
         server.shutdown()
         server.server_close()

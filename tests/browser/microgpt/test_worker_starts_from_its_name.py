@@ -17,14 +17,9 @@ pytestmark = pytest.mark.browser
 
 START_BY_NAME_JS = """async () => {
   const at = (path) => new URL('../' + path, document.baseURI).href;   // (the page is microgpt/)
-  const { siteUrl } = await import(at('js/runtime/assets.js'));
+  const { workerFiles } = await import(at('js/microgpt/runner.js'));
   const { snapshotOffer } = await import(at('js/microgpt/snapshot.js'));
-  const settings = {
-    indexURL: siteUrl('vendor/pyodide/'), modelURL: siteUrl('wasm_assets/microgpt-trained.json'),
-    sandboxURL: siteUrl('pyodide/sandbox.py'), diagnosisURL: siteUrl('pyodide/diagnosis.py'),
-    floatsURL: siteUrl('wasm_assets/microgpt_floats.py'), sizesURL: siteUrl('pyodide/sizes.json'),
-    count: true, handoff: false, prefetch: false, offer: snapshotOffer(), module: false,
-  };
+  const settings = { ...workerFiles(), count: true, handoff: false, prefetch: false, offer: snapshotOffer(), module: false };
   const worker = new Worker(at('js/microgpt/exercise/worker.js'), { type: 'module', name: JSON.stringify(settings) });
   window.__byName = { worker, seen: [] };
   worker.onmessage = (event) => window.__byName.seen.push({ type: event.data.type, text: event.data.text || event.data.message || '' });
