@@ -5,7 +5,9 @@ this file as ``sandbox.py`` and imports it; it is plain Python, so the tests als
 run it under CPython. ``diagnosis.py`` (calling multi_head on the cases and
 explaining wrong numbers) builds on it.
 
-Every job starts clean (``restore()``, after ``start()`` took the snapshot): a
+Every job starts clean (``restore()``, after ``start()`` took the snapshot; the
+costly part of it, a walk over every module and class, ``prepare()`` makes
+before the worker's memory snapshot, heap_recipe.js): a
 fresh namespace, and every module as it was when the worker started: the
 attributes of every module and of every class defined in Python, the code of
 every function, the import system, the streams, the working folder, the
@@ -39,7 +41,90 @@ OUTPUT_LIMIT = 20000        # characters a Run passes on; the rest is dropped he
 # ---------------------------------------------------------------------------
 # A clean interpreter for every job.
 # ---------------------------------------------------------------------------
-def _make_guard():
+IMMUTABLE = 1 << 8          # Py_TPFLAGS_IMMUTABLETYPE: classes written in C
+UNSETTABLE = ("__dict__", "__weakref__")    # a class's own descriptors, never set back
+
+
+def _classes_and_functions(namespaces, seen):
+    """The Python classes in ``namespaces`` not in ``seen`` (ids), with copies of their dicts,
+    and the functions in ``namespaces`` and in those classes, with their code and defaults."""
+    class_dicts = []
+    for namespace in namespaces:
+        for value in namespace.values():
+            if isinstance(value, type) and not value.__flags__ & IMMUTABLE and id(value) not in seen:
+                seen.add(id(value))
+                class_dicts.append((value, dict(vars(value))))
+    function_parts = []
+    for namespace in list(namespaces) + [saved for _, saved in class_dicts]:
+        for value in namespace.values():
+            if isinstance(value, (staticmethod, classmethod)):
+                value = value.__func__
+            if type(value) is types.FunctionType:
+                function_parts.append((value, value.__code__, value.__defaults__, value.__kwdefaults__))
+    return class_dicts, function_parts
+
+
+def _unchanged(current, saved):
+    try:
+        return current == saved      # in C, each value by identity first
+    except Exception:                # noqa: BLE001 -- a value that cannot compare: take a new copy
+        return False
+
+
+def _survey():
+    """Copies of every module's and class's attributes, and every function's code, as they are now.
+
+    This walk over every module, class and function is most of the guard's
+    cost (~0.1 s in the browser). ``prepare()`` makes it before the exercise's
+    memory snapshot is taken, so that a restored worker starts with it and
+    ``start()`` only copies again what changed since.
+    """
+    module_dicts = {}
+    for name, module in dict(sys.modules).items():
+        namespace = getattr(module, "__dict__", None)
+        if type(namespace) is dict:
+            module_dicts[name] = (namespace, dict(namespace))
+    seen = set()
+    class_dicts, function_parts = _classes_and_functions([saved for _, saved in module_dicts.values()], seen)
+    return module_dicts, class_dicts, function_parts, seen
+
+
+_prepared = None
+
+
+def prepare():
+    """Make the guard's costly survey now (before the memory snapshot); ``start()`` completes it."""
+    global _prepared
+    _prepared = _survey()
+
+
+def _brought_up_to_date(prepared):
+    """The survey of ``prepare()`` with what changed since: modules imported or edited, classes edited."""
+    old_modules, old_classes, old_functions, old_seen = prepared
+    module_dicts, changed = {}, []
+    for name, module in dict(sys.modules).items():
+        namespace = getattr(module, "__dict__", None)
+        if type(namespace) is not dict:
+            continue
+        before = old_modules.get(name)
+        if before is not None and before[0] is namespace and _unchanged(namespace, before[1]):
+            module_dicts[name] = before
+        else:
+            module_dicts[name] = (namespace, dict(namespace))
+            changed.append(module_dicts[name][1])
+    class_dicts = []
+    for cls, saved in old_classes:
+        if _unchanged(vars(cls), saved):
+            class_dicts.append((cls, saved))
+        else:
+            class_dicts.append((cls, dict(vars(cls))))
+            changed.append(class_dicts[-1][1])
+    seen = set(old_seen)
+    new_classes, new_functions = _classes_and_functions(changed, seen)
+    return module_dicts, class_dicts + new_classes, old_functions + new_functions, seen
+
+
+def _make_guard(survey):
     """Take a snapshot of the interpreter now; return functions that restore and test it.
 
     Everything the restoring code needs is held in this closure, and it calls
@@ -47,28 +132,8 @@ def _make_guard():
     them cannot steer the repair.
     """
     missing = object()
-    immutable = 1 << 8      # Py_TPFLAGS_IMMUTABLETYPE: classes written in C
+    module_dicts, class_dicts, function_parts, _ = survey
     modules = dict(sys.modules)
-    module_dicts = {}
-    class_dicts = []
-    function_parts = []
-    seen_classes = set()
-    for name, module in modules.items():
-        namespace = getattr(module, "__dict__", None)
-        if type(namespace) is not dict:
-            continue
-        module_dicts[name] = (namespace, dict(namespace))
-        for value in namespace.values():
-            if isinstance(value, type) and not value.__flags__ & immutable and id(value) not in seen_classes:
-                seen_classes.add(id(value))
-                class_dicts.append((value, {k: v for k, v in vars(value).items()
-                                            if k not in ("__dict__", "__weakref__")}))
-    for namespace in [saved for _, saved in module_dicts.values()] + [saved for _, saved in class_dicts]:
-        for value in namespace.values():
-            if isinstance(value, (staticmethod, classmethod)):
-                value = value.__func__
-            if type(value) is types.FunctionType:
-                function_parts.append((value, value.__code__, value.__defaults__, value.__kwdefaults__))
     lists = [(sys.path, list(sys.path)), (sys.meta_path, list(sys.meta_path)),
              (sys.path_hooks, list(sys.path_hooks))]
     importer_cache = dict(sys.path_importer_cache)
@@ -79,6 +144,7 @@ def _make_guard():
     sys_dict, sys_saved = module_dicts["sys"]
     real_modules = sys.modules       # the interpreter's own table, even if sys.modules is rebound
     setattr_, delattr_, chdir = setattr, delattr, os.chdir
+    unsettable = UNSETTABLE
 
     def library_files():
         found = []
@@ -112,10 +178,10 @@ def _make_guard():
                     namespace[key] = value
         for cls, saved in class_dicts:
             current = vars(cls)
-            for key in [k for k in current if k not in saved and k not in ("__dict__", "__weakref__")]:
+            for key in [k for k in current if k not in saved and k not in unsettable]:
                 delattr_(cls, key)
             for key, value in saved.items():
-                if current.get(key, missing) is not value:
+                if current.get(key, missing) is not value and key not in unsettable:
                     setattr_(cls, key, value)
         for fn, code, defaults, kwdefaults in function_parts:
             if fn.__code__ is not code:
@@ -186,7 +252,8 @@ def start():
     """Take the snapshot every job goes back to; call once, after everything is imported."""
     global restore, healthy, remember
     builtins.input = _no_input
-    restore, healthy, remember = _make_guard()
+    survey = _survey() if _prepared is None else _brought_up_to_date(_prepared)
+    restore, healthy, remember = _make_guard(survey)
     remember(sys.modules.get(__name__))
 
 

@@ -277,6 +277,39 @@ def test_tampering_is_undone_before_the_next_job(checker, cases_doc, name, monke
     assert "divided by HEAD_DIM" in result["message"]
 
 
+# What the browser's heap does (heap_recipe.js PRE_SNAPSHOT): prepare() before the snapshot, then
+# start() after the restore, with modules imported and edited in between by Pyodide and the worker.
+PREPARED_THEN_STARTED = """
+import json, sys, types
+import sandbox
+sandbox.prepare()
+json.marker = "set after prepare"
+json.JSONEncoder.marker = "set after prepare"
+late = types.ModuleType("late")
+exec("class K:\\n    x = 1\\ndef f():\\n    return 1\\n", late.__dict__)
+sys.modules["late"] = late
+sandbox.start()
+json.marker = json.JSONEncoder.marker = "the learner's"
+json.dumps = None
+late.K.x = 2
+late.f.__code__ = (lambda: 2).__code__
+late.extra = 3
+del sys.modules["late"]
+sandbox.restore()
+assert json.marker == "set after prepare" and json.JSONEncoder.marker == "set after prepare"
+assert json.dumps([1]) == "[1]"
+assert sys.modules["late"] is late and late.K.x == 1 and late.f() == 1 and not hasattr(late, "extra")
+assert sandbox.healthy() == ""
+print("restored")
+"""
+
+
+def test_a_guard_prepared_before_the_snapshot_takes_what_changed_since():
+    proc = subprocess.run([sys.executable, "-c", PREPARED_THEN_STARTED], cwd=EXERCISE, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0 and "restored" in proc.stdout, proc.stderr
+
+
 def test_healthy_notices_a_changed_library(checker, tmp_path, monkeypatch):
     library = tmp_path / "lib"
     library.mkdir()

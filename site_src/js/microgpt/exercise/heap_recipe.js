@@ -11,12 +11,14 @@
 import { packHeap } from "./heap_pages.js";
 
 // Bump when what runs before the heap is taken changes (PRE_SNAPSHOT, pyodideOptions).
-export const SNAPSHOT_FORMAT = "mha-snapshot-2";
+export const SNAPSHOT_FORMAT = "mha-snapshot-3";
 export const HOME = "/home/pyodide";
 export const MODEL_FILE = "microgpt-trained.json";
 const MHA = "/opt/mha";
 // Runs once per heap, before it is taken: what every job's interpreter starts from.
-export const PRE_SNAPSHOT = `import sys\nif "${MHA}" not in sys.path:\n    sys.path.append("${MHA}")\nimport sandbox, diagnosis\n`;
+// sandbox.prepare() makes the guard's walk over every module and class here,
+// once, so that sandbox.start() after a restore only takes what changed since.
+export const PRE_SNAPSHOT = `import sys\nif "${MHA}" not in sys.path:\n    sys.path.append("${MHA}")\nimport sandbox, diagnosis\nsandbox.prepare()\n`;
 
 // loadPyodide's options, the same wherever a heap is made or restored.
 // Python's `js` module is an empty object: code that reaches JavaScript
