@@ -128,10 +128,11 @@ function start() {
       }
       mountAll();
       checkForUpdate();
-      copyFromHttpCache();
+      copyFromHttpCacheSoon();
     });
   } else {
     mountAll();
+    copyFromHttpCacheSoon();
   }
   startServiceWorker();
 }
@@ -160,6 +161,14 @@ function copyFromHttpCache() {
   if (controller) controller.postMessage({ type: "CACHE_FROM_HTTP_CACHE" });
 }
 
+// Once per page: the sweep costs the service worker and the browser's network
+// service a request per runtime file not yet stored, so on the exercise's page
+// it waits until that page's first Python is ready (microgpt/python_first.js
+// leaves that promise on the global object; elsewhere there is none).
+function copyFromHttpCacheSoon() {
+  Promise.resolve(globalThis.mhaPythonFirst).then(copyFromHttpCache);
+}
+
 function flushUsedFiles() {
   const controller = navigator.serviceWorker.controller;
   if (!controller || !pendingUrls.size) return;
@@ -183,7 +192,6 @@ function watchUsedFiles() {
 async function startServiceWorker() {
   if (!("serviceWorker" in navigator) || !window.isSecureContext) return;
   watchUsedFiles();
-  copyFromHttpCache(); // what earlier pages' workers left in the HTTP cache
   let reloading = false;
   navigator.serviceWorker.addEventListener("controllerchange", () => {
     if (updateAccepted && !reloading) {

@@ -9,7 +9,9 @@
 // or has failed, LATEST_MS at the latest, or until the reader goes to it.
 //
 // prestart.js runs as a bundle of its own, with its own copy of this module,
-// so the promise is handed to the page's modules on the global object.
+// so the promise is handed to the page's modules on the global object (where
+// main.js, which imports nothing, also reads it: the service worker's sweep of
+// the HTTP cache waits for it).
 
 const LATEST_MS = 5000;
 const KEY = "mhaPythonFirst";
