@@ -18,6 +18,11 @@ WebAssembly, as on a machine without a GPU). For each page:
 * **repeat visit**, a new tab in the same profile, served by the service worker:
   the ready time and the bytes the server still sent.
 
+Each visit opens its tab, then waits until the machine is idle before it navigates
+(``settle()``): Chromium 156 loads its own omnibox popup (a WebUI page, ~0.7 s of
+CPU) in every new tab, and a page navigated at once would share the two cores with
+it. ``--no-settle`` navigates at once, as this script did before 2026-12-02.
+
 It also measures isolation (deliverable 4 of issue 13): the same first visits
 without COOP/COEP, and how long the exercise takes to stop a loop that never
 ends and be ready again, isolated (interrupt through SharedArrayBuffer) and not
