@@ -62,6 +62,7 @@ NO_WEBGPU = "Object.defineProperty(Navigator.prototype, 'gpu', { get: () => unde
 # Whether each visit waits, after opening its tab, until the browser's own work for a new tab is
 # done (settle(); --no-settle: navigate at once, as this script did before 2026-12-02).
 SETTLE = True
+CLOCK_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # /proc's unit of CPU time, per second
 GOALS = {"compare": (1.2, 0.5), "exercise": (2.5, 1.0)}  # seconds: first visit, repeat visit
 CHECK_GOAL_MS = 300  # a Check with the spare worker already booted (issue 21)
 MODELS = tuple(s.name for s in shipped_models())  # the registry's, never typed
@@ -189,18 +190,24 @@ def wait_stored(page, first_ready, runtime: list[str]) -> None:
         page.wait_for_function(f"() => !!localStorage.getItem({SNAPSHOT_RECORD!r})", polling=200)
 
 
+def new_tab(context):
+    """A new tab, once the browser's own work for it is done (settle(); not with --no-settle)."""
+    page = context.new_page()
+    page.set_default_timeout(180000)
+    if SETTLE:
+        settle()
+    return page
+
+
 def repeat_visit(context, url: str, wait_ready, wait_until_event: str = "load", cpu: list | None = None) -> tuple[float, dict]:
     """A new tab of the same profile: (ms until ready, the exercise's breakdown).
     `cpu`: a list that gets the CPU milliseconds the browser spent from navigation to ready."""
-    page = context.new_page()
-    page.set_default_timeout(180000)
+    page = new_tab(context)
     try:
-        if SETTLE:
-            settle()
-        before = browser_cpu_s()
+        before = browser_cpu_s() if cpu is not None else None
         page.goto(url, wait_until=wait_until_event)
         found = split_ready(wait_ready(page))
-        if cpu is not None:
+        if before is not None:
             cpu.append(cpu_since(before))
         return found
     finally:
@@ -212,10 +219,7 @@ def visit(browser, url: str, counter: SentBytes, page_name: str) -> dict:
     context = browser.new_context(service_workers="allow")
     context.add_init_script(NO_WEBGPU)
     try:
-        page = context.new_page()
-        page.set_default_timeout(180000)
-        if SETTLE:
-            settle()
+        page = new_tab(context)
         counter.take()
         page.goto(url + path)
         first_ready = wait_ready(page)
@@ -337,7 +341,6 @@ def exercise_only(args) -> int:
 def browser_cpu_s() -> dict[int, float]:
     """CPU seconds (user + system) so far of each running Chromium process (Linux /proc; {} elsewhere)."""
     found: dict[int, float] = {}
-    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             text = stat.read_text()
@@ -347,7 +350,7 @@ def browser_cpu_s() -> dict[int, float]:
         if not name.split("(", 1)[-1].startswith("chromium"):
             continue
         fields = rest.split()
-        found[int(stat.parent.name)] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        found[int(stat.parent.name)] = (int(fields[11]) + int(fields[12])) / CLOCK_TICK  # utime, stime
     return found
 
 
@@ -357,8 +360,7 @@ def machine_busy_s() -> float | None:
         fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     except (OSError, ValueError):
         return None
-    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-    return (sum(fields) - fields[3] - fields[4]) / tick  # all but idle and iowait
+    return (sum(fields) - fields[3] - fields[4]) / CLOCK_TICK  # all but idle and iowait
 
 
 def settle(quiet_s: float = 0.3, share: float = 0.1, limit_s: float = 10.0) -> float:
@@ -378,7 +380,7 @@ def settle(quiet_s: float = 0.3, share: float = 0.1, limit_s: float = 10.0) -> f
         now = machine_busy_s()
         recent = (recent + [now - last])[-round(quiet_s / step):]
         last = now
-        if len(recent) * step >= quiet_s and sum(recent) <= share * quiet_s + 0.01:  # (+ one clock tick)
+        if len(recent) * step >= quiet_s and sum(recent) <= share * quiet_s + 1 / CLOCK_TICK:  # (one tick of slack)
             break
     return time.monotonic() - start
 

@@ -71,36 +71,20 @@ def _unchanged(current, saved):
         return False
 
 
-def _survey():
-    """Copies of every module's and class's attributes, and every function's code, as they are now.
+NOTHING_PREPARED = ({}, [], [])
+
+
+def _survey(since=NOTHING_PREPARED):
+    """Copies of every module's and class's attributes, and every function's code, as they are now:
+    (module_dicts, class_dicts, function_parts).
 
     This walk over every module, class and function is most of the guard's
     cost (~0.1 s in the browser). ``prepare()`` makes it before the exercise's
-    memory snapshot is taken, so that a restored worker starts with it and
-    ``start()`` only copies again what changed since.
+    memory snapshot is taken; the survey ``since`` then gives what it holds for
+    every module and class whose attributes are unchanged, and only modules
+    imported or edited since, and classes edited since, are copied and walked again.
     """
-    module_dicts = {}
-    for name, module in dict(sys.modules).items():
-        namespace = getattr(module, "__dict__", None)
-        if type(namespace) is dict:
-            module_dicts[name] = (namespace, dict(namespace))
-    seen = set()
-    class_dicts, function_parts = _classes_and_functions([saved for _, saved in module_dicts.values()], seen)
-    return module_dicts, class_dicts, function_parts, seen
-
-
-_prepared = None
-
-
-def prepare():
-    """Make the guard's costly survey now (before the memory snapshot); ``start()`` completes it."""
-    global _prepared
-    _prepared = _survey()
-
-
-def _brought_up_to_date(prepared):
-    """The survey of ``prepare()`` with what changed since: modules imported or edited, classes edited."""
-    old_modules, old_classes, old_functions, old_seen = prepared
+    old_modules, old_classes, old_functions = since
     module_dicts, changed = {}, []
     for name, module in dict(sys.modules).items():
         namespace = getattr(module, "__dict__", None)
@@ -119,9 +103,18 @@ def _brought_up_to_date(prepared):
         else:
             class_dicts.append((cls, dict(vars(cls))))
             changed.append(class_dicts[-1][1])
-    seen = set(old_seen)
+    seen = {id(cls) for cls, _ in old_classes}
     new_classes, new_functions = _classes_and_functions(changed, seen)
-    return module_dicts, class_dicts + new_classes, old_functions + new_functions, seen
+    return module_dicts, class_dicts + new_classes, old_functions + new_functions
+
+
+_prepared = NOTHING_PREPARED
+
+
+def prepare():
+    """Make the guard's costly survey now (before the memory snapshot); ``start()`` completes it."""
+    global _prepared
+    _prepared = _survey()
 
 
 def _make_guard(survey):
@@ -132,7 +125,7 @@ def _make_guard(survey):
     them cannot steer the repair.
     """
     missing = object()
-    module_dicts, class_dicts, function_parts, _ = survey
+    module_dicts, class_dicts, function_parts = survey
     modules = dict(sys.modules)
     lists = [(sys.path, list(sys.path)), (sys.meta_path, list(sys.meta_path)),
              (sys.path_hooks, list(sys.path_hooks))]
@@ -252,8 +245,7 @@ def start():
     """Take the snapshot every job goes back to; call once, after everything is imported."""
     global restore, healthy, remember
     builtins.input = _no_input
-    survey = _survey() if _prepared is None else _brought_up_to_date(_prepared)
-    restore, healthy, remember = _make_guard(survey)
+    restore, healthy, remember = _make_guard(_survey(since=_prepared))
     remember(sys.modules.get(__name__))
 
 
