@@ -87,7 +87,7 @@ export async function mount(root) {
     const pieces = bpe.tokens(text);
     rows.replaceChildren(
       row("Words (our models’ tokenizer):", words, { kind: "words", unk: isUnk }),
-      row("Subwords (BPE, the shipped vocabulary):", pieces, { kind: "subwords", unk: (i) => pieces[i] === bpe.unk }),
+      row(`Subwords (a ${bpe.vocab.size.toLocaleString("en")}-piece BPE, for comparison only; our models do not use it):`, pieces, { kind: "subwords", unk: (i) => pieces[i] === bpe.unk }),
       row("Characters:", characters(text), { kind: "characters" }));
     const unkCount = ids.filter((x) => x === vocab.special.UNK).length;
     idsBox.replaceChildren(
