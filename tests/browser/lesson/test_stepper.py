@@ -131,6 +131,43 @@ def test_typed_prompt_walks_every_step_by_keyboard_with_pytorch_numbers(make_pag
     assert page.locator(".mha-st__panel button", has_text="Back").is_disabled()
 
 
+# The map's band on a phone, as frameMap() computes it: the viewBox against the marked boxes,
+# in the map's own units (getBBox through the groups' transforms), and the width it is drawn at.
+_MAP_BAND_JS = """() => {
+  const svg = document.querySelector('.mha-st__map svg');
+  const [, y, w, h] = svg.getAttribute('viewBox').split(/[\\s,]+/).map(Number);
+  const toMap = svg.getScreenCTM().inverse();
+  const here = [...svg.querySelectorAll('.mha-fig__link--here')].map((a) => {
+    const m = toMap.multiply(a.getScreenCTM()); const b = a.getBBox();
+    return [new DOMPoint(b.x, b.y).matrixTransform(m).y, new DOMPoint(b.x, b.y + b.height).matrixTransform(m).y];
+  });
+  return { y, w, h, here, drawn: svg.getBoundingClientRect().width, full: svg.closest('.mha-st__map').clientWidth };
+}"""
+
+
+def test_on_a_phone_the_map_is_a_readable_band_around_the_step(make_page, base_url):
+    """At 390 px the whole map would be a 5 px-text thumbnail: it is drawn at full width instead, cropped to
+    the rows of the step's boxes, and it follows each step; at 1280 px it is the whole map again."""
+    page, _ = make_page(viewport={"width": 390, "height": 800})
+    _open(page, base_url, prompt="Lily found a")
+    whole = page.evaluate("() => document.querySelector('#fig-model-map svg').getAttribute('viewBox')")
+    _, _, width, height = (float(v) for v in whole.split())
+    tops = set()
+    for key in KEYS:
+        band = page.evaluate(_MAP_BAND_JS)
+        assert band["here"], key
+        assert band["w"] == width and band["h"] < height / 2, (key, band)
+        for top, bottom in band["here"]:
+            assert band["y"] - 0.5 <= top and bottom <= band["y"] + band["h"] + 0.5, (key, band)
+        # drawn across the widget, so its 13-unit labels are about 11 px, not 5
+        assert band["drawn"] >= 0.95 * band["full"] and band["drawn"] / width > 0.8, (key, band)
+        tops.add(round(band["y"]))
+        page.keyboard.press("ArrowRight")
+    assert len(tops) >= 4  # it moves with the steps
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.wait_for_function("(v) => document.querySelector('.mha-st__map svg').getAttribute('viewBox') === v", arg=whole)
+
+
 def test_one_head_append_runs_again_and_long_prompt_crops(make_page, base_url):
     page, _ = make_page(viewport={"width": 390, "height": 800})
     long = " ".join(["Tom and Sam went to the park to play with a big red ball ."] * 6)
