@@ -38,7 +38,8 @@ class Mulberry32:
 
 
 # lesson: choose-next
-def choose_next(logits: np.ndarray, temperature: float = 0.0, rng: Mulberry32 | None = None) -> int:
+def choose_next(logits: np.ndarray, temperature: float = 0.0,
+                rng: Mulberry32 | None = None) -> int:
     """Pick the next id from one row of logits (float array of length C)."""
     check_temperature(temperature)
     scores = np.asarray(logits, dtype=np.float64).copy()

@@ -37,14 +37,18 @@ from .wordlm import PAD_ID
 
 # lesson: class
 class MultiHeadAttentionLM(nn.Module):
-    def __init__(self, C: int, T: int, d_model: int = D_MODEL, hidden: int = HIDDEN, heads: int = 4):
+    def __init__(self, C: int, T: int, d_model: int = D_MODEL,
+                 hidden: int = HIDDEN, heads: int = 4):
         super().__init__()
         if d_model % heads:
-            raise ValueError(f"d_model={d_model} is not divisible by heads={heads}")
-        self.C, self.T, self.d_model, self.hidden, self.heads = C, T, d_model, hidden, heads
+            raise ValueError(f"d_model={d_model} is not divisible "
+                             f"by heads={heads}")
+        self.C, self.T, self.d_model = C, T, d_model
+        self.hidden, self.heads = hidden, heads
         self.head_dim = d_model // heads
         self.token_embedding = nn.Embedding(C, d_model, padding_idx=PAD_ID)
-        self.position_embedding = nn.Embedding(T, d_model)  # learned, not sinusoidal
+        # learned, not sinusoidal
+        self.position_embedding = nn.Embedding(T, d_model)
         self.W_Q = nn.Linear(d_model, d_model)
         self.W_K = nn.Linear(d_model, d_model)
         self.W_V = nn.Linear(d_model, d_model)
@@ -82,19 +86,23 @@ class MultiHeadAttentionLM(nn.Module):
         return self.vocab_head(torch.relu(self.hidden_layer(final_row)))
 
     # lesson: forward
-    def forward(self, x: torch.Tensor, return_attention: bool = False, head_mask: torch.Tensor | None = None):
-        """Final-query path: logits [B, C] (and weights [B, heads, T]); ``head_mask`` [heads] (default ones)."""
+    def forward(self, x: torch.Tensor, return_attention: bool = False,
+                head_mask: torch.Tensor | None = None):
+        """Final-query path: logits [B, C] (and weights [B, heads, T]);
+        ``head_mask`` [heads] (default ones)."""
         B, T = x.shape
         E = self.embed(x)
         q = self._split_heads(self.W_Q(E[:, -1:]))  # [B, h, 1, dh]
         K = self._split_heads(self.W_K(E))
         V = self._split_heads(self.W_V(E))
         scores = (q @ K.transpose(-2, -1)) / math.sqrt(self.head_dim)  # [B, h, 1, T]
-        # forward_full's mask, its final receiver's row only (no source is later than the final slot)
+        # forward_full's mask, its final receiver's row only
+        # (no source is later than the final slot)
         later = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(diagonal=1)[-1:]
         is_real = x != PAD_ID
         pad_source_for_real_receiver = is_real[:, -1:].unsqueeze(2) & ~is_real.unsqueeze(1)
-        mask = later.unsqueeze(0) | pad_source_for_real_receiver  # [B, receiver (the final one), source]
+        # [B, receiver (the final one), source]
+        mask = later.unsqueeze(0) | pad_source_for_real_receiver
         A = scores.masked_fill(mask.unsqueeze(1), -torch.inf).softmax(dim=-1)
         joined = self._masked(A @ V, head_mask).transpose(1, 2).reshape(B, self.d_model)
         updated = E[:, -1] + self.W_O(joined)
@@ -102,12 +110,14 @@ class MultiHeadAttentionLM(nn.Module):
         return (logits, A[:, :, 0]) if return_attention else logits
 
     # lesson: forward-full
-    def forward_full(self, x: torch.Tensor, head_mask: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    def forward_full(self, x: torch.Tensor,
+                     head_mask: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
         """Every receiver: the teaching view, with each intermediate tensor."""
         B, T = x.shape
         E = self.embed(x)  # [B, T, d]
         # lesson: full-heads
-        Q, K, V = (self._split_heads(W(E)) for W in (self.W_Q, self.W_K, self.W_V))  # [B, h, T, dh]
+        # Q, K and V: each [B, h, T, dh]
+        Q, K, V = (self._split_heads(W(E)) for W in (self.W_Q, self.W_K, self.W_V))
         # lesson: full-scores
         scores = (Q @ K.transpose(-2, -1)) / math.sqrt(self.head_dim)  # [B, h, T, T]
         # lesson: full-mask
@@ -118,7 +128,8 @@ class MultiHeadAttentionLM(nn.Module):
         # lesson: full-softmax
         A = scores.masked_fill(mask.unsqueeze(1), -torch.inf).softmax(dim=-1)
         # lesson: full-messages
-        messages = self._masked(A @ V, head_mask)  # [B, h, T, dh]; a knocked-out head sends zeros
+        # [B, h, T, dh]; a knocked-out head sends zeros
+        messages = self._masked(A @ V, head_mask)
         # lesson: full-concat
         joined = messages.transpose(1, 2).reshape(B, T, self.d_model)  # [B, T, d]
         # lesson: full-wo
@@ -126,7 +137,8 @@ class MultiHeadAttentionLM(nn.Module):
         # lesson: full-residual
         updated = E + update
         # lesson: full-hidden
-        hidden = torch.relu(self.hidden_layer(updated[:, -1]))  # the final slot only: [B, hidden]
+        # the final slot only: [B, hidden]
+        hidden = torch.relu(self.hidden_layer(updated[:, -1]))
         # lesson: full-vocab
         logits = self.vocab_head(hidden)  # [B, C]
         # lesson end

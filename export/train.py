@@ -107,7 +107,8 @@ def selection_slice(windows: WindowSet, cfg: TrainConfig) -> torch.Tensor:
 
 # lesson: mean-loss
 @torch.no_grad()
-def mean_loss(model: nn.Module, windows: WindowSet, index: torch.Tensor | None = None, batch: int = 2048) -> float:
+def mean_loss(model: nn.Module, windows: WindowSet,
+              index: torch.Tensor | None = None, batch: int = 2048) -> float:
     """Average next-token cross-entropy (natural log) over the chosen windows."""
     model.eval()
     if index is None:
@@ -142,9 +143,11 @@ def state_of(model: nn.Module) -> dict:
 
 
 # lesson: train-step
-def train_step(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
+def train_step(model: nn.Module, opt: torch.optim.Optimizer,
+               x: torch.Tensor, y: torch.Tensor,
                grad_clip: float) -> torch.Tensor:
-    """One update: the loss on the batch, its gradients (clipped to norm ``grad_clip``), one optimizer step."""
+    """One update: the loss on the batch, its gradients (clipped to norm
+    ``grad_clip``), one optimizer step."""
     loss = loss_fn(model(x), y)
     opt.zero_grad(set_to_none=True)
     loss.backward()

@@ -152,8 +152,10 @@ def unicode_table_js() -> str:
 
 
 # lesson: build-vocabulary
-def build_vocabulary(token_lists: Iterable[Sequence[str]], size: int = VOCAB_SIZE) -> tuple[Vocabulary, Counter]:
-    """Rank tokens by frequency (ties broken alphabetically) and keep ``size`` items in all."""
+def build_vocabulary(token_lists: Iterable[Sequence[str]],
+                     size: int = VOCAB_SIZE) -> tuple[Vocabulary, Counter]:
+    """Rank tokens by frequency (ties broken alphabetically) and keep
+    ``size`` items in all."""
     if size <= len(SPECIAL_TOKENS):
         raise ValueError(f"vocabulary size must exceed {len(SPECIAL_TOKENS)}")
     counts: Counter = Counter()

@@ -38,13 +38,16 @@ WINDOW = 4         # the window of the page's question: does it hold four words?
 
 # lesson: train-bpe
 def train_bpe(texts: list[str], vocab_size: int = VOCAB_SIZE):
-    """A byte-pair encoder learned from ``texts``: start from characters, merge the most frequent pair."""
+    """A byte-pair encoder learned from ``texts``: start from characters,
+    merge the most frequent pair."""
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
     bpe = Tokenizer(models.BPE(unk_token="[UNK]"))
     bpe.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
-    bpe.pre_tokenizer = pre_tokenizers.Whitespace()  # never merge across spaces or punctuation
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["[UNK]"], show_progress=False)
+    # never merge across spaces or punctuation
+    bpe.pre_tokenizer = pre_tokenizers.Whitespace()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["[UNK]"],
+                                  show_progress=False)
     bpe.train_from_iterator(texts, trainer)
     return bpe
 
