@@ -48,6 +48,24 @@ const fromY = (y) => -((y - SIZE / 2) / (SIZE / 2 - 14)) * RANGE;
 
 const state = new Map();
 
+// Two arrows that point nearly the same way put their labels on top of each other: each label
+// after the first moves up or down, a line at a time, until it is clear of those placed before.
+const LABEL_STEP = 17;
+function separateLabels(texts) {
+  const placed = [];
+  const overlaps = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+  for (const text of texts) {
+    const y0 = Number(text.getAttribute("y"));
+    for (const shift of [0, LABEL_STEP, -LABEL_STEP, 2 * LABEL_STEP, -2 * LABEL_STEP, 3 * LABEL_STEP]) {
+      const y = Math.max(14, Math.min(SIZE - 6, y0 + shift));
+      text.setAttribute("y", y);
+      const box = text.getBBox();
+      if (!placed.some((p) => overlaps(box, p))) break;
+    }
+    placed.push(text.getBBox());
+  }
+}
+
 function numbers(root) {
   const ints = (s) => String(s).split(",").map((x) => Number.parseInt(x, 10)).filter((x) => Number.isInteger(x));
   return {
@@ -154,6 +172,7 @@ export async function mount(root) {
       a.label.textContent = a.kind === "query" ? "q" : `${ws.tokens[sources[a.index]]} ${Math.round(w[a.index] * 100)}%`;
       if (a.kind === "key") a.line.style.strokeWidth = String(1.5 + 7 * w[a.index]);
     }
+    separateLabels(arrows.map((a) => a.label));
     queryCell.textContent = `q = (${fmt(q[0])}, ${fmt(q[1])})`;
     rows.forEach((r, i) => {
       r.key.textContent = `(${fmt(arrows[i + 1].v[0])}, ${fmt(arrows[i + 1].v[1])})`;

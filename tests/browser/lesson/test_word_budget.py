@@ -25,7 +25,9 @@ OPEN_LISTINGS = 3
 COUNT_JS = (Path(__file__).with_name("visible_words.js")).read_text(encoding="utf-8")
 WIDGETS_DRAWN = """() => [...document.querySelectorAll('[data-mha-widget]')]
     .every((root) => root.childElementCount > 0 && !root.querySelector('.mha-noscript')
-                     && (root.dataset.mhaWidget !== 'quiz' || root.querySelector('form')))"""
+                     && (root.dataset.mhaWidget !== 'quiz' || root.querySelector('form'))
+                     && ![...root.querySelectorAll('[role=status]')].some((n) => /^Loading/.test(n.textContent.trim())))"""
+# (a widget still saying "Loading…" has drawn a child too: counting then would leave its words out)
 
 
 @pytest.fixture(scope="module")
