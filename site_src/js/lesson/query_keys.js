@@ -51,18 +51,19 @@ const state = new Map();
 // Two arrows that point nearly the same way put their labels on top of each other: each label
 // after the first moves up or down, a line at a time, until it is clear of those placed before.
 const LABEL_STEP = 17;
+const labelY = (y) => Math.max(14, Math.min(SIZE - 6, y)); // a label's baseline, kept inside the plane
 function separateLabels(texts) {
   const placed = [];
   const overlaps = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
   for (const text of texts) {
     const y0 = Number(text.getAttribute("y"));
+    let box;
     for (const shift of [0, LABEL_STEP, -LABEL_STEP, 2 * LABEL_STEP, -2 * LABEL_STEP, 3 * LABEL_STEP]) {
-      const y = Math.max(14, Math.min(SIZE - 6, y0 + shift));
-      text.setAttribute("y", y);
-      const box = text.getBBox();
+      text.setAttribute("y", labelY(y0 + shift));
+      box = text.getBBox();
       if (!placed.some((p) => overlaps(box, p))) break;
     }
-    placed.push(text.getBBox());
+    placed.push(box);
   }
 }
 
@@ -166,7 +167,7 @@ export async function mount(root) {
       // The query's label sits to the side of its tip, clear of a key that points the same way.
       const [ox, oy] = a.kind === "query" ? [(-y / len) * 24, (x / len) * 24] : [(x / len) * 20, (y / len) * 20];
       const lx = Math.max(30, Math.min(SIZE - 30, toX(x) + ox));
-      const ly = Math.max(14, Math.min(SIZE - 6, toY(y) - oy + 4));
+      const ly = labelY(toY(y) - oy + 4);
       a.label.setAttribute("x", lx);
       a.label.setAttribute("y", ly);
       a.label.textContent = a.kind === "query" ? "q" : `${ws.tokens[sources[a.index]]} ${Math.round(w[a.index] * 100)}%`;
