@@ -160,3 +160,19 @@ class Artefacts:
 def run_dir(runs: str | os.PathLike, name: str, seed: int) -> Path:
     """The folder of one training run inside a runs folder."""
     return Path(runs) / f"{name}-seed{seed}"
+
+
+# What one stage hands to a later one in the runs folder (never shipped).
+def onnx_report(runs: str | os.PathLike) -> Path:
+    """The onnx stage's figures for every encoding tried, which the measure stage puts in the evidence."""
+    return Path(runs) / "onnx_report.json"
+
+
+def onnx_rebuild(runs: str | os.PathLike) -> Path:
+    """``onnx --from-checkpoints``'s new byte sizes, which the evidence stage takes."""
+    return Path(runs) / "onnx_rebuild.json"
+
+
+def measurements_json(runs: str | os.PathLike) -> Path:
+    """The measure stage's output: evidence.json's core."""
+    return Path(runs) / "measurements.json"

@@ -26,6 +26,22 @@ class Refused(Exception):
     """A command that must not start; the message is the one line to print."""
 
 
+def check_runs_folder(runs: Path) -> None:
+    """A --runs path must be a folder or not exist yet (nor sit under a file)."""
+    for folder in (Path(runs), *Path(runs).parents):
+        if folder.exists():
+            if not folder.is_dir():
+                raise ValueError(f"{folder} is a file, so {runs} cannot be the runs folder; choose another --runs")
+            return
+
+
+def check_out(args) -> None:
+    """``--runs`` and ``--out`` are folders, or nothing yet, and not under a file."""
+    for option in ("runs", "out"):
+        if getattr(args, option, None) is not None:
+            check_runs_folder(Path(getattr(args, option)))
+
+
 def temperature(value: float, text: str) -> float:
     """argparse: 0 (greedy) or at least MIN_TEMPERATURE, the same rule as the browser's."""
     if 0 < value < MIN_TEMPERATURE:
@@ -78,7 +94,7 @@ def _writable(option: str, folder: str | None) -> None:
         if existing.exists():
             break
     if not existing.is_dir():
-        return  # a file in the way: protocol.check_runs_folder says so
+        return  # a file in the way: check_runs_folder says so
     try:
         with tempfile.TemporaryFile(dir=existing):
             pass

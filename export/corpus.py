@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
-from .data import StorySource
+from .data import StorySource, download_from_hub, load_stories
 from .defaults import CONTEXT, VOCAB_SIZE
 from .windows import SPLIT_FRACTIONS, SPLIT_SEED, SPLITS, WindowSet, audit_split, make_windows, split_indices
 from .wordlm import Vocabulary, build_vocabulary, tokenize
@@ -55,8 +57,6 @@ def corpus_of_evidence(evidence: dict, data=None) -> Corpus:
 
     Refuses a data file or split that differs from the one ``evidence.json`` records.
     """
-    from .data import load_stories
-
     source = load_stories(data, evidence["source"]["stories_requested"], log=lambda m: None)
     if source.sha256 != evidence["source"]["sha256"]:
         raise ValueError(f"the data file {source.file} differs from the one evidence.json was made from "
@@ -66,3 +66,25 @@ def corpus_of_evidence(evidence: dict, data=None) -> Corpus:
     if corpus.split_rows != evidence["split"]["rows"]:
         raise ValueError("the split rebuilt from the data differs from evidence.json's; rerun `python -m export evidence`")
     return corpus
+
+
+def corpus_from_options(args) -> Corpus:
+    """The corpus ``python -m export``'s options name (export/options.py): the stories file, or the hub's."""
+    path = args.data
+    if args.from_hub:
+        from .data import HUB_REVISION
+
+        dest = Path(args.runs if hasattr(args, "runs") else "runs") / "TinyStories-train-hub.txt"
+        path, commit = download_from_hub(dest, args.stories, args.revision or HUB_REVISION)
+        print(f"downloaded {args.stories} stories at revision {commit} to {path}")
+    source = load_stories(path, args.stories)
+    if args.from_hub:
+        source = type(source)(**{**source.__dict__, "revision": commit})
+    return prepare_corpus(source, C=args.vocab_size, T=args.context)
+
+
+def audit_command(args) -> None:
+    """``python -m export audit``: print the split and its audit."""
+    corpus = corpus_from_options(args)
+    print(json.dumps({"source": corpus.source.describe(), "vocabulary": len(corpus.vocab), "audit": corpus.audit},
+                     indent=2))

@@ -36,7 +36,8 @@ later stages' own files (``STAGE_SECTIONS``). ``assemble`` is the only writer of
 evidence.json; no other stage rewrites it. Without a runs folder (a rebuild
 from the shipped checkpoints) the measurements are the committed
 evidence.json's own sections, the stage sections replaced. The vocabulary and
-its tokenizer vectors are the vocab stage's (``write_vocabulary``).
+its tokenizer vectors are the vocab stage's (export/vocabulary.py), the preset
+and the story examples export/preset.py's.
 ``heads``       (optional) embedded from the heads stage's own ``heads.json``
                 (``export/heads.py``): knock-out perplexities of the four-head
                 model, the head atlas of both attention models, the preset
@@ -44,83 +45,29 @@ its tokenizer vectors are the vocab stage's (``write_vocabulary``).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import atomic
-from .artefacts import Artefacts, run_dir
-from .checkpoints import load_full
+from .artefacts import Artefacts, measurements_json, onnx_rebuild, onnx_report, run_dir
 from .corpus import Corpus, split_description
-from .data import CREDIT
 from .defaults import PRESET_MAX_NEW, PRESET_SEED
-from .generate import generate_text
 from .device import device_description
+from .digest import file_sha256
 from .models import get_spec, most_heads_model, single_head_model
+from .preset import preset_continuations, preset_of, story_examples
 from .protocol import aggregate, relative_change
 from .train import RunResult, TrainConfig
 from .wordlm import RULES_VERSION, SPECIAL_IDS, tokenize
 
 SCHEMA = "mha-evidence/1"
-PRESET_MIN_TOKENS = 8
-ONNX_REPORT = "onnx_report.json"  # in the runs folder: the ONNX stage's hand-over to this one
-MEASUREMENTS = "measurements.json"  # in the runs folder: the measure stage's output, evidence.json's core
-ONNX_REBUILD = "onnx_rebuild.json"  # in the runs folder: `onnx --from-checkpoints`'s sizes, for the evidence stage
 REQUIRED = {
     "schema": str, "source": dict, "split": dict, "audit": dict, "vocabulary": dict, "protocol": dict,
     "runs": list, "aggregates": dict, "comparison": dict, "device": dict, "stories": dict, "preset": dict,
     "artefacts": dict,
 }
-
-
-def story_record(row: int, text: str) -> dict:
-    return {"row": row, "text": text, "token_count": len(tokenize(text)), "word_count": len(text.split()),
-            "credit": CREDIT}
-
-
-def preset_prompt(text: str, min_tokens: int = PRESET_MIN_TOKENS) -> str:
-    """The story's beginning: the shortest run of whole sentences with at least ``min_tokens`` tokens."""
-    for match in re.finditer(r"[.!?][\"”’']?(?=\s|$)", text):
-        head = text[: match.end()]
-        if len(tokenize(head)) >= min_tokens:
-            return head.strip()
-    words = text.split()
-    return " ".join(words[: max(1, len(words) // 2)])
-
-
-def story_examples(corpus: Corpus) -> dict:
-    by_row = {s.row: s.text for s in corpus.source.stories}
-    test = [(len(tokenize(by_row[r])), r) for r in corpus.split_rows["test"]]
-    shortest = min(test)[1]
-    everyone = sorted(((len(tokenize(s.text)), s.row) for s in corpus.source.stories), reverse=True)
-    long_rows = [r for _, r in everyone[:2]]
-    first = corpus.source.stories[0]
-    return {
-        "excerpt": story_record(first.row, first.text),
-        "shortest_test": story_record(shortest, by_row[shortest]),
-        "long": [story_record(r, by_row[r]) for r in long_rows],
-        "credit": CREDIT,
-    }
-
-
-def preset_of(corpus: Corpus) -> tuple[dict, str]:
-    """The held-out preset: the shortest test story and its opening sentences as the prompt."""
-    story = story_examples(corpus)["shortest_test"]
-    return story, preset_prompt(story["text"])
-
-
-def preset_continuations(corpus: Corpus, cfg: TrainConfig, runs: Path, prompt: str) -> dict:
-    out = {}
-    for name in cfg.models:
-        ckpt = run_dir(runs, name, PRESET_SEED) / "best.pt"
-        if not ckpt.is_file():
-            continue
-        model = load_full(ckpt)
-        out[name] = generate_text(model, corpus.vocab.itos, prompt, max_new_tokens=PRESET_MAX_NEW)
-    return out
 
 
 @dataclass
@@ -248,7 +195,7 @@ def rebuilt_onnx_sizes(evidence: dict, out: Path, runs: Path | None) -> dict:
     (same sha256): a later full ``onnx`` stage writes other files, and then
     the measurements, made from its own report, hold the right sizes.
     """
-    path = Path(runs) / ONNX_REBUILD if runs is not None else None
+    path = onnx_rebuild(runs) if runs is not None else None
     if path is None or not path.is_file() or "onnx" not in evidence:
         return evidence
     report = json.loads(path.read_text())
@@ -293,38 +240,6 @@ def validate(evidence: dict) -> None:
                 raise ValueError(f"evidence.heads.knockout.{name}: test_perplexity is not exp(test_loss)")
 
 
-EDGE_CASES = [
-    "", "   ", "\n\t \r\n", "Lily found a red ball.", "Lily can't find 12 balls!", "“Hello,” said Lily’s mom.",
-    "‘Quick’ — she said – “now!”", "Tom's dog's bone", "dogs' toys", "'tis", "rock 'n' roll", "don't!won't",
-    "It cost 3.50 dollars, 100% sure.", "1st 2nd 3rd 10,000", "ＦＵＬＬＷＩＤＴＨ ｔｅｘｔ", "ﬁne ﬂowers",
-    "café naïve résumé", "Straße ÉCOLE", "ΣΊΣΥΦΟΣ σοφός", "İstanbul", "Ｈｅｌｌｏ！", "…and then…",
-    "emoji 😀 and 👍🏽 and 👨‍👩‍👧", "🐶🐱", "שלום עולם", "مرحبا بالعالم", "漢字かなカナ", "tab\tseparated\nlines",
-    "zero\u200bwidth\u200djoin", "bell\x07char nul\x00here", "\ufeffbom start", "a\u00a0b\u2003c", "x\u0301y",
-    "<script>alert(1)</script>", "C:\\path\\to", "e-mail: lily@example.com", "#hash @at $5 ^_^ ~ `q`",
-    "CAPS LOCK and MiXeD cAsE", "the the the the the", "O'Neil o'clock ma'am", "it's 5 o'clock'", "¿Qué? ¡Sí!",
-    "½ ¼ ² ³ ⅓", "Ⅻ roman", "a—b–c-d", "(parens) [brackets] {braces}",
-]
-
-
-def tokenizer_vectors(corpus: Corpus, wanted: int = 240) -> dict:
-    """Strings with their Python tokens and ids, for the browser tokenizer's tests."""
-    texts = list(EDGE_CASES)
-    texts.append(" ".join(s.text for s in corpus.source.stories[:6]))  # very long
-    stories = corpus.texts("test") + corpus.texts("train")
-    step = max(1, len(stories) // (wanted - len(texts)))
-    for text in stories[::step]:
-        sentences = [s for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
-        if sentences:
-            texts.append(max(sentences, key=len))
-        if len(texts) >= wanted:
-            break
-    cases = []
-    for text in texts:
-        toks = tokenize(text)
-        cases.append({"text": text, "tokens": toks, "ids": corpus.vocab.encode_tokens(toks, boundaries=False)})
-    return {"rules_version": RULES_VERSION, "cases": cases}
-
-
 def plot_traces(evidence: dict, path: Path) -> None:
     import matplotlib
 
@@ -354,20 +269,9 @@ def plot_traces(evidence: dict, path: Path) -> None:
     atomic.write_bytes(path, buf.getvalue())
 
 
-def write_vocabulary(corpus: Corpus, out: Path, log=print) -> None:
-    """The vocab stage: vocab.json and the browser tokenizer's test vectors."""
-    atomic.write_json(Artefacts(out).vocab, corpus.vocab.to_json(corpus.T), indent=None)
-    atomic.write_json(Artefacts(out).tokenizer_vectors, tokenizer_vectors(corpus))
-    log(f"wrote {out / 'vocab.json'}, tokenizer_vectors.json")
-
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def read_onnx_report(runs: Path) -> dict | None:
     """The ONNX stage's report, if it was made from the checkpoints now in ``runs``."""
-    path = Path(runs) / ONNX_REPORT
+    path = onnx_report(runs)
     if not path.is_file():
         return None
     report = json.loads(path.read_text())
@@ -382,7 +286,7 @@ def write_measurements(corpus: Corpus, cfg: TrainConfig, results: list[RunResult
                        timing_note: str = "", onnx_report: dict | None = None) -> dict:
     """The measure stage: every section measured from the corpus, the runs and the ONNX report."""
     measured = build_evidence(corpus, cfg, results, runs, timing_note, onnx_report)
-    path = atomic.write_json(Path(runs) / MEASUREMENTS, measured)
+    path = atomic.write_json(measurements_json(runs), measured)
     if onnx_report is None:
         log("note: no ONNX report in the runs folder, so the evidence has no `onnx` section; "
             "run `python -m export onnx`, then `measure` again")
@@ -392,11 +296,11 @@ def write_measurements(corpus: Corpus, cfg: TrainConfig, results: list[RunResult
 
 def measurements(out: Path, runs: Path | None = None) -> dict:
     """evidence.json's core: ``runs/measurements.json``, else the committed evidence without stage sections."""
-    if runs is not None and (Path(runs) / MEASUREMENTS).is_file():
-        return json.loads((Path(runs) / MEASUREMENTS).read_text())
+    if runs is not None and measurements_json(runs).is_file():
+        return json.loads(measurements_json(runs).read_text())
     path = Artefacts(out).evidence
     if not path.is_file():
-        raise FileNotFoundError(f"neither {Path(runs or 'runs') / MEASUREMENTS} nor {path} exists: "
+        raise FileNotFoundError(f"neither {measurements_json(runs or 'runs')} nor {path} exists: "
                                 "run `python -m export measure` (after `train` and `onnx`) first")
     evidence = json.loads(path.read_text())
     for key in STAGE_SECTIONS:
@@ -421,3 +325,18 @@ def write_all(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: 
     """measure, then evidence: what a test or a notebook needs in one call."""
     write_measurements(corpus, cfg, results, runs, log, timing_note, onnx_report)
     return assemble(out, runs, log)
+
+
+def measure_stage(ctx) -> None:
+    """The measure stage: the runs (trained now if this process has not) measured into runs/measurements.json."""
+    from .protocol import stage as train_stage
+
+    if ctx.results is None:  # reruns alone: finished runs are reused, so this trains nothing new
+        train_stage(ctx)
+    report = ctx.onnx_report if ctx.onnx_report is not None else read_onnx_report(ctx.runs)
+    write_measurements(ctx.get_corpus(), ctx.cfg, ctx.results, ctx.runs,
+                       timing_note=getattr(ctx.args, "timing_note", ""), onnx_report=report)
+
+
+def evidence_stage(ctx) -> None:
+    assemble(ctx.out, ctx.runs)

@@ -125,3 +125,24 @@ def generate_text(model, itos: list[str], prompt: str, max_new_tokens: int = PRE
 # lesson: perplexity
 def perplexity(loss: float) -> float:
     return math.exp(loss)
+
+
+def command(args) -> None:
+    """``python -m export generate``: continue a prompt with a full or compact checkpoint."""
+    import json
+    from pathlib import Path
+
+    from .checkpoints import check_vocabulary, load_checkpoint
+
+    model = load_checkpoint(args.checkpoint)
+    if not Path(args.vocab).is_file():
+        raise FileNotFoundError(f"{args.vocab} not found: pass --vocab PATH, the vocab.json written with this checkpoint")
+    try:
+        vocab = json.loads(Path(args.vocab).read_text())
+        itos = vocab["itos"]
+    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{args.vocab} is not a vocab.json ({type(exc).__name__}: {exc})") from None
+    check_vocabulary(model, itos, args.vocab)
+    out = generate_text(model, itos, args.prompt, max_new_tokens=args.max_new_tokens,
+                        temperature=args.temperature, seed=args.seed)
+    print(out["text"])

@@ -260,3 +260,14 @@ def build(out_dir, cfg: TrainConfig = TrainConfig(), runs: Path = Path("runs"), 
     path = atomic.write_json(assets.head_growth, result)
     log(f"wrote {path}")
     return path
+
+
+def stage(ctx) -> None:
+    build(ctx.out, runs=ctx.runs, data=getattr(ctx.args, "data", None))
+
+
+def command(args) -> None:
+    from .cli_checks import check_out
+
+    check_out(args)
+    build(Path(args.out), runs=Path(args.runs), data=args.data)

@@ -164,3 +164,14 @@ def write(runs: Path, seeds: tuple[int, ...], out: Path, measure_time: bool = Fa
     log(f"wrote {path}: best {f['best']}, spread of means {f['spread_of_means']:.2f} "
         f"(largest sd {f['largest_sd']:.2f})")
     return path
+
+
+def stage(ctx) -> None:
+    from .defaults import SEEDS
+
+    models = getattr(ctx.args, "models", None)
+    if models is not None and not set(sweep_models()) <= set(models):
+        print("sweep: skipped (--models leaves out some of the attention models; head_sweep.json unchanged)")
+        return
+    seeds = tuple(getattr(ctx.args, "seeds", ()) or ()) or None
+    write(ctx.runs, seeds or SEEDS, ctx.out, measure_time=getattr(ctx.args, "time_updates", False))

@@ -363,3 +363,7 @@ def write(checkpoints: Path, out: Path, data=None, log=print, runs: Path | None 
     write_figure(out, section)
     log(f"wrote {out / 'heads.json'}, {out / 'head_atlas.svg'}")
     return section
+
+
+def stage(ctx) -> None:
+    write(ctx.checkpoints, ctx.out, data=getattr(ctx.args, "data", None), runs=ctx.runs)

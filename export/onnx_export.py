@@ -37,8 +37,6 @@ again from the shipped files alone.
 """
 from __future__ import annotations
 
-import copy
-import hashlib
 import io
 import json
 import math
@@ -47,22 +45,21 @@ from pathlib import Path
 import numpy as np
 import onnx
 import torch
-from onnx import TensorProto, helper, numpy_helper
 
 from . import atomic
-from .artefacts import Artefacts
-from .checkpoints import (DESCRIPTIONS, load_compact, load_full, plan, rounded_model, row_quantize,
-                          save_compact)
+from .artefacts import Artefacts, onnx_rebuild, onnx_report, run_dir
+from .checkpoints import DESCRIPTIONS, load_compact, load_full, rounded_model, save_compact
 from .corpus import Corpus
 from .defaults import MIN_TEMPERATURE, PRESET_MAX_NEW, PRESET_SEED
-from .evidence import ONNX_REPORT, file_sha256, preset_of, story_examples
+from .digest import file_sha256, sha256_bytes as sha256
 from .generate import EXCLUDED_IDS, MAX_NEW_TOKENS, generate_ids, prompt_history
 from .models import count_parameters, get_spec, shipped_models
-from .artefacts import run_dir
+from .onnx_weights import OPSET, quantize_initializers
+from .preset import preset_of, story_examples
+from .teaching_graph import ATTENTION_MODELS, check_fresh, write_all as write_teaching_graphs
 from .windows import context_window
 from .wordlm import SPECIAL_IDS
 
-OPSET = 17
 MANIFEST_SCHEMA = "mha-manifest/2"
 MAX_PPL_CHANGE = 0.005
 PARITY_TOL = 1e-4
@@ -93,53 +90,6 @@ def to_onnx(model) -> onnx.ModelProto:
                       dynamic_axes={"ids": {0: "batch"}, **{o: {0: "batch"} for o in outputs}},
                       opset_version=OPSET, dynamo=False)
     proto = onnx.load_from_string(buf.getvalue())
-    onnx.checker.check_model(proto)
-    return proto
-
-
-def quantize_initializers(proto: onnx.ModelProto, model, encoding: str = "int8") -> onnx.ModelProto:
-    """Store the rounded weights of ``proto`` as int8 + DequantizeLinear or float16 + Cast.
-
-    Initializers are matched to parameters by value: the exporter may keep a
-    weight as is (Gemm) or transposed (MatMul), so the int8 scale axis follows.
-    """
-    chosen = plan(model, encoding)
-    proto = copy.deepcopy(proto)
-    graph = proto.graph
-    params = {n: p.detach().numpy() for n, p in model.named_parameters() if n in chosen}
-    new_nodes, keep = [], []
-    for init in graph.initializer:
-        arr = numpy_helper.to_array(init)
-        match = None
-        if arr.dtype == np.float32 and arr.ndim == 2:
-            for pname, p in params.items():
-                if arr.shape == p.shape and np.array_equal(arr, p):
-                    match = (pname, 0)
-                elif arr.shape == p.T.shape and np.array_equal(arr, p.T):
-                    match = (pname, 1)
-        if match is None:
-            keep.append(init)
-            continue
-        pname, axis = match
-        base = init.name
-        if chosen[pname] == "fp16":
-            keep.append(numpy_helper.from_array(arr.astype(np.float16), f"{base}_fp16"))
-            new_nodes.append(helper.make_node("Cast", [f"{base}_fp16"], [base], name=f"widen_{base}",
-                                              to=TensorProto.FLOAT))
-            continue
-        q, scale = row_quantize(torch.from_numpy(params[pname]))
-        if axis == 1:
-            q = np.ascontiguousarray(q.T)
-        keep.append(numpy_helper.from_array(q, f"{base}_int8"))
-        keep.append(numpy_helper.from_array(scale, f"{base}_scale"))
-        keep.append(numpy_helper.from_array(np.zeros_like(scale, dtype=np.int8), f"{base}_zero"))
-        new_nodes.append(helper.make_node("DequantizeLinear", [f"{base}_int8", f"{base}_scale", f"{base}_zero"],
-                                          [base], name=f"dequantize_{base}", axis=axis))
-    del graph.initializer[:]
-    graph.initializer.extend(keep)
-    nodes = list(graph.node)
-    del graph.node[:]
-    graph.node.extend(new_nodes + nodes)
     onnx.checker.check_model(proto)
     return proto
 
@@ -190,10 +140,6 @@ def torch_perplexity(model, windows) -> float:
 
 def ort_predictor(sess, head_mask=None):
     return lambda window: sess.run(["logits"], feeds(sess, window, head_mask))[0][0]
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 CANDIDATES = ("int8", "int8 + float16 output layer", "float16")  # smallest first; float32 is the last resort
@@ -306,7 +252,7 @@ def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] | 
     _write_teaching_graphs(out, log)
     write_manifest(out, models)
     full = {"models": report, "checkpoints": {name: file_sha256(ckpt) for name, ckpt in checkpoints.items()}}
-    atomic.write_json(Path(runs) / ONNX_REPORT, full)
+    atomic.write_json(onnx_report(runs), full)
     return full
 
 
@@ -332,9 +278,6 @@ def manifest_entry(out: Path, name: str, C: int, T: int) -> dict:
 
 def _steps_entry(out: Path, name: str) -> dict:
     """Page 4's teaching graph of ``name`` (export/teaching_graph.py), when there is one: {"steps": {...}}."""
-    from .artefacts import Artefacts
-    from .teaching_graph import check_fresh
-
     artefacts = Artefacts(out)
     path = artefacts.teaching_onnx(name)
     if not path.is_file():
@@ -366,10 +309,8 @@ def write_manifest(out: Path, models: tuple[str, ...] | None = None) -> Path:
 
 def _write_teaching_graphs(out: Path, log=print) -> None:
     """The teaching graphs point into the shipped files' bytes, so they are written again with them."""
-    from .teaching_graph import ATTENTION_MODELS, write_all
-
-    if all((out / "models" / f"{name}.onnx").is_file() for name in ATTENTION_MODELS):
-        write_all(out, log=log)
+    if all(Artefacts(out).model_onnx(name).is_file() for name in ATTENTION_MODELS):
+        write_teaching_graphs(out, log=log)
 
 
 def all_head_masks(heads: int) -> list[list[float]]:
@@ -402,7 +343,7 @@ def reexport(checkpoints: Path, out: Path, data=None, runs: Path = Path("runs"),
     assembles evidence.json next (``evidence.rebuilt_onnx_sizes``).
     """
     from .corpus import corpus_of_evidence
-    from .evidence import ONNX_REBUILD, measurements
+    from .evidence import measurements
 
     try:
         evidence = measurements(out, runs)  # the recorded figures the rebuilt files must reproduce
@@ -452,6 +393,35 @@ def reexport(checkpoints: Path, out: Path, data=None, runs: Path = Path("runs"),
     atomic.write_json(Artefacts(out).parity, parity, indent=None)
     _write_teaching_graphs(out, log)
     write_manifest(out)
-    report = atomic.write_json(Path(runs) / ONNX_REBUILD, {"models": sizes})
+    report = atomic.write_json(onnx_rebuild(runs), {"models": sizes})
     log(f"wrote {report}; now `python -m export evidence` takes the new sizes, then `pagedata`")
     return {"models": sizes}
+
+
+def command(args, corpus=None) -> dict:
+    """``python -m export onnx``: from the seed-11 runs, or ``--from-checkpoints DIR``."""
+    from .cli_checks import check_out
+
+    check_out(args)
+    if getattr(args, "from_checkpoints", None):
+        return reexport(Path(args.from_checkpoints), Path(args.out), data=args.data, runs=Path(args.runs))
+    if corpus is None:
+        from .corpus import corpus_from_options
+
+        corpus = corpus_from_options(args)
+    return export_all(corpus, Path(args.runs), Path(args.out))
+
+
+def stage(ctx) -> None:
+    ctx.onnx_report = command(ctx.args, ctx.get_corpus())
+
+
+def manifest_command(args) -> None:
+    """``python -m export manifest``: the manifest again, from the shipped files alone."""
+    print(f"wrote {write_manifest(Path(args.out))}")
+
+
+def steps_command(args) -> None:
+    """``python -m export steps``: the teaching graphs again, and the manifest that lists them."""
+    write_teaching_graphs(Path(args.out))
+    print(f"wrote {write_manifest(Path(args.out))}")

@@ -50,3 +50,7 @@ def write(path, models=None, log=print):
     path = atomic.write_text(path, css(models if models is not None else MODELS))
     log(f"wrote {path}")
     return path
+
+
+def stage(ctx) -> None:
+    write(ctx.art.palette_css)

@@ -21,18 +21,10 @@ import torch
 from . import atomic
 from .artefacts import run_dir
 from .checkpoints import CheckpointError, load_full, save_full
+from .cli_checks import check_runs_folder
 from .corpus import Corpus
 from .models import count_parameters, get_spec
 from .train import RunResult, TrainConfig, train_run
-
-
-def check_runs_folder(runs: Path) -> None:
-    """A --runs path must be a folder or not exist yet (nor sit under a file)."""
-    for folder in (Path(runs), *Path(runs).parents):
-        if folder.exists():
-            if not folder.is_dir():
-                raise ValueError(f"{folder} is a file, so {runs} cannot be the runs folder; choose another --runs")
-            return
 
 
 def load_finished(runs: Path, name: str, seed: int, corpus: Corpus, cfg: TrainConfig, log=print) -> RunResult | None:
@@ -117,3 +109,30 @@ def relative_change(aggregates: dict, new: str | None = None, old: str | None = 
         return None
     a, b = aggregates[new]["perplexity_mean"], aggregates[old]["perplexity_mean"]
     return (a - b) / b
+
+
+def command(args, corpus=None):
+    """``python -m export train``: the protocol, or the one run ``--models M --seeds S`` names."""
+    from .corpus import corpus_from_options
+    from .device import resolve_device
+    from .cli_checks import check_out
+    from .options import train_config
+
+    check_out(args)
+    cfg = train_config(args)
+    device = resolve_device(args.device)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    corpus = corpus or corpus_from_options(args)
+    print(f"training on {device.type}")
+    results = run_protocol(corpus, cfg, Path(args.runs), progress=not args.no_progress, device=device)
+    return corpus, cfg, results
+
+
+def stage(ctx) -> None:
+    ctx.corpus, ctx.cfg, ctx.results = command(ctx.args, ctx.get_corpus())
+
+
+def runs_command(args) -> None:
+    """One name per run (``<model>-seed<seed>``), for one Make target per run."""
+    print(" ".join(run_dir("", m, s).name for s in args.seeds for m in args.models))

@@ -9,15 +9,21 @@ stage may also write a picture of its output (``also``). The evidence is
 assembled last from the stage outputs; only the page data, which renders the
 evidence for the site, comes after it.
 
+Each stage's code lives in its own module (``run``: ``module:function``,
+imported only when the stage runs, so printing the graph or refusing a bad
+option runs no stage's imports); ``python -m export`` builds one command per stage from
+this graph, with the options the stage declares (``export/options.py``).
 Stages share one ``Context``: the corpus is read once per process, whichever
 stage asks first.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 from typing import Callable
 
+from . import options
 from .artefacts import Artefacts
 
 
@@ -43,12 +49,22 @@ class Context:
     def art(self) -> Artefacts:
         return Artefacts(self.out)
 
+    @property
+    def checkpoints(self) -> Path:
+        return Path(getattr(self.args, "checkpoints", None) or self.art.checkpoints_dir)
+
     def get_corpus(self):
         if self.corpus is None:
-            from .__main__ import _load_corpus
+            from .corpus import corpus_from_options
 
-            self.corpus = _load_corpus(self.args)
+            self.corpus = corpus_from_options(self.args)
         return self.corpus
+
+
+def load(ref: str) -> Callable:
+    """``"export.heads:stage"`` -> that function, its module imported now."""
+    module, _, name = ref.partition(":")
+    return getattr(import_module(module), name)
 
 
 @dataclass(frozen=True)
@@ -56,168 +72,77 @@ class Stage:
     name: str
     inputs: tuple[str, ...]
     output: str
-    run: Callable[[Context], None]
+    run: str  # "module:function" taking a Context: the stage's code, in its own module
     help: str
     also: tuple[str, ...] = field(default_factory=tuple)
-
-
-def _vocab(ctx: Context) -> None:
-    from . import atomic
-
-    corpus = ctx.get_corpus()
-    path = atomic.write_json(ctx.art.vocab, corpus.vocab.to_json(corpus.T), indent=None)
-    print(f"wrote {path}")
-
-
-def _tokenizer_vectors(ctx: Context) -> None:
-    from . import atomic
-    from .evidence import tokenizer_vectors
-
-    print(f"wrote {atomic.write_json(ctx.art.tokenizer_vectors, tokenizer_vectors(ctx.get_corpus()))}")
-
-
-def _train(ctx: Context) -> None:
-    from .__main__ import cmd_train
-
-    ctx.corpus, ctx.cfg, ctx.results = cmd_train(ctx.args, ctx.get_corpus())
-
-
-def _onnx(ctx: Context) -> None:
-    from .__main__ import cmd_onnx
-
-    ctx.onnx_report = cmd_onnx(ctx.args, ctx.get_corpus())
-
-
-def _measure(ctx: Context) -> None:
-    from .evidence import read_onnx_report, write_measurements
-
-    if ctx.results is None:  # reruns alone: finished runs are reused, so this trains nothing new
-        _train(ctx)
-    report = ctx.onnx_report if ctx.onnx_report is not None else read_onnx_report(ctx.runs)
-    write_measurements(ctx.get_corpus(), ctx.cfg, ctx.results, ctx.runs,
-                       timing_note=getattr(ctx.args, "timing_note", ""), onnx_report=report)
-
-
-def _heads(ctx: Context) -> None:
-    from .heads import write
-
-    write(Path(getattr(ctx.args, "checkpoints", None) or ctx.art.checkpoints_dir), ctx.out,
-          data=getattr(ctx.args, "data", None), runs=ctx.runs)
-
-
-def _walkthrough(ctx: Context) -> None:
-    from .evidence import measurements
-    from .lesson.walkthrough import write
-
-    prompt = measurements(ctx.out, ctx.runs)["preset"]["prompt"]
-    write(Path(getattr(ctx.args, "checkpoints", None) or ctx.art.checkpoints_dir), ctx.out, prompt=prompt)
-
-
-def _worksheet(ctx: Context) -> None:
-    from .lesson import worksheet
-
-    print(f"wrote {worksheet.write(ctx.art.worksheet)}")
-
-
-def _subwords(ctx: Context) -> None:
-    from .lesson import subwords
-
-    for path in subwords.write(ctx.out, getattr(ctx.args, "data", None)):
-        print(f"wrote {path}")
-
-
-def _example_search(ctx: Context) -> None:
-    from .lesson import example_search
-
-    try:
-        print(f"wrote {example_search.write(ctx.art)}")
-    except example_search.GrammarOutsideVocabulary as exc:
-        # Only a vocabulary other than the lesson's (a tiny test run) lacks those everyday words; page 1
-        # then keeps the constant sentence of the page-data stage.
-        print(f"example_search: skipped, {exc}")
-
-
-def _sweep(ctx: Context) -> None:
-    from .head_sweep import sweep_models, write
-
-    models = getattr(ctx.args, "models", None)
-    if models is not None and not set(sweep_models()) <= set(models):
-        print("sweep: skipped (--models leaves out some of the attention models; head_sweep.json unchanged)")
-        return
-    seeds = tuple(getattr(ctx.args, "seeds", ()) or ()) or None
-    from .defaults import SEEDS
-
-    write(ctx.runs, seeds or SEEDS, ctx.out, measure_time=getattr(ctx.args, "time_updates", False))
-
-
-def _evidence(ctx: Context) -> None:
-    from .evidence import assemble
-
-    assemble(ctx.out, ctx.runs)
-
-
-def _toy_task(ctx: Context) -> None:
-    from .toy_task import build
-
-    build(ctx.out)
-
-
-def _head_growth(ctx: Context) -> None:
-    from .head_growth import build
-
-    build(ctx.out, runs=ctx.runs, data=getattr(ctx.args, "data", None))
-
-
-def _palette(ctx: Context) -> None:
-    from .palette import write
-
-    write(ctx.art.palette_css)
-
-
-def _pagedata(ctx: Context) -> None:
-    from .lesson.page_data import write
-
-    write(ctx.art)
+    summary: str = ""  # the command's line in `python -m export --help`
+    options: Callable = options.protocol  # adds the command's options to its parser
+    command: str | None = None  # "module:function" taking the options, when the command alone differs from the stage
 
 
 GRAPH: tuple[Stage, ...] = (
-    Stage("palette", ("export/models.py", "export/palette.py"), "palette.css", _palette,
-          "the head and model colours as CSS custom properties"),
-    Stage("vocab", ("stories",), "vocab.json", _vocab, "the vocabulary (C tokens, T) from the training stories"),
-    Stage("tokenizer_vectors", ("stories",), "tokenizer_vectors.json", _tokenizer_vectors,
-          "texts, tokens and ids the browser's tokenizer is tested against"),
-    Stage("train", ("stories",), "runs/<model>-seed<seed>/", _train,
-          "every model x seed (one run: `train --models M --seeds S`; finished runs are skipped)"),
-    Stage("onnx", ("runs/<model>-seed11/",), "models/manifest.json", _onnx,
+    Stage("palette", ("export/models.py", "export/palette.py"), "palette.css", "export.palette:stage",
+          "the head and model colours as CSS custom properties",
+          summary="palette.css: the head and model colours for the site"),
+    Stage("vocab", ("stories",), "vocab.json", "export.vocabulary:vocab_stage",
+          "the vocabulary (C tokens, T) from the training stories",
+          summary="write vocab.json and the tokenizer test vectors", options=options.vocab,
+          command="export.vocabulary:command"),
+    Stage("tokenizer_vectors", ("stories",), "tokenizer_vectors.json", "export.vocabulary:tokenizer_vectors_stage",
+          "texts, tokens and ids the browser's tokenizer is tested against",
+          summary="the browser tokenizer's test vectors"),
+    Stage("train", ("stories",), "runs/<model>-seed<seed>/", "export.protocol:stage",
+          "every model x seed (one run: `train --models M --seeds S`; finished runs are skipped)",
+          summary="run the training protocol", command="export.protocol:command"),
+    Stage("onnx", ("runs/<model>-seed11/",), "models/manifest.json", "export.onnx_export:stage",
           "the seed-11 models to ONNX with parity checks, their compact checkpoints and the manifest "
           "(--from-checkpoints: rebuilt from the compact checkpoints, sizes to runs/onnx_rebuild.json)",
           also=("models/*.onnx", "models/*.steps.onnx", "checkpoints/", "parity.json", "runs/onnx_report.json",
-                "runs/onnx_rebuild.json")),
+                "runs/onnx_rebuild.json"),
+          summary="export seed-11 checkpoints to ONNX and write the manifest", options=options.onnx,
+          command="export.onnx_export:command"),
     Stage("measure", ("stories", "runs/<model>-seed<seed>/", "runs/onnx_report.json"), "runs/measurements.json",
-          _measure, "every figure measured from the runs: the evidence's core"),
-    Stage("heads", ("stories", "checkpoints/", "runs/measurements.json"), "heads.json", _heads,
-          "knock-out perplexities and the head atlas of the shipped attention models", also=("head_atlas.svg",)),
+          "export.evidence:measure_stage", "every figure measured from the runs: the evidence's core",
+          summary="every figure measured from the runs: runs/measurements.json"),
+    Stage("heads", ("stories", "checkpoints/", "runs/measurements.json"), "heads.json", "export.heads:stage",
+          "knock-out perplexities and the head atlas of the shipped attention models", also=("head_atlas.svg",),
+          summary="knock-out perplexities and the head atlas of the shipped attention models",
+          options=options.heads),
     Stage("walkthrough", ("checkpoints/", "vocab.json", "runs/measurements.json"), "walkthrough.json",
-          _walkthrough, "page 4: the lesson's B = 2 batch through the shipped four-head model"),
-    Stage("worksheet", (), "worksheet.json", _worksheet, "page 2: the seeded two-head worksheet"),
-    Stage("subwords", ("stories",), "subwords.json", _subwords, "page 3: a byte-pair encoder trained on the stories",
-          also=("bpe_tokenizer.json",)),
-    Stage("toy_task", (), "toy_task.json", _toy_task,
-          "page 5: tiny 1/2/4-head models of equal width on the synthetic task one head cannot learn"),
-    Stage("example_search", ("vocab.json", "models/*.onnx"), "example_search.json", _example_search,
-          "page 1: the in-vocabulary sentence where two heads of the four-head model most clearly differ"),
-    Stage("sweep", ("runs/<model>-seed<seed>/",), "head_sweep.json", _sweep,
+          "export.lesson.walkthrough:stage", "page 4: the lesson's B = 2 batch through the shipped four-head model",
+          summary="write walkthrough.json from the shipped four-head checkpoint", options=options.walkthrough),
+    Stage("worksheet", (), "worksheet.json", "export.lesson.worksheet:stage", "page 2: the seeded two-head worksheet",
+          summary="page 2's worksheet.json"),
+    Stage("subwords", ("stories",), "subwords.json", "export.lesson.subwords:stage",
+          "page 3: a byte-pair encoder trained on the stories", also=("bpe_tokenizer.json",),
+          summary="page 3's subwords.json"),
+    Stage("toy_task", (), "toy_task.json", "export.toy_task:stage",
+          "page 5: tiny 1/2/4-head models of equal width on the synthetic task one head cannot learn",
+          summary="train tiny 1/2/4-head models on the synthetic two-source task -> toy_task.json",
+          options=options.toy_task, command="export.toy_task:command"),
+    Stage("example_search", ("vocab.json", "models/*.onnx"), "example_search.json",
+          "export.lesson.example_search:stage",
+          "page 1: the in-vocabulary sentence where two heads of the four-head model most clearly differ",
+          summary="page 1's sentence, chosen with the four-head model"),
+    Stage("sweep", ("runs/<model>-seed<seed>/",), "head_sweep.json", "export.head_sweep:stage",
           "page 5's head-count sweep: every attention model (1, 2, 4, 8, 16 heads) x seed, alike-checked "
-          "(--time-updates: also time one update per model on one thread)"),
+          "(--time-updates: also time one update per model on one thread)",
+          summary="head_sweep.json: the head-count sweep from finished runs", options=options.protocol_timed),
     Stage("evidence", ("runs/measurements.json", "runs/onnx_rebuild.json", "heads.json", "head_sweep.json"),
-          "evidence.json", _evidence, "assembled last: the measurements (with a rebuild's ONNX sizes) and every "
-          "stage section", also=("validation_traces.svg",)),
-    Stage("head_growth", ("stories", "evidence.json"), "head_growth.json", _head_growth,
+          "evidence.json", "export.evidence:evidence_stage",
+          "assembled last: the measurements (with a rebuild's ONNX sizes) and every stage section",
+          also=("validation_traces.svg",), summary="assemble evidence.json and the trace plot, last"),
+    Stage("head_growth", ("stories", "evidence.json"), "head_growth.json", "export.head_growth:stage",
           "page 5: a rerun of the four-head seed-11 training with snapshots (resumable), each measured",
-          also=("runs/head-growth/",)),
+          also=("runs/head-growth/",),
+          summary="rerun the four-head seed-11 training with snapshots (resumable) and measure each -> "
+                  "head_growth.json",
+          options=options.head_growth, command="export.head_growth:command"),
     Stage("pagedata", ("evidence.json", "vocab.json", "walkthrough.json", "models/manifest.json", "models/*.onnx",
                        "example_search.json"),
-          "page_data.json", _pagedata, "what the pages draw that is computed, not measured: the build only renders"),
+          "page_data.json", "export.lesson.page_data:stage",
+          "what the pages draw that is computed, not measured: the build only renders",
+          summary="page_data.json: what the pages draw that is computed"),
 )
 STAGES = {stage.name: stage for stage in GRAPH}
 
@@ -236,12 +161,31 @@ def run(names: list[str] | tuple[str, ...], args) -> Context:
     ctx = Context(args)
     for name in names:
         print(f"== stage {name}: {STAGES[name].help}")
-        STAGES[name].run(ctx)
+        load(STAGES[name].run)(ctx)
     return ctx
 
 
 def run_all(args) -> Context:
     return run([stage.name for stage in GRAPH], args)
+
+
+def command(args) -> None:
+    """``python -m export NAME`` for a stage, ``run A B`` or ``all``: the stages through one Context."""
+    if args.command == "all":
+        run_all(args)
+    else:
+        run(args.stage_names if args.command == "run" else [args.command], args)
+
+
+def named_stages(p) -> None:
+    """``run``'s options: the stages to run, then the protocol's options."""
+    p.add_argument("stage_names", nargs="+", choices=list(STAGES), metavar="STAGE",
+                   help=f"one or more of: {', '.join(STAGES)}")
+    options.protocol_timed(p)
+
+
+def print_graph(args) -> None:
+    print(describe())
 
 
 def describe() -> str:

@@ -41,6 +41,7 @@ from . import atomic
 from .artefacts import Artefacts
 from .checkpoints import load_compact
 from .models import attention_models
+from .onnx_weights import OPSET, quantize_initializers
 from .windows import context_window
 
 # forward_full's outputs, in its order (``update`` is W_O's output, before the residual)
@@ -86,8 +87,6 @@ class _WithUpdate(torch.nn.Module):
 
 def to_teaching_onnx(model) -> onnx.ModelProto:
     """forward_full of ``model`` (the compact checkpoint's model) with its weights stored as the shipped file's."""
-    from .onnx_export import OPSET, quantize_initializers
-
     example = torch.zeros(1, model.T, dtype=torch.long)
     example[0, -3:] = torch.tensor([1, 5, 6])
     buf = io.BytesIO()

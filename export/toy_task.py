@@ -319,3 +319,17 @@ def build(out_dir, cfg: ToyConfig = ToyConfig(), log=print, workers: int = 1) ->
     path = atomic.write_json(Artefacts(out_dir).toy_task, result)
     log(f"wrote {path} ({result['seconds']:.0f} s)")
     return path
+
+
+def stage(ctx) -> None:
+    build(ctx.out)
+
+
+def command(args) -> None:
+    """``python -m export toy_task``: the stage, with its own --steps, --seeds, --tasks and --workers."""
+    from .cli_checks import check_out
+
+    check_out(args)
+    cfg = ToyConfig(**{k: v for k, v in (("steps", args.steps), ("seeds", args.seeds), ("tasks", args.tasks))
+                       if v is not None})
+    build(Path(args.out), cfg, workers=args.workers)

@@ -179,3 +179,13 @@ def detokenize(tokens: Sequence[str]) -> str:
         else:
             out += " " + tok
     return out
+
+
+def unicode_command(args) -> None:
+    """``python -m export unicode``: the browser tokenizer's table of unassigned code points, from this Python."""
+    from pathlib import Path
+
+    from . import atomic
+
+    path = atomic.write_text(Path(args.root) / UNICODE_TABLE, unicode_table_js())
+    print(f"wrote {path} (Unicode {UNICODE_VERSION})")

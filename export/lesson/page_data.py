@@ -152,3 +152,7 @@ def stale_inputs(art: Artefacts | None = None) -> list[str]:
 
 if __name__ == "__main__":
     write()
+
+
+def stage(ctx) -> None:
+    write(ctx.art)

@@ -120,3 +120,8 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def stage(ctx) -> None:
+    for path in write(ctx.out, getattr(ctx.args, "data", None)):
+        print(f"wrote {path}")

@@ -248,3 +248,10 @@ def write(checkpoints: Path, assets: Path, prompt: str | None = None, log=print)
     path = atomic.write_json(art.walkthrough, data, indent=None)
     log(f"wrote {path} (B = 2 walkthrough, loss {data['loss']:.4f})")
     return path
+
+
+def stage(ctx) -> None:
+    """The preset's prompt is the measurements' (the evidence's), so page 4 walks the lesson's own sentence."""
+    from ..evidence import measurements
+
+    write(ctx.checkpoints, ctx.out, prompt=measurements(ctx.out, ctx.runs)["preset"]["prompt"])

@@ -180,3 +180,7 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def stage(ctx) -> None:
+    print(f"wrote {write(ctx.art.worksheet)}")

@@ -17,7 +17,7 @@ import torch
 from export.checkpoints import load_full
 from export.corpus import prepare_corpus
 from export.data import load_stories
-from export.evidence import write_vocabulary
+from export.vocabulary import write_vocabulary
 from export.device import resolve_device
 from export.protocol import run_protocol
 from export.train import TrainConfig

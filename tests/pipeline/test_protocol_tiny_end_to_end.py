@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from export.evidence import SCHEMA, preset_prompt, validate
+from export.evidence import SCHEMA, validate
+from export.preset import preset_prompt
 from export.generate import EXCLUDED_IDS, Mulberry32, choose_next, generate_ids
 from export.models import MODEL_NAMES
 from export.multihead import MultiHeadAttentionLM
@@ -199,7 +200,8 @@ def test_onnx_rebuild_writes_only_its_report_and_the_evidence_stage_takes_its_si
     """`onnx --from-checkpoints` leaves evidence.json alone; `evidence` afterwards carries the rebuilt sizes."""
     import shutil
 
-    from export.evidence import ONNX_REBUILD, rebuilt_onnx_sizes
+    from export.artefacts import onnx_rebuild
+    from export.evidence import rebuilt_onnx_sizes
 
     out = tmp_path / "out"
     shutil.copytree(tiny_protocol[0], out)
@@ -220,7 +222,7 @@ def test_onnx_rebuild_writes_only_its_report_and_the_evidence_stage_takes_its_si
                       "--out", str(assets))
     assert rebuild.returncode == 0, rebuild.stderr
     assert (assets / "evidence.json").read_bytes() == before  # the rebuild writes only its own outputs
-    report = json.loads((runs / ONNX_REBUILD).read_text())
+    report = json.loads(onnx_rebuild(runs).read_text())
     assert set(report["models"]) == {"mlp", "one_head", "four_heads"}
 
     assembled = run_cli("evidence", *common)

@@ -14,7 +14,8 @@ from export import models
 from export.checkpoints import (CheckpointError, load_checkpoint, load_compact, load_full, save_compact, save_full)
 from export.corpus import prepare_corpus
 from export.data import load_stories
-from export.evidence import read_onnx_report, write_all, write_vocabulary
+from export.evidence import read_onnx_report, write_all
+from export.vocabulary import write_vocabulary
 from export.models import MODELS, ModelSpec, count_parameters
 from export.onnx_export import export_all, feeds, session
 from export.protocol import run_protocol
