@@ -3,9 +3,9 @@
 The shipped protocol keeps only each run's selected checkpoint, so page 5's
 training slider needs a rerun: the four-head model, seed 11, the shipped
 settings (``TrainConfig()``: 6,000 updates of 512 windows, the same data,
-split and vocabulary), trained by the same steps as ``export.train.train_run``
-(same initial weights, batch draws, learning-rate schedule and selection
-slice). Along the way it saves the float32 weights at log-spaced updates
+split and vocabulary), trained by ``export.train.train_run`` itself (same
+initial weights, batch draws, learning-rate schedule and selection slice),
+with hooks (``_Snapshots``). Along the way it saves the float32 weights at log-spaced updates
 (``SNAPSHOT_UPDATES``) and, every ``RESUME_EVERY`` updates, everything needed
 to carry on (weights, optimiser, batch generator, best-so-far), so an
 interrupted rerun resumes where it stopped and draws the same batches.
@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import time
 from pathlib import Path
 
 import torch
@@ -36,9 +35,8 @@ import torch
 from . import atomic
 from .artefacts import Artefacts
 from .defaults import PRESET_SEED
-from .models import count_parameters, get_spec, most_heads_model
-from .train import (Best, TrainConfig, draw_batch, make_optimizer, mean_loss, selection_slice, set_learning_rate,
-                    state_of, train_step)
+from .models import get_spec, most_heads_model
+from .train import Best, RunHooks, TrainConfig, state_of, train_run, train_step
 
 SCHEMA = "mha-head-growth/1"
 MODEL = most_heads_model().name  # the shipped model whose heads the lesson takes apart
@@ -58,10 +56,50 @@ def snapshot_path(folder: Path, update: int) -> Path:
     return Path(folder) / f"snapshot-{update:05d}.pt"
 
 
+class _Snapshots(RunHooks):
+    """``train_run``'s hooks for the rerun: snapshots at ``snapshots``, and a resume file every ``resume_every``."""
+
+    def __init__(self, folder: Path, key: dict, cfg: TrainConfig, snapshots: tuple[int, ...], resume_every: int,
+                 log=print):
+        self.folder, self.key, self.cfg, self.snapshots, self.resume_every, self.log = (
+            folder, key, cfg, snapshots, resume_every, log)
+        self.resume_file = folder / "resume.pt"
+
+    def resume(self, model, opt, batches):
+        if self.resume_file.is_file():
+            saved = torch.load(self.resume_file, weights_only=False)
+            if saved["key"] == self.key:
+                model.load_state_dict(saved["model"])
+                opt.load_state_dict(saved["optimizer"])
+                batches.set_state(saved["generator"])
+                self.log(f"resuming the rerun at update {saved['update']}")
+                return Best(*saved["best"]), saved["trace"], saved["recent"], saved["update"], saved["seconds"]
+        if 0 in self.snapshots:
+            torch.save(state_of(model), snapshot_path(self.folder, 0))
+        return None
+
+    def step(self, *args):
+        return train_step(*args)  # the protocol's own update, looked up here so that a test can interrupt it
+
+    def after_update(self, done, model, opt, batches, carry):
+        best, trace, recent, elapsed = carry
+        if done in self.snapshots:
+            torch.save(state_of(model), snapshot_path(self.folder, done))
+        if done % self.resume_every == 0 and done < self.cfg.updates:
+            tmp = self.resume_file.with_suffix(".tmp")
+            torch.save({"key": self.key, "model": state_of(model), "optimizer": opt.state_dict(),
+                        "generator": batches.get_state(),
+                        "best": [best.val_loss, best.update, best.state], "trace": trace, "recent": recent,
+                        "update": done, "seconds": elapsed}, tmp)
+            tmp.replace(self.resume_file)
+            self.log(f"update {done}/{self.cfg.updates}: train {sum(recent) / len(recent):.3f}, best val "
+                     f"{best.val_loss:.4f} at {best.update}, {elapsed:.0f} s")
+
+
 def train_with_snapshots(corpus, folder: Path, cfg: TrainConfig = TrainConfig(), seed: int = PRESET_SEED,
                          snapshots: tuple[int, ...] = SNAPSHOT_UPDATES, resume_every: int = RESUME_EVERY,
                          log=print) -> dict:
-    """The rerun: ``train_run``'s steps on the CPU, saving snapshots; resumes from ``folder/resume.pt``.
+    """The rerun: ``train_run`` itself on the CPU, with hooks saving snapshots; resumes from ``folder/resume.pt``.
 
     Returns the rerun's result (selected update, validation and test loss and
     perplexity), also written to ``folder/result.json``; a finished rerun is not
@@ -78,61 +116,17 @@ def train_with_snapshots(corpus, folder: Path, cfg: TrainConfig = TrainConfig(),
     if max(snapshots) > cfg.updates:
         raise ValueError(f"snapshot update {max(snapshots)} is past the run's {cfg.updates} updates")
     folder.mkdir(parents=True, exist_ok=True)
-    C, T = len(corpus.vocab), corpus.T
-    torch.manual_seed(seed)
-    model = get_spec(MODEL).build(C, T)
-    batches = torch.Generator().manual_seed(seed)
-    opt = make_optimizer(model, cfg)
-    train, val = corpus.windows["train"], corpus.windows["validation"]
-    sel = selection_slice(val, cfg)
-    best, trace, recent, start_update, seconds = Best(), [], [], 0, 0.0
-    resume = folder / "resume.pt"
-    if resume.is_file():
-        saved = torch.load(resume, weights_only=False)
-        if saved["key"] == key:
-            model.load_state_dict(saved["model"])
-            opt.load_state_dict(saved["optimizer"])
-            batches.set_state(saved["generator"])
-            best, trace, recent = Best(*saved["best"]), saved["trace"], saved["recent"]
-            start_update, seconds = saved["update"], saved["seconds"]
-            log(f"resuming the rerun at update {start_update}")
-    if start_update == 0 and 0 in snapshots:
-        torch.save(state_of(model), snapshot_path(folder, 0))
-    clock = time.perf_counter()
-    for update in range(start_update, cfg.updates):
-        set_learning_rate(opt, cfg, update)
-        x, y = draw_batch(train, cfg, batches)
-        loss = train_step(model, opt, x, y, cfg.grad_clip)  # the protocol's own update
-        recent = (recent + [loss.item()])[-50:]
-        done = update + 1
-        if done % cfg.eval_every == 0 or done == cfg.updates:
-            v = mean_loss(model, val, sel, cfg.eval_batch)
-            trace.append([done, v])
-            if v < best.val_loss:
-                best = Best(val_loss=v, update=done, state=state_of(model))
-        if done in snapshots:
-            torch.save(state_of(model), snapshot_path(folder, done))
-        if done % resume_every == 0 and done < cfg.updates:
-            elapsed = seconds + time.perf_counter() - clock
-            tmp = resume.with_suffix(".tmp")
-            torch.save({"key": key, "model": state_of(model), "optimizer": opt.state_dict(),
-                        "generator": batches.get_state(),
-                        "best": [best.val_loss, best.update, best.state], "trace": trace, "recent": recent,
-                        "update": done, "seconds": elapsed}, tmp)
-            tmp.replace(resume)
-            log(f"update {done}/{cfg.updates}: train {sum(recent) / len(recent):.3f}, best val "
-                f"{best.val_loss:.4f} at {best.update}, {elapsed:.0f} s")
-    seconds += time.perf_counter() - clock
-    model.load_state_dict(best.state)
-    torch.save(best.state, folder / "selected.pt")
-    test_loss = mean_loss(model, corpus.windows["test"], batch=cfg.eval_batch)
-    result = {"model": MODEL, "seed": seed, "parameters": count_parameters(model), "best_update": best.update,
-              "val_loss": best.val_loss, "test_loss": test_loss, "test_perplexity": math.exp(test_loss),
-              "train_seconds": seconds, "updates": cfg.updates, "batch_size": cfg.batch_size, "trace": trace,
-              "threads": torch.get_num_threads(), "key": key}
+    hooks = _Snapshots(folder, key, cfg, snapshots, resume_every, log)
+    run, model = train_run(MODEL, seed, corpus, cfg, progress=False, hooks=hooks)
+    torch.save(state_of(model), folder / "selected.pt")
+    result = {"model": MODEL, "seed": seed, "parameters": run.parameters, "best_update": run.best_update,
+              "val_loss": run.val_loss, "test_loss": run.test_loss, "test_perplexity": run.test_perplexity,
+              "train_seconds": run.train_seconds, "updates": cfg.updates, "batch_size": cfg.batch_size,
+              "trace": run.trace, "threads": torch.get_num_threads(), "key": key}
     atomic.write_json(done_path, result)
-    resume.unlink(missing_ok=True)
-    log(f"rerun finished: best update {best.update}, test perplexity {result['test_perplexity']:.2f}, {seconds:.0f} s")
+    hooks.resume_file.unlink(missing_ok=True)
+    log(f"rerun finished: best update {run.best_update}, test perplexity {run.test_perplexity:.2f}, "
+        f"{run.train_seconds:.0f} s")
     return result
 
 
@@ -215,7 +209,6 @@ def measure(corpus, folder: Path, rerun: dict, prompts: list[str], shipped: dict
     """The artefact: one entry per snapshot, plus the rerun's and (if given) the shipped run's test perplexity."""
     from .heads import KINDS
 
-    itos = corpus.vocab.itos
     windows = _FirstWindows(corpus.windows["test"], subset)
     entries = []
     for update in snapshots:

@@ -25,7 +25,6 @@ in evidence.json under ``heads`` (this stage never writes the evidence).
 """
 from __future__ import annotations
 
-import hashlib
 import html
 import math
 from pathlib import Path
@@ -37,6 +36,7 @@ from . import atomic
 from .artefacts import Artefacts
 from .generate import EXCLUDED_IDS, generate_ids, prompt_history
 from .checkpoints import load_compact
+from .digest import file_sha256
 from .palette import HEAD_LIGHT
 from .models import attention_models, most_heads_model
 from .windows import context_window
@@ -234,7 +234,7 @@ def preset_knockout(model, itos: list[str], prompt: str, max_new_tokens: int) ->
         scores[list(EXCLUDED_IDS)] = -math.inf  # as the generator and the inspector see them
         p = torch.softmax(scores, dim=0)
         top = torch.argsort(p, descending=True, stable=True)[:5].tolist()
-        ids, ended = generate_ids(lambda w: model(torch.from_numpy(w), head_mask=mask_t)[0].numpy(),
+        ids, ended = generate_ids(lambda w, mask_t=mask_t: model(torch.from_numpy(w), head_mask=mask_t)[0].numpy(),
                                   history, max_new_tokens, T=model.T)
         out[name] = {"mask": mask, "top5": [{"id": i, "token": itos[i], "p": float(p[i])} for i in top],
                      "continuation": {"ids": ids, "tokens": [itos[i] for i in ids],
@@ -254,7 +254,7 @@ def measure(checkpoints: Path, evidence: dict, corpus, log=print) -> dict:
         if not path.is_file():
             raise FileNotFoundError(f"{path} not found: run `python -m export onnx` first")
         model = load_compact(path)
-        section["checkpoints"][name] = {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+        section["checkpoints"][name] = {"file": path.name, "sha256": file_sha256(path)}
         result = atlas(model, test, itos)
         clearest_windows(model, test, itos, result)
         section["atlas"][name] = result

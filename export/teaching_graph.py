@@ -28,7 +28,6 @@ The same compact (int8, float16) weights as the shipped file: PyTorch's
 """
 from __future__ import annotations
 
-import hashlib
 import io
 from pathlib import Path
 
@@ -40,6 +39,7 @@ from onnx import TensorProto
 from . import atomic
 from .artefacts import Artefacts
 from .checkpoints import load_compact
+from .digest import file_sha256, sha256_bytes
 from .models import attention_models
 from .onnx_weights import OPSET, quantize_initializers
 from .windows import context_window
@@ -193,7 +193,7 @@ def build(artefacts: Artefacts, name: str) -> tuple[bytes, dict]:
     shipped = shipped_path.read_bytes()
     proto, shared = share_weights(to_teaching_onnx(model), shipped, shipped_path.name)
     meta = proto.metadata_props.add()
-    meta.key, meta.value = WEIGHTS_KEY, hashlib.sha256(shipped).hexdigest()
+    meta.key, meta.value = WEIGHTS_KEY, sha256_bytes(shipped)
     data = proto.SerializeToString()
     return data, {"bytes": len(data), "shared_bytes": shared}
 
@@ -243,7 +243,7 @@ def check_fresh(artefacts: Artefacts, name: str) -> None:
     path = artefacts.teaching_onnx(name)
     proto = onnx.load(str(path), load_external_data=False)
     stored = {p.key: p.value for p in proto.metadata_props}.get(WEIGHTS_KEY)
-    actual = hashlib.sha256(artefacts.model_onnx(name).read_bytes()).hexdigest()
+    actual = file_sha256(artefacts.model_onnx(name))
     if stored != actual:
         raise StaleTeachingGraph(f"{path} reads its weights from another version of {artefacts.model_onnx(name).name}; "
                                  "run `python -m export steps` to write it again")

@@ -196,11 +196,11 @@ class RunResult:
 
 
 def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: bool = True,
-              device: torch.device | str = "cpu") -> tuple[RunResult, nn.Module]:
+              device: torch.device | str = "cpu", hooks: RunHooks | None = None) -> tuple[RunResult, nn.Module]:
     """One model, one seed: train, select on validation, test. Returns the result and the selected model.
 
     The weights are initialised on the CPU and the batches drawn there, so a
-    seed starts from the same point on every device.
+    seed starts from the same point on every device; ``hooks`` may resume a run and see every update.
     """
     C, T = len(corpus.vocab), corpus.T
     device = torch.device(device)
@@ -210,15 +210,15 @@ def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: 
     opt = make_optimizer(model, cfg, device)
     train, val = corpus.windows["train"], corpus.windows["validation"]
     sel = selection_slice(val, cfg)
-    best = Best()
-    trace, recent = [], []
+    hooks = hooks or RunHooks()
+    best, trace, recent, first, before = hooks.resume(model, opt, batches) or (Best(), [], [], 0, 0.0)
     started = time.time()
     start = time.perf_counter()
-    bar = tqdm(range(cfg.updates), desc=f"{name} seed {seed}", unit="upd", disable=not progress, mininterval=2)
+    bar = tqdm(range(first, cfg.updates), desc=f"{name} seed {seed}", unit="upd", disable=not progress, mininterval=2)
     for update in bar:
         set_learning_rate(opt, cfg, update)
         x, y = (t.to(device) for t in draw_batch(train, cfg, batches))
-        loss = train_step(model, opt, x, y, cfg.grad_clip)
+        loss = hooks.step(model, opt, x, y, cfg.grad_clip)
         recent = (recent + [loss.item()])[-50:]
         done = update + 1
         # lesson: select-checkpoint
@@ -230,7 +230,8 @@ def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: 
             # lesson end
             bar.set_postfix(train=f"{sum(recent) / len(recent):.3f}", val=f"{v:.3f}",
                             best=f"{best.val_loss:.3f}@{best.update}")
-    seconds = time.perf_counter() - start
+        hooks.after_update(done, model, opt, batches, (best, trace, recent, before + time.perf_counter() - start))
+    seconds = before + time.perf_counter() - start
     # the selected checkpoint, frozen, on every test window
     model.load_state_dict(best.state)
     test_loss = mean_loss(model, corpus.windows["test"], batch=cfg.eval_batch)
@@ -242,3 +243,24 @@ def train_run(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, progress: 
         key={"corpus": corpus.key(), **cfg.run_key(name)}, started=started, finished=time.time(),
     )
     return result, model
+
+
+class RunHooks:
+    """What a caller adds to ``train_run`` without a loop of its own (export/head_growth.py: snapshots, resume).
+
+    The plain run uses these: it starts afresh, takes ``train_step`` and keeps
+    nothing along the way.
+    """
+
+    def resume(self, model: nn.Module, opt: torch.optim.Optimizer, batches: torch.Generator) -> tuple | None:
+        """Restore an interrupted run into ``model``, ``opt`` and ``batches``; return
+        ``(best, trace, recent, update, seconds)`` to carry on from, or None to start afresh."""
+        return None
+
+    def step(self, model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
+             grad_clip: float) -> torch.Tensor:
+        return train_step(model, opt, x, y, grad_clip)
+
+    def after_update(self, done: int, model: nn.Module, opt: torch.optim.Optimizer, batches: torch.Generator,
+                     carry: tuple) -> None:
+        """Called after update ``done`` (its evaluation included) with ``(best, trace, recent, seconds)``."""

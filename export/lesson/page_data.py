@@ -20,12 +20,12 @@ the stage was not rerun.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 from .. import atomic
 from ..artefacts import Artefacts
+from ..digest import file_sha256
 
 SCHEMA = "mha-page-data/1"
 
@@ -40,10 +40,6 @@ def example_sentence(art: Artefacts) -> str:
         if isinstance(doc, dict) and isinstance(doc.get("sentence"), str) and doc["sentence"].strip():
             return doc["sentence"]
     return EXAMPLE_SENTENCE
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _json(path: Path) -> dict:
@@ -124,7 +120,7 @@ def build(art: Artefacts) -> dict:
     walkthrough, manifest = _json(art.walkthrough), _json(art.manifest)
     return json.loads(json.dumps({  # tuples become lists, as the page reads them back
         "schema": SCHEMA,
-        "inputs": {p.relative_to(art.root).as_posix(): sha256(p) for p in inputs(art)},
+        "inputs": {p.relative_to(art.root).as_posix(): file_sha256(p) for p in inputs(art)},
         "toy": lily_example(vocab["itos"]),
         "results": {**compute(evidence), "part_labels": PART_LABELS},
         "coat": coat_attention(art, vocab, manifest, example_sentence(art)),
@@ -146,7 +142,7 @@ def stale_inputs(art: Artefacts | None = None) -> list[str]:
     recorded = _json(art.page_data).get("inputs", {})
     now = {p.relative_to(art.root).as_posix(): p for p in inputs(art)}
     changed = sorted(set(recorded) ^ set(now))
-    changed += sorted(n for n in set(recorded) & set(now) if sha256(now[n]) != recorded[n])
+    changed += sorted(n for n in set(recorded) & set(now) if file_sha256(now[n]) != recorded[n])
     return changed
 
 

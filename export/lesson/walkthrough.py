@@ -14,11 +14,11 @@
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 from ..defaults import CONTEXT
+from ..digest import file_sha256
 from ..wordlm import PAD_ID, SPECIAL_IDS, SPECIAL_TOKENS, Vocabulary, tokenize
 
 SENTENCE = "Lily found a red ball."
@@ -120,10 +120,6 @@ def _r(t, digits: int = ROUND):
     return conv(t.tolist())
 
 
-def sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def batch_walkthrough(checkpoint: str | Path, vocab_path: str | Path, evidence_path: str | Path | None = None,
                       prompt: str | None = None) -> dict:
     import torch
@@ -195,7 +191,7 @@ def batch_walkthrough(checkpoint: str | Path, vocab_path: str | Path, evidence_p
     result = {
         "schema": "mha-walkthrough/1",
         "checkpoint": Path(checkpoint).name,
-        "checkpoint_sha256": sha256(Path(checkpoint)),
+        "checkpoint_sha256": file_sha256(checkpoint),
         "config": model.config(),
         "heads": heads, "head_dim": dh,
         "shown_slots": slots,

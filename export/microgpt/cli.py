@@ -20,13 +20,13 @@ the input file and the step count: two runs give byte-identical files.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
 
 from export.artefacts import Artefacts
 from export.atomic import write_text
+from export.digest import file_sha256
 
 from . import microgpt as model
 from .floats import FORMAT
@@ -64,11 +64,6 @@ def read_names(path):
     if not names:
         raise NamesFileError(f"names file {path} contains no names")
     return names
-
-
-def file_sha256(path):
-    with open(path, "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
 
 
 def _progress(total, enabled):

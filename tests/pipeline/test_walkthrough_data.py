@@ -19,7 +19,7 @@ def walk(assets_dir):
 
 
 def test_walkthrough_is_from_the_shipped_checkpoint(walk):
-    from export.lesson.walkthrough import sha256
+    from export.digest import file_sha256 as sha256
 
     data, ckpt = walk
     assert data["checkpoint_sha256"] == sha256(ckpt), (
