@@ -21,7 +21,7 @@ export SOURCE_DATE_EPOCH
 endif
 SERVE_URL = http://$(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST)):$(PORT)/$(patsubst /%,%,$(PREFIX))
 
-.PHONY: setup site-setup serve build test models train-runs microgpt bench clean
+.PHONY: setup site-setup serve build site-check check lint test models train-runs microgpt bench clean
 
 .venv/ready: pyproject.toml
 	python3 -m venv .venv
@@ -46,6 +46,17 @@ setup: .venv/ready node_modules/ready
 
 site-setup: .venv-site/ready node_modules/ready
 
+.venv-site/checks: pyproject.toml .venv-site/ready
+	$(SITE_PY) -m pip install -q -e '.[site,site-check]'
+	touch $@
+
+# What the Pages workflow runs before it deploys, in the site's environment (no torch):
+# both linters and the site-build tests.
+site-check: site-setup .venv-site/checks
+	$(SITE_PY) -m ruff check .
+	node_modules/.bin/eslint .
+	$(SITE_PY) -m pytest tests/site_build -q
+
 build: site-setup
 	$(if $(SITE_URL),SITE_URL='$(SITE_URL)') $(SITE_PY) -m mkdocs build --strict
 
@@ -53,8 +64,18 @@ serve: site-setup
 	SITE_URL='$(SERVE_URL)' $(SITE_PY) -m mkdocs build --strict
 	$(SITE_PY) -m export.serve --dir site --host $(HOST) --port $(PORT) --prefix '$(PREFIX)'
 
-test: setup .venv-site/ready /usr/bin/chromium
-	$(PY) -m pytest
+# The fast loop, under two minutes on a 2-core machine: both linters, then every test that needs
+# no browser and is not marked slow (tests/conftest.py marks everything under tests/browser/).
+lint: setup
+	$(PY) -m ruff check .
+	node_modules/.bin/eslint .
+
+check: lint
+	$(PY) -m pytest -m "not slow and not browser" -q
+
+# Everything: the fast loop first, then the rest (the browsers and the slow tests).
+test: check .venv-site/ready /usr/bin/chromium
+	$(PY) -m pytest -m "slow or browser"
 
 # Maintainers: rerun everything from the stories to wasm_assets/ (about an hour on 2 cores).
 # One Make target per training run, so `make -j3 models` trains three at a time; a finished

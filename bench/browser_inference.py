@@ -37,11 +37,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from export.onnx_export import feeds  # noqa: E402
-from export.serve import serve_in_thread  # noqa: E402
-from export.models import most_heads_model, shipped_models  # noqa: E402
-from export.device import cpu_name  # noqa: E402
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS  # noqa: E402
+from export.onnx_export import feeds
+from export.serve import serve_in_thread
+from export.models import most_heads_model, shipped_models
+from export.device import cpu_name
+from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS
 
 MODELS = tuple(s.name for s in shipped_models())  # the registry's, never typed
 MOST = most_heads_model().name  # the goal is stated for the model with the most heads

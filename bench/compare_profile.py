@@ -35,10 +35,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.site_visits import NO_WEBGPU, RUNTIME_CACHED_JS, build_site  # noqa: E402
-from export.models import shipped_models  # noqa: E402
-from export.serve import serve_in_thread  # noqa: E402
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS, wait_until  # noqa: E402
+from bench.site_visits import NO_WEBGPU, RUNTIME_CACHED_JS, build_site
+from export.models import shipped_models
+from export.serve import serve_in_thread
+from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS, wait_until
 
 MODELS = tuple(s.name for s in shipped_models())
 LOW_CACHE_FLAGS = "--js-flags=--wasm-caching-threshold=1 --wasm-caching-hard-threshold=1 --wasm-caching-timeout-ms=50"

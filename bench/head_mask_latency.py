@@ -26,11 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from export.onnx_export import feeds  # noqa: E402
-from export.serve import serve_in_thread  # noqa: E402
-from export.models import attention_models  # noqa: E402
-from export.device import cpu_name  # noqa: E402
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from export.onnx_export import feeds
+from export.serve import serve_in_thread
+from export.models import attention_models
+from export.device import cpu_name
+from tests.browser_util import CHROMIUM, CHROMIUM_ARGS
 
 MODELS = tuple(s.name for s in attention_models())  # the registry's, never typed
 HEADS = {s.name: s.heads for s in attention_models()}

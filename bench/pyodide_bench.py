@@ -34,9 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from export.serve import serve_in_thread  # noqa: E402
-from export.device import cpu_name  # noqa: E402
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from export.serve import serve_in_thread
+from export.device import cpu_name
+from tests.browser_util import CHROMIUM, CHROMIUM_ARGS
 
 SOLUTION = (ROOT / "site_src/pyodide/solution.py").read_text()
 LOOP = SOLUTION.replace("out.extend(blended)", "while True:\n            pass")

@@ -53,10 +53,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from export.serve import serve_in_thread  # noqa: E402
-from export.models import shipped_models  # noqa: E402
-from export.device import cpu_name  # noqa: E402
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS, wait_until  # noqa: E402
+from export.serve import serve_in_thread
+from export.models import shipped_models
+from export.device import cpu_name
+from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, WAIT_READY_JS, wait_until
 
 NO_WEBGPU = "Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined, configurable: true });"
 # Whether each visit waits, after opening its tab, until the browser's own work for a new tab is

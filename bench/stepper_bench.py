@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.browser_inference import NO_WEBGPU, RESOURCES_JS, build_site, machine  # noqa: E402
-from export.serve import serve_in_thread  # noqa: E402
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from bench.browser_inference import NO_WEBGPU, RESOURCES_JS, build_site, machine
+from export.serve import serve_in_thread
+from tests.browser_util import CHROMIUM, CHROMIUM_ARGS
 
 PAGE4 = "lesson/4-model-training-generation/"
 PROMPT = "Lily found a red ball in the park and she"
@@ -77,7 +77,7 @@ def measure(browser, url: str, model: str, runs: int) -> dict:
     after = page.evaluate(RESOURCES_JS)
     timed = page.evaluate(TIME_JS, [runs])
     context.close()
-    total = lambda rs: sum(r["transfer"] for r in rs)  # noqa: E731
+    total = lambda rs: sum(r["transfer"] for r in rs)
     opened = [r for r in after if r["name"] not in {b["name"] for b in before}]
     return {"state": state, "before": total(before), "opened": total(opened),
             "opened_files": sorted({r["name"].split("/")[-1] for r in opened}),

@@ -16,9 +16,9 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from export.models import MODELS, attention_models  # noqa: E402
-from export.step_timing import time_steps  # noqa: E402
-from export.device import cpu_name  # noqa: E402
+from export.models import MODELS, attention_models
+from export.step_timing import time_steps
+from export.device import cpu_name
 
 
 def main() -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 
 from . import cli_checks
 from .artefacts import assets_dir

@@ -21,11 +21,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from export.artefacts import assets_dir as _artefact_folder
+from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, PageWatch
 
-from export.artefacts import assets_dir as _artefact_folder  # noqa: E402
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, PageWatch  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 ASSETS = _artefact_folder()
 SUB_PATH = "/some/lesson/"
@@ -41,6 +40,14 @@ def _assets_or_skip(*names: str) -> list[Path]:
     if missing:
         pytest.skip(f"artefacts not built yet ({', '.join(missing)}); run `make models`")
     return paths
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test under tests/browser/ drives Chromium: marked ``browser`` here, so ``make check`` leaves it out."""
+    browser_tests = ROOT / "tests" / "browser"
+    for item in items:
+        if browser_tests in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.browser)
 
 
 @pytest.fixture(scope="session")

@@ -67,7 +67,6 @@ the evidence by ``python -m export pagedata`` into ``page_data.json``): ``{{ res
 """
 from __future__ import annotations
 
-import html
 import sys
 from pathlib import Path
 
@@ -78,11 +77,11 @@ from mkdocs.exceptions import Abort, PluginError
 _HOOKS = str(Path(__file__).resolve().parent)  # the page_macros package sits next to this hook
 if _HOOKS not in sys.path:
     sys.path.append(_HOOKS)
-from page_macros import page3, page4, page5, tables  # noqa: E402
-from page_macros.engine import (DATA, MacroError, _grid, authored, ev, ex, ex_val, format_value, has, lookup,  # noqa: E402,F401
+from page_macros import page3, page4, page5, tables
+from page_macros.engine import (DATA, MacroError, _grid, authored, ev, ex, ex_val, format_value, has, lookup,  # noqa: F401
                                 page_data_val, res, res_val, toy, toy_val, val, vocab_id, wt, wt_val)
-from page_macros.page5 import WEAK_LEAN, _kind, _ko, compare_link  # noqa: E402
-from page_macros.quiz import QUIZ_SALT, quiz, quiz_html, quiz_order  # noqa: E402,F401  (tests call them here)
+from page_macros.page5 import WEAK_LEAN, _kind, compare_link
+from page_macros.quiz import QUIZ_SALT, quiz, quiz_html, quiz_order  # noqa: F401  (tests call them here)
 
 
 # ---------------------------------------------------------------------------

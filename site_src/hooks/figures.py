@@ -35,10 +35,10 @@ from mkdocs.exceptions import PluginError
 _HOOKS = str(Path(__file__).resolve().parent)  # the lesson_figures package sits next to this hook
 if _HOOKS not in sys.path:
     sys.path.append(_HOOKS)
-from lesson_figures import growth, toy  # noqa: E402  (issue 20: the toy task, heads forming in training)
-from lesson_figures import attention, head_sweep, model, results, tokens  # noqa: E402
-from lesson_figures.common import FigureError  # noqa: E402
-from lesson_figures.tokens import subwords_result  # noqa: E402,F401  (tests call it through this hook)
+from lesson_figures import growth, toy
+from lesson_figures import attention, head_sweep, model, results, tokens
+from lesson_figures.common import FigureError
+from lesson_figures.tokens import subwords_result  # noqa: F401  (tests call it through this hook)
 
 DIRECTIVE = re.compile(r"^::figure::[ \t]+(?P<name>[\w-]+)[ \t]*$", re.M)
 

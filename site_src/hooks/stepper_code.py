@@ -30,7 +30,7 @@ import export.artefacts as artefacts  # standard library only: the build reads t
 _HOOKS = str(Path(__file__).resolve().parent)
 if _HOOKS not in sys.path:
     sys.path.append(_HOOKS)
-from code_snippets import MARKER, ROOT, read_section  # noqa: E402
+from code_snippets import MARKER, ROOT, read_section
 
 log = logging.getLogger("mkdocs.hooks.stepper_code")
 

@@ -157,7 +157,7 @@ def _collect(source, cases):
         finally:
             sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
         if numbers is None:
-            return outputs, lambda: _shape_problem(out, case, source), "", fn
+            return outputs, lambda out=out, case=case: _shape_problem(out, case, source), "", fn
         outputs.append(numbers)
     if script_error is not None:
         return outputs, Hint("Your multi_head gives numbers, but the lines after it stop with an error.",

@@ -27,7 +27,6 @@ import json
 import linecache
 import math
 import os
-import re
 import sys
 import traceback
 import types

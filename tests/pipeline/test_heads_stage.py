@@ -55,7 +55,7 @@ def test_knockout_table_is_consistent(evidence, heads):
     assert ko["all"]["test_perplexity"] == pytest.approx(evidence["onnx"]["four_heads"]["test_perplexity_shipped"],
                                                          rel=1e-5)
     assert ko["all"]["top_token_changed"] == 0
-    for name, row in ko.items():
+    for row in ko.values():
         assert row["test_perplexity"] == pytest.approx(math.exp(row["test_loss"]), rel=1e-12)
         assert row["perplexity_change"] == pytest.approx(row["test_perplexity"] / ko["all"]["test_perplexity"] - 1)
         assert 0 <= row["top_token_changed"] <= 1
@@ -65,7 +65,7 @@ def test_knockout_table_is_consistent(evidence, heads):
 
 def test_atlas_shares_are_proportions_and_offsets_add_up(heads):
     offsets = [k for k in KINDS if k.startswith("offset_")]
-    for name, model_atlas in heads["atlas"].items():
+    for model_atlas in heads["atlas"].values():
         assert sum(model_atlas["uniform"][k] for k in offsets) == pytest.approx(1, abs=1e-9)
         for head in model_atlas["heads"]:
             assert set(head["share"]) == set(KINDS)

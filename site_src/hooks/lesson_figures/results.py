@@ -252,7 +252,7 @@ def figure_head_atlas() -> tuple[str, str]:
         y = top + r * rh
         parts.append(text(lw - 6, y + 19, ATLAS_SHORT.get(k, k), "mha-fig__label", anchor="end"))
         parts.append(line(lw, y + rh, W - 4, y + rh, "mha-fig__grid"))
-        for c, (name, cls, share) in enumerate(cols):
+        for c, (_, cls, share) in enumerate(cols):
             x = lw + c * cw + 4
             w = (cw - 8) * share[k] / biggest
             fill = f"mha-trace__best {cls}" if c == 0 else cls

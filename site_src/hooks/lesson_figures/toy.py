@@ -136,7 +136,6 @@ def _answer(x) -> str:
 
 
 def figure_toy_attention() -> tuple[str, str]:
-    data = _data()
     t = _task(MAIN)
     heads = [1, t["gap"]["multi_heads"]]  # one head against the head count that did best
     example = t["by_heads"]["1"]["examples"][0]

@@ -224,7 +224,7 @@ class CompareWidget {
     if (!this.modelList) return;
     const run = this.lastRun;
     const presetText = this.preset?.prompt;
-    let match = null;
+    let match;
     let shown;
     if (!run) {
       shown = this.view.prompt.value === presetText;

@@ -39,7 +39,7 @@ def test_greedy_generation_matches_python_step_for_step(make_page, base_url, ass
     open_compare(page, base_url, "?backend=wasm")
     for name in MODELS:
         session = ort.InferenceSession(str(assets_dir / f"models/{name}.onnx"), providers=["CPUExecutionProvider"])
-        want, ended = generate_ids(lambda w: session.run(["logits"], feeds(session, w))[0][0],
+        want, ended = generate_ids(lambda w, session=session: session.run(["logits"], feeds(session, w))[0][0],
                                    prompt_history(vocab["itos"], prompt), limit, 0.0, 0, vocab["T"])
         got = page.evaluate("([n, p, k]) => window.mhaCompare.generate(n, p, {maxNewTokens: k, temperature: 0})",
                             [name, prompt, limit])

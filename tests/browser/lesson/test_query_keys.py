@@ -7,7 +7,6 @@ the arrows' positions after every move (tolerances stated where they are used).
 """
 from __future__ import annotations
 
-import json
 import math
 
 import pytest

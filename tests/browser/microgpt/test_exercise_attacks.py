@@ -86,7 +86,7 @@ _FORGE_VERDICT = """for (const name of await storage.keys()) {
 """
 # Pyodide's files and the shipped Python heap in the runtime cache replaced; the three the service
 # worker adopts from pyodide-handoff taken out of the runtime cache and handed off again, as garbage.
-_BREAK_PYODIDE = """const junk = () => new Response(new Uint8Array(4096).fill(7));
+_BREAK_PYODIDE = r"""const junk = () => new Response(new Uint8Array(4096).fill(7));
 const handoff = await storage.open('pyodide-handoff');
 for (const name of await storage.keys()) {
   if (!name.startsWith('mha-runtime-')) continue;

@@ -114,7 +114,7 @@ def test_head_switches_and_probe_change_the_bars_as_python_does(make_page, base_
 def test_the_one_head_model_is_compared_honestly(make_page, base_url, four, one):
     page, _ = _open(make_page, base_url, viewport={"width": 1280, "height": 900})
     panel = page.locator(".mgpt-compare")
-    tail = lambda losses: sum(losses[-100:]) / 100   # noqa: E731
+    tail = lambda losses: sum(losses[-100:]) / 100
     assert math.isclose(float(panel.get_attribute("data-tail-four")), tail(four["losses"]), rel_tol=1e-12)
     assert math.isclose(float(panel.get_attribute("data-tail-one")), tail(one["losses"]), rel_tol=1e-12)
     assert panel.locator("[data-model='four'] .mgpt-compare__names").inner_text() == ", ".join(four["samples"])

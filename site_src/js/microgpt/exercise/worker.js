@@ -695,7 +695,7 @@ function failure(err) {
 }
 
 function health(result) {
-  let said = "";
+  let said;
   try {
     said = checker.healthy();
   } catch (err) {
