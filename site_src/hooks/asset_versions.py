@@ -1,7 +1,7 @@
 """MkDocs hook: address every runtime file of this build by its content.
 
 After every hook that writes into ``site/wasm_assets/`` or ``site/vendor/``
-(list it just before ``service_worker.py`` in mkdocs.yml), it
+(just before ``service_worker`` in ``build_steps.STEPS``), it
 
 * moves each package folder ``vendor/<name>/`` (onnxruntime, Pyodide,
   CodeMirror, whatever is there) into ``vendor/<name>/<digest>/``, the digest
@@ -134,7 +134,7 @@ def _write(path: Path, text: str) -> None:
     partial.replace(path)
 
 
-def on_post_build(config) -> None:
+def post_build(config) -> None:
     site = Path(config["site_dir"])
     versions = version_site(site)
     _write(site / BUILD_FILE, json.dumps(versions, indent=1, sort_keys=True) + "\n")

@@ -101,7 +101,7 @@ def build_zip(path: Path) -> Path:
     return path
 
 
-def on_post_build(config) -> None:
+def post_build(config) -> None:
     out = Path(config["site_dir"]) / "downloads"
     notebook = artefacts.Artefacts().notebook
     build_zip(out / ZIP_NAME)

@@ -1,7 +1,7 @@
 """MkDocs hook for the microgpt page: the exercise's code editor and microgpt's source.
 
 After the pages are built (and after ``site_assets.py`` has copied
-``site_src/``; list this hook after it in mkdocs.yml) it
+``site_src/``: after it in ``build_steps.STEPS``) it
 
 * bundles ``site_src/js/microgpt/exercise/editor_entry.js`` together with CodeMirror 6
   from ``node_modules`` into one minified classic script (which Chrome keeps
@@ -107,7 +107,7 @@ def on_pre_build(config) -> None:
     build_bundle()  # fail before any page is rendered
 
 
-def on_post_build(config) -> None:
+def post_build(config) -> None:
     site = Path(config["site_dir"])
     target = site / BUNDLE_REL
     target.parent.mkdir(parents=True, exist_ok=True)

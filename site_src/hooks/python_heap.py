@@ -82,11 +82,11 @@ def make_heap(pyodide: Path) -> Path:
     return cached
 
 
-def on_post_build(config) -> None:
+def post_build(config) -> None:
     site = Path(config["site_dir"])
     pyodide = site / PYODIDE_REL
     if not (pyodide / "pyodide.mjs").is_file():
-        raise Abort(f"{PYODIDE_REL}/pyodide.mjs is missing from the built site: list python_heap.py after site_assets.py.")
+        raise Abort(f"{PYODIDE_REL}/pyodide.mjs is missing from the built site: keep python_heap after site_assets in build_steps.STEPS.")
     target = site / HEAP_REL
     target.parent.mkdir(parents=True, exist_ok=True)
     staged = target.with_name(f".{target.name}.partial")

@@ -69,5 +69,5 @@ def on_post_page(output: str, page, config) -> str:
     return output[:charset.end()] + "\n" + head_tag(page.url) + output[charset.end():]
 
 
-def on_post_build(config) -> None:
+def post_build(config) -> None:
     bundle(Path(config["site_dir"]))

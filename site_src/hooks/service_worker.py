@@ -1,6 +1,6 @@
 """MkDocs hook: the service worker that keeps the site working offline.
 
-After every other hook has written its files (list it last in mkdocs.yml), it
+After every other step has written its files (last in ``build_steps.STEPS``), it
 
 * bundles ``site_src/hooks/service_worker.js`` with the workbox modules from
   ``node_modules`` (esbuild), naming the runtime cache after a digest of the
@@ -125,7 +125,7 @@ def build_service_worker(site: Path) -> dict:
     return summary
 
 
-def on_post_build(config) -> None:
+def post_build(config) -> None:
     summary = build_service_worker(Path(config["site_dir"]))
     for warning in summary.get("warnings") or []:
         log.warning("service_worker: %s", warning)

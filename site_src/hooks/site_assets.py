@@ -97,7 +97,7 @@ def on_serve(server, config, builder):
     return server
 
 
-def on_post_build(config) -> None:
+def post_build(config) -> None:
     site = Path(config["site_dir"])
     ort_dist, pyodide = _check_runtime()
     copied = 0

@@ -72,7 +72,7 @@ def on_page_content(html: str, page, config, files) -> str:
     return html.replace(SLOT, f'{SLOT} data-models="{models}"')
 
 
-def on_post_build(config, **kwargs) -> None:
+def post_build(config) -> None:
     target = Path(config["site_dir"]) / OUTPUT
     target.parent.mkdir(parents=True, exist_ok=True)
     data = {"sections": sections()}

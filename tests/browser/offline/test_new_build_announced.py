@@ -49,7 +49,7 @@ def _second_build(built_site: Path, out: Path) -> Path:
         if entry["name"] == "one_head":
             entry["bytes"], entry["sha256"] = len(data), hashlib.sha256(data).hexdigest()
     manifest_path.write_text(json.dumps(manifest, indent=1))
-    asset_versions.on_post_build({"site_dir": str(out)})
+    asset_versions.post_build({"site_dir": str(out)})
     build_service_worker(out)
     return out
 
