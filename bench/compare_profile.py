@@ -1,4 +1,4 @@
-"""Where a compare-page visit spends its time (issue 22, point 4).
+"""Where a compare-page visit spends its time, to know what to make faster.
 
     .venv/bin/python bench/compare_profile.py [--site DIR] [--visits 3] [--low-wasm-cache-thresholds]
 

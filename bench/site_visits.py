@@ -23,7 +23,7 @@ Each visit opens its tab, then waits until the machine is idle before it navigat
 CPU) in every new tab, and a page navigated at once would share the two cores with
 it. ``--no-settle`` navigates at once, as this script did before 2026-12-02.
 
-It also measures isolation (deliverable 4 of issue 13): the same first visits
+It also measures what cross-origin isolation buys: the same first visits
 without COOP/COEP, and how long the exercise takes to stop a loop that never
 ends and be ready again, isolated (interrupt through SharedArrayBuffer) and not
 (the worker is replaced and Python restarts).
@@ -64,7 +64,7 @@ NO_WEBGPU = "Object.defineProperty(Navigator.prototype, 'gpu', { get: () => unde
 SETTLE = True
 CLOCK_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # /proc's unit of CPU time, per second
 GOALS = {"compare": (1.2, 0.5), "exercise": (2.5, 1.0)}  # seconds: first visit, repeat visit
-CHECK_GOAL_MS = 300  # a Check with the spare worker already booted (issue 21)
+CHECK_GOAL_MS = 300  # a Check with the spare worker already booted
 MODELS = tuple(s.name for s in shipped_models())  # the registry's, never typed
 SOLUTION = ROOT / "site_src" / "pyodide" / "solution.py"
 

@@ -91,7 +91,7 @@ class Artefacts:
     def validation_traces_svg(self) -> Path:
         return self.root / "validation_traces.svg"
 
-    # Why several heads (issue 20): the one-vs-several-head toy task and the heads forming in training
+    # Why several heads: the one-vs-several-head toy task and the heads forming in training
     @property
     def toy_task(self) -> Path:
         return self.root / "toy_task.json"

@@ -85,7 +85,7 @@ from page_macros.quiz import QUIZ_SALT, quiz, quiz_html, quiz_order  # noqa: F40
 
 
 # ---------------------------------------------------------------------------
-# Page 5's prose about the heads (issue 23 moves it into the page's Markdown).
+# Page 5's words about the heads live in its Markdown; these give them their numbers.
 
 def head_ranks() -> dict:
     """Which head the knock-outs rank first and last (numbers only: page 5 words them)."""
@@ -133,7 +133,7 @@ MACROS = {
     "attention_cost_table": page5.attention_cost_table, "knockout_table": page5.knockout_table,
     "sweep_table": page5.sweep_table,
     "head_atlas_figure": head_atlas_figure,
-    # page 5 words these in its Markdown (issue 23): numbers, links and page-data text only
+    # page 5 words these in its Markdown, so a sentence is edited where it is read: numbers, links and page-data text only
     "head_ranks": head_ranks, "compare_link": compare_link, "WEAK_LEAN": WEAK_LEAN, "page_data_val": page_data_val,
     "ex": ex, "ex_val": ex_val,
 }

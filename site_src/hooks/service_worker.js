@@ -46,7 +46,7 @@ cleanupOutdatedCaches();
 // be replayed later as if it were the file.
 const completeOnly = { cacheWillUpdate: async ({ response }) => (response && response.status === 200 ? response : null) };
 
-// --- Pyodide handed off by the exercise's worker (issue 21) ---
+// --- Pyodide handed off by the exercise's worker ---
 // On a first visit the exercise's worker downloads Pyodide before this worker
 // controls the page, and leaves a copy of each file in HANDOFF_CACHE
 // (site_src/js/microgpt/exercise/worker.js). A file found there is moved into

@@ -1,4 +1,4 @@
-"""Odd input in the browser (issue 22): addresses, words and saved data a
+"""Odd input in the browser: addresses, words and saved data a
 tester typed, each with a clear outcome and no uncaught error (the page watch
 fails a test on any)."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Options of ``python -m export`` that used to crash, allocate gigabytes or be
-ignored (issue 22): each now exits 2 with one line naming the option or file and
+ignored: each now exits 2 with one line naming the option or file and
 what to do, and leaves nothing behind. Run in temporary folders on copies."""
 from __future__ import annotations
 

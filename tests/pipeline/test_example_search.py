@@ -1,4 +1,4 @@
-"""Page 1's sentence comes from a search with the trained four-head model (issue 23, section 3).
+"""Page 1's sentence comes from a search with the trained four-head model, so its two heads visibly differ.
 
 ``export/lesson/example_search.py`` writes ``wasm_assets/example_search.json``: every
 candidate sentence of a small grammar, each scored by how clearly two heads of the

@@ -1,7 +1,7 @@
 """Model names live in the registry (export/models.py): code elsewhere asks it, or the manifest, for them.
 
 A name typed in the pipeline, the site's hooks and scripts or the benchmarks
-would miss a model added to the registry (issue 18: "add a model: one line").
+would miss a model added to the registry (adding a model must stay one line in the registry).
 Names inside longer identifiers (``one_head_weights``, ``microgpt_one_head``) are
 other words; ``"mlp"`` compared with a ``kind`` is the model kind, not a name.
 """

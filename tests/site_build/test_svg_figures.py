@@ -97,7 +97,7 @@ def test_coat_queries_are_attention_weights_of_the_models(figs):
         for g in groups:
             weights = [float(x) for x in re.findall(r" (\d\.\d\d)", g)]
             assert len(weights) == len(chosen["tokens"]) and abs(sum(weights) - 1) <= 0.01 * len(weights), g
-        # Issue 23: the sentence run through the model has no unknown word, so nothing reads "(UNK)".
+        # The sentence run through the model has no unknown word, so nothing reads "(UNK)".
         assert all(t in vocab["itos"] for t in chosen["tokens"]), chosen["tokens"]
         assert "(UNK)" not in f["body"], name
     four = figs["lesson/1-why-more-heads/index.html"]["coat-heads"]["desc"][1].split("; ")
@@ -140,7 +140,7 @@ def test_traces_and_parameters_are_the_evidence(figs):
 
 
 def test_head_sweep_figure_draws_the_evidence(figs, pages):
-    """Issue 25: every seed a dot, every head count its mean and sd, and the page's words from the findings."""
+    """The head-count sweep: every seed a dot, every head count its mean and sd, and the page's words from the findings."""
     sweep = _json("evidence.json")["head_sweep"]
     f = figs["lesson/5-results/index.html"]["head-sweep"]
     desc, body = f["desc"][1], f["body"]

@@ -2,7 +2,7 @@
 //
 // Material builds its search index in a worker of its own as the page loads:
 // about 0.6 s of CPU, which on a 2-core laptop is taken from the exercise's
-// Python worker just while it starts (bench/RESULTS.md, issue 21). Here the
+// Python worker just while it starts (bench/RESULTS.md). Here the
 // theme's `new Worker(search)` gets a stand-in at once; the real worker is
 // created when `go` settles (python_first.js: Python ready or failed, or
 // LATEST_MS passed), or as soon as the reader goes to the search box. What the

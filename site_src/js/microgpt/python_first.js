@@ -1,4 +1,4 @@
-// On the exercise's page, the exercise's Python goes first (issue 21).
+// On the exercise's page, the exercise's Python goes first: it is what the learner came for.
 //
 // A repeat visit has both cores of a 2-core laptop busy for its first second
 // (bench/RESULTS.md): the page's own thread, the first Python worker (started

@@ -1,4 +1,4 @@
-// The exercise's Python memory snapshots (issue 21): the one the site ships
+// The exercise's Python memory snapshots, which make a Run start fast: the one the site ships
 // and the one kept in this browser.
 //
 // The site ships a heap made at build time (vendor/pyodide-heap/heap.bin,

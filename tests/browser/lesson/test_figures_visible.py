@@ -28,7 +28,7 @@ def test_figures_are_visible_and_fit(make_page, base_url, path, width, scheme):
     page.wait_for_load_state("networkidle")
     expected = "slate" if scheme == "dark" else "default"
     assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == expected
-    # Some figures sit behind "Go deeper" doors (issue 23): every door open, every figure is checked.
+    # Some figures sit behind "Go deeper" doors: every door open, every figure is checked.
     page.evaluate("() => document.querySelectorAll('details.mha-deeper').forEach((d) => { d.open = true; })")
     figures = page.locator("figure.mha-fig")
     assert figures.count() >= PAGES[path]
@@ -88,7 +88,7 @@ def test_model_map_boxes_lead_to_their_stage_and_back(make_page, base_url):
     page.locator("#map-mask").click()
     page.wait_for_function("location.hash === '#stage-mask'")
     assert page.locator("#stage-mask").is_visible()
-    # Each stage's details, with its link back to the map, sit behind one "Go deeper" door (issue 23).
+    # Each stage's details, with its link back to the map, sit behind one "Go deeper" door.
     page.locator("details.mha-deeper:has(.mha-maplink) > summary").first.click()
     page.locator('.mha-maplink a[href$="#map-mask"]').click()  # Material makes the href absolute
     page.wait_for_function("location.hash === '#map-mask'")

@@ -45,7 +45,7 @@ def _open(make_page, base_url, path, **context):
 
 def test_page1_two_source_slider(make_page, base_url):
     page, _ = _open(make_page, base_url, PAGE1)
-    # The calculator is the message plane's arithmetic, behind a "Go deeper" door (issue 23): open it.
+    # The calculator is the message plane's arithmetic, behind a "Go deeper" door: open it.
     page.locator("details.mha-deeper:has([data-mha-widget='two_source']) > summary").click()
     page.wait_for_selector(".mha-ts output[data-ts='one-head']")
     one = page.locator(".mha-ts output[data-ts='one-head']")
@@ -96,7 +96,7 @@ def test_page2_worksheet_tables_match_json(make_page, base_url):
     page, _ = _open(make_page, base_url, PAGE2)
     page.wait_for_selector("table[data-matrix='output']", state="attached")
     page.wait_for_function("document.querySelectorAll('table.mha-ws__matrix').length >= 20")
-    # The complete worksheet sits behind a "Go deeper" door (issue 23): open it, as a learner would.
+    # The complete worksheet sits behind a "Go deeper" door: open it, as a learner would.
     page.locator("details.mha-deeper:has(table[data-matrix='output']) > summary").click()
     assert page.locator(".mha-panel--error").count() == 0
     for h in range(2):

@@ -71,7 +71,7 @@ def test_attention_heatmaps_render(make_page, base_url, assets_dir):
         pytest.skip("walkthrough.json not written yet (python -m export walkthrough)")
     page, watch = make_page()
     page.goto(base_url + "lesson/4-model-training-generation/")
-    # The B = 2 heatmaps sit in the stage door since the stepper took the main line (issue 23): open it.
+    # The B = 2 heatmaps sit in the stage door since the stepper took the main line: open it.
     page.locator("details.mha-deeper:has([data-mha-widget='walkthrough']) > summary").click()
     page.wait_for_selector(".mha-heads figure")
     heads = page.locator(".mha-heads figure")

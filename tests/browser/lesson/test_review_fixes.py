@@ -1,4 +1,4 @@
-"""Fixes from the learner review (issue 23, section 4), each checked where it can fail.
+"""Fixes from the learner review, each checked where it can fail.
 
 * Page 2's score and weight tables count receivers and sources the same way, from 0.
 * Every figure's text is at least 11 CSS px as rendered on a 390 px phone (the

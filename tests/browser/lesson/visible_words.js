@@ -1,5 +1,5 @@
 // Counts what a learner sees in a lesson page's article with every door closed.
-// Evaluated in the page by tests/browser/lesson/test_word_budget.py (issue 23).
+// Evaluated in the page by tests/browser/lesson/test_word_budget.py.
 //
 // A word is a whitespace-separated run holding at least one letter ("0.41" and
 // "[2, 64]" are numbers, not words; "W_O", "c0" and "UNK" are words).

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.browser
 
 RUN_JS = "(source) => window.mhaExercise.run(source)"
 
-# JavaScript run from Python through the Pyodide API object, as in issue 21.
+# JavaScript run from Python through the Pyodide API object: the way out of the sandbox an attacker would try.
 _JS = "import pyodide_js\nrun_js = pyodide_js.constructor.constructor\n"
 ATTACKS = {
     # Any later verdict "Passed!": every message the worker sends claims the right numbers.

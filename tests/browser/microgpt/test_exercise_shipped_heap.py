@@ -1,4 +1,4 @@
-"""The Python heap the site ships (issue 21), in real Pyodide: restored when it is this build's, never otherwise.
+"""The Python heap the site ships (a fast first Run), in real Pyodide: restored when it is this build's, never otherwise.
 
 The build makes the exercise's heap in Node (site_src/hooks/python_heap.py); every
 worker of a fresh browser restores it (``mhaExercise.ready`` resolves with

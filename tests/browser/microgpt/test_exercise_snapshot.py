@@ -1,4 +1,4 @@
-"""The heap a browser makes itself (issue 21), in real Pyodide: used when it fits, a normal start when it does not.
+"""The heap a browser makes itself (fast later Runs), in real Pyodide: used when it fits, a normal start when it does not.
 
 A browser where the site's shipped heap could not be used (test_exercise_shipped_heap.py;
 here: marked so before the page loads) starts its first worker the normal way, which hands the page a

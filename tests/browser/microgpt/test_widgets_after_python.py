@@ -1,4 +1,4 @@
-"""The microgpt page's widgets below the exercise's first screen wait for its Python (issue 21).
+"""The microgpt page's widgets below the exercise's first screen wait for its Python, which the learner came for.
 
 On a 2-core laptop, building the Explore charts two screens down and the listing
 of microgpt.py at the foot of the page (and the layout of the whole page each

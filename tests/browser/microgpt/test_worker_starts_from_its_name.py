@@ -1,4 +1,4 @@
-"""A Python worker starts from the settings in its name, before the page has sent it anything (issue 21).
+"""A Python worker starts from the settings in its name, before the page has sent it anything, so it boots while the page still loads.
 
 runner.js gives each exercise worker its settings (the files' addresses, the
 snapshot offer) as JSON in the worker's name, so the worker starts the moment its

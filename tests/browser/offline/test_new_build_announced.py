@@ -1,4 +1,4 @@
-"""A new build deployed under open tabs (issue 22, point 1).
+"""A new build deployed under open tabs: announced, never mixed with the old one.
 
 Build B is build A with a changed ``one_head.onnx`` (and its manifest entry),
 versioned and given its service worker by the same hooks the build runs. The

@@ -1,4 +1,4 @@
-"""A slow line and a lost connection (issue 22, point 3).
+"""A slow line and a lost connection: a message in words, and the page keeps working.
 
 * On a throttled line (CDP network conditions) the compare page's progress
   counts onnxruntime's WebAssembly engine as well as the models, and says

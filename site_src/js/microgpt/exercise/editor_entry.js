@@ -4,7 +4,7 @@
 // on the global object (EDITOR_GLOBAL below; microgpt/exercise.js loads it).
 // A classic script because Chrome keeps the service worker's precached
 // scripts compiled in its code cache, and 460 kB of CodeMirror were otherwise
-// parsed and compiled again on every visit (bench/RESULTS.md, issue 21).
+// parsed and compiled again on every visit (bench/RESULTS.md).
 // This file itself is never served.
 
 import { EditorView, basicSetup } from "codemirror";

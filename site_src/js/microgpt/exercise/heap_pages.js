@@ -4,7 +4,7 @@
 // pages of zeros. Dropping those halves what Cache Storage holds and what the
 // page reads and hashes on every visit, in a few milliseconds each way; gzip
 // would shrink it further (to ~6 MB) but costs ~0.2 s to inflate and ~0.7 s
-// to deflate on the page's thread (bench/RESULTS.md, issue 21).
+// to deflate on the page's thread (bench/RESULTS.md).
 //
 // Layout (little-endian Uint32 words): MAGIC, PAGE, length of the snapshot in
 // bytes, number of pages kept, that many page numbers in increasing order,

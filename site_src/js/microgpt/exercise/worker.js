@@ -37,7 +37,7 @@
 // (lockDown: Cache Storage, IndexedDB, file systems, nested workers,
 // channels to other contexts).
 //
-// Start-up from a memory snapshot (issue 21): starting Python (Py_Initialize,
+// Start-up from a memory snapshot, so a Run answers in well under a second: starting Python (Py_Initialize,
 // importing the standard library from its zip, Pyodide's own modules, then
 // sandbox.py and diagnosis.py) is nearly all of a worker's start. A worker
 // restores a heap taken right after that instead, made by heap_recipe.js
