@@ -37,12 +37,22 @@ BUILD_FILE = "build.json"  # asset_versions.py: never cached, so a page can ask 
 
 # Site paths (relative to the site root) that are cached only when a page uses them.
 RUNTIME_PATTERN = r"^(?:vendor/ort/|vendor/pyodide/|vendor/pyodide-heap/|wasm_assets/models/[^/]+\.onnx$)"
-# Not precached: the runtime files above, downloads, data no page reads, source
+# Shipped in wasm_assets/ but fetched by no page: what the build already rendered into the pages
+# (the page data, the head measurements, the sweep, the toy task, page 1's sentence search, the
+# figures drawn from them) and what is there to be read or downloaded (the notebook, the test
+# vectors, the parity logits, the checkpoints). tests/site_build/test_precache_only_fetched.py
+# fails when a precached file is named by no script or page.
+NOT_FETCHED = [
+    "wasm_assets/checkpoints/**", "wasm_assets/parity.json", "wasm_assets/tokenizer_vectors.json",
+    "wasm_assets/example_search.json", "wasm_assets/page_data.json", "wasm_assets/heads.json",
+    "wasm_assets/head_sweep.json", "wasm_assets/toy_task.json", "wasm_assets/head_atlas.svg",
+    "wasm_assets/validation_traces.svg", "wasm_assets/mha-lesson.ipynb", "wasm_assets/notebook-requirements.txt",
+]
+# Not precached: the runtime files above, what no page fetches, downloads, source
 # maps and the search's other-language stemmers.
 PRECACHE_IGNORE = [
     SW_NAME, BUILD_FILE, "vendor/ort/**", "vendor/pyodide/**", "vendor/pyodide-heap/**", "wasm_assets/models/*.onnx",
-    "wasm_assets/checkpoints/**", "wasm_assets/parity.json", "wasm_assets/tokenizer_vectors.json",
-    "downloads/**", "**/*.map", "assets/javascripts/lunr/**",
+    *NOT_FETCHED, "downloads/**", "**/*.map", "assets/javascripts/lunr/**",
 ]
 PRECACHE_MAX_BYTES = 1_500_000
 
