@@ -42,12 +42,31 @@ def _assets_or_skip(*names: str) -> list[Path]:
     return paths
 
 
+# Whole modules that train, export ONNX or start a fresh `python -m export` per case: seconds to
+# minutes each on a 2-core machine, so `make check` (under two minutes) leaves them to `make test`.
+SLOW_MODULES = {
+    "test_cli_bad_input.py": "a subprocess per case, and tiny training runs",
+    "test_cli_odd_input.py": "a subprocess per case",
+    "test_protocol_tiny_end_to_end.py": "the whole graph on a tiny protocol",
+    "test_registry_and_checkpoints.py": "trains and exports tiny runs",
+    "test_head_growth_stage.py": "trains the snapshot rerun twice",
+    "test_toy_task_stage.py": "trains the toy models",
+    "test_head_sweep.py": "trains tiny sweep runs",
+    "test_teaching_graph.py": "exports and runs the teaching graphs",
+    "test_committed_artefacts_agree.py": "runs the shipped models over the test windows",
+    "test_heads_stage.py": "knock-out measurements",
+}
+
+
 def pytest_collection_modifyitems(config, items):
-    """Every test under tests/browser/ drives Chromium: marked ``browser`` here, so ``make check`` leaves it out."""
+    """Marks by place: every test under tests/browser/ drives Chromium (``browser``); SLOW_MODULES are ``slow``."""
     browser_tests = ROOT / "tests" / "browser"
     for item in items:
-        if browser_tests in Path(item.fspath).parents:
+        path = Path(item.fspath)
+        if browser_tests in path.parents:
             item.add_marker(pytest.mark.browser)
+        if path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

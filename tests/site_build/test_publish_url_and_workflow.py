@@ -66,7 +66,11 @@ def test_pages_workflow_runs_the_readme_build_and_deploys_site():
     upload = next(s for s in build["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact@"))
     assert upload["with"]["path"] == "site"
     runs = [step for step in build["steps"] if "run" in step]
-    assert len(runs) == 1
+    # First the linters and the site-build tests, in the site's own environment (no torch), then the build.
+    assert [step["run"] for step in runs[:-1]] == ["make site-check"]
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^site-check: site-setup ", makefile, re.M) and "[site,site-check]" in makefile
+    runs = runs[-1:]
     readme_target = _readme_publish_command().split(" SITE_URL=")[0]
     assert runs[0]["run"].startswith(readme_target + ' SITE_URL="$SITE_URL"'), runs[0]["run"]
     assert runs[0]["env"]["SITE_URL"] == "${{ steps.pages.outputs.base_url }}/"
