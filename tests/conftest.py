@@ -42,9 +42,11 @@ def _assets_or_skip(*names: str) -> list[Path]:
     return paths
 
 
-# Whole modules that train, export ONNX or start a fresh `python -m export` per case: seconds to
+# What trains, exports ONNX, starts a fresh process per case or walks every code point: seconds to
 # minutes each on a 2-core machine, so `make check` (under two minutes) leaves them to `make test`.
-SLOW_MODULES = {
+# A file name marks its whole module, "file::test" one test (all its parameters); measured with
+# `pytest -m "not slow and not browser" --durations=25`.
+SLOW = {
     "test_cli_bad_input.py": "a subprocess per case, and tiny training runs",
     "test_cli_odd_input.py": "a subprocess per case",
     "test_protocol_tiny_end_to_end.py": "the whole graph on a tiny protocol",
@@ -55,17 +57,27 @@ SLOW_MODULES = {
     "test_teaching_graph.py": "exports and runs the teaching graphs",
     "test_committed_artefacts_agree.py": "runs the shipped models over the test windows",
     "test_heads_stage.py": "knock-out measurements",
+    "test_microgpt_one_head.py": "trains the one-head twin",
+    "test_microgpt_model.py::test_cli_is_deterministic": "trains microgpt twice",
+    "test_microgpt_model.py::test_value_gradient_matches_finite_differences_on_model_forward": "scalar autograd",
+    "test_microgpt_model.py::test_value_sampling_equals_float_sampling": "samples through the scalar autograd",
+    "test_tokenizer_unicode_agreement.py::test_every_code_point_alone_and_between_letters_tokenizes_the_same":
+        "every code point, in Node",
+    "test_checker_without_browser.py::test_every_mistake_has_its_own_message": "a Pyodide job per mistake",
+    "test_microgpt_page_build.py::test_the_shipped_heap_is_the_recipes_byte_for_byte": "makes the heap again in Node",
+    "test_example_search.py::test_a_fresh_search_gives_the_stored_result": "runs the whole search",
+    "test_stories_reading.py::test_cli_exits_nonzero_with_one_line_message": "a subprocess per case",
 }
 
 
 def pytest_collection_modifyitems(config, items):
-    """Marks by place: every test under tests/browser/ drives Chromium (``browser``); SLOW_MODULES are ``slow``."""
+    """Marks by place: every test under tests/browser/ drives Chromium (``browser``); SLOW's are ``slow``."""
     browser_tests = ROOT / "tests" / "browser"
     for item in items:
         path = Path(item.fspath)
         if browser_tests in path.parents:
             item.add_marker(pytest.mark.browser)
-        if path.name in SLOW_MODULES:
+        if path.name in SLOW or f"{path.name}::{getattr(item, 'originalname', item.name)}" in SLOW:
             item.add_marker(pytest.mark.slow)
 
 
