@@ -13,6 +13,7 @@ const WIDGETS = {
   quiz: "./lesson/quiz.js",
   walkthrough: "./lesson/walkthrough.js",
   two_source: "./lesson/two_source.js",
+  toy_replay: "./lesson/toy_replay.js",
   message_plane: "./lesson/message_plane.js",
   head_growth: "./lesson/head_growth.js",
   head_explorer: "./lesson/head_explorer.js",
