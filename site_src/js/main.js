@@ -17,6 +17,7 @@ const WIDGETS = {
   message_plane: "./lesson/message_plane.js",
   head_growth: "./lesson/head_growth.js",
   head_explorer: "./lesson/head_explorer.js",
+  head_contributions: "./lesson/head_contributions.js",
   worksheet: "./lesson/worksheet.js",
   query_keys: "./lesson/query_keys.js",
   predict_check: "./lesson/predict_check.js",
