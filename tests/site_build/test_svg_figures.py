@@ -222,3 +222,17 @@ def test_figure_reads_the_shipped_subwords_with_or_without_stories(monkeypatch, 
     monkeypatch.setenv("TINYSTORIES_PATH", str(tmp_path / "absent.txt"))
     data, _ = mod.subwords_result()
     assert data == _json("subwords.json")
+
+
+def test_head_sweep_dots_leave_the_mean_tick_visible(figs):
+    """Each count's seed dots sit beside its mean tick, not on it (the dots hid the ticks)."""
+    body = figs["lesson/5-results/index.html"]["head-sweep"]["body"]
+    ticks = [(float(a), float(b)) for a, b in re.findall(
+        r'<line x1="([0-9.]+)" y1="[0-9.]+" x2="([0-9.]+)" y2="[0-9.]+" class="mha-sweep__mean"', body)]
+    dots = [(float(cx), float(r)) for cx, r in re.findall(
+        r'<circle cx="([0-9.]+)" cy="[0-9.]+" r="([0-9.]+)" class="mha-sweep__dot"', body)]
+    assert ticks and dots
+    for cx, r in dots:
+        for x1, x2 in ticks:
+            assert cx + r <= min(x1, x2) or cx - r >= max(x1, x2) or abs(cx - (x1 + x2) / 2) > 40, \
+                f"a seed dot at x={cx} covers the mean tick {x1}-{x2}"
