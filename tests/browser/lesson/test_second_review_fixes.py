@@ -77,3 +77,24 @@ def test_knockout_question_comes_after_its_table(make_page, base_url):
     assert order != "missing"
     assert order["before"] and not order["tableInDoor"], order
     watch.check()
+
+
+def test_compare_top5_bars_are_drawn_against_the_largest_shown(make_page, base_url):
+    from tests.browser_util import open_compare
+
+    page, _ = make_page()
+    open_compare(page, base_url, "?backend=wasm")
+    page.evaluate("() => window.mhaCompare.run({prompt: 'Tom had a red ball. He', maxNewTokens: 2})")
+    first = page.locator(".mha-col[data-model='four_heads'] .mha-token[data-step]").first
+    first.focus()
+    page.keyboard.press("Enter")
+    lists = page.locator(".mha-compare__inspector .mha-topk__list")
+    lists.first.wait_for()
+    for k in range(lists.count()):
+        rows = lists.nth(k).evaluate("""(l) => [...l.querySelectorAll('li')].map((li) => [
+            parseFloat(li.querySelector('.mha-topk__p').textContent),
+            parseFloat(li.querySelector('.mha-topk__bar > span').style.width)])""")
+        top = max(p for p, _ in rows)
+        for p, width in rows:
+            # the largest bar fills its track; the others in proportion (to the displayed 0.1 %)
+            assert abs(width - max(1, 100 * p / top)) <= 100 * 0.06 / top + 0.1, (k, rows)
