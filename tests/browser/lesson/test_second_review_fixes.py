@@ -98,3 +98,18 @@ def test_compare_top5_bars_are_drawn_against_the_largest_shown(make_page, base_u
         for p, width in rows:
             # the largest bar fills its track; the others in proportion (to the displayed 0.1 %)
             assert abs(width - max(1, 100 * p / top)) <= 100 * 0.06 / top + 0.1, (k, rows)
+
+
+@pytest.mark.parametrize("path", ["lesson/1-why-more-heads/", "lesson/5-results/"])
+def test_figures_fit_a_phone_without_scrolling_sideways(make_page, base_url, path):
+    """Page 5's head-growth figure (and page 1's trained-task figures) were wider than a 390 px
+    phone: their small text set a minimum width, so the plot's right end sat behind a scroll."""
+    page, watch = make_page(viewport={"width": 390, "height": 844})
+    page.goto(base_url + path)
+    page.wait_for_load_state("networkidle")
+    wide = page.evaluate("""() => [...document.querySelectorAll('article figure.mha-fig')]
+        .filter((f) => !f.closest('details'))
+        .map((f) => [f.id, (f.querySelector('svg') || f).getBoundingClientRect().width, f.clientWidth])
+        .filter(([, w, room]) => w > room + 1)""")
+    assert not wide, f"{path}: figures wider than the phone's column (id, drawn px, room px): {wide}"
+    watch.check()
