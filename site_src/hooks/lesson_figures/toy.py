@@ -91,10 +91,10 @@ def figure_toy_accuracy() -> tuple[str, str]:
     parts = [rect(ml, mt, pw, ph, "mha-fig__plot")]
     for a in (0, 0.25, 0.5, 0.75, 1):
         parts.append(line(ml, Y(a), ml + pw, Y(a), "mha-fig__grid"))
-        parts.append(text(ml - 4, Y(a) + 4, f"{100 * a:.0f}%", "mha-fig__small", anchor="end", size=FONT - 1))
+        parts.append(text(ml - 4, Y(a) + 4, f"{100 * a:.0f}%", "mha-fig__small", anchor="end", size=FONT))
     parts.append(line(ml, Y(t["chance"]), ml + pw, Y(t["chance"]), "mha-toy__chance"))
     parts.append(text(ml + pw - 4, Y(t["chance"]) - 5, f"chance {_pc(t['chance'])}", "mha-fig__small",
-                      anchor="end", size=FONT - 1))
+                      anchor="end", size=FONT))
     desc = []
     for k, h in enumerate(heads):
         r = t["by_heads"][str(h)]
@@ -109,7 +109,7 @@ def figure_toy_accuracy() -> tuple[str, str]:
                          f'data-accuracy="{run["accuracy"]!r}"><title>{_heads_label(h)}, seed {run["seed"]}: '
                          f'{_pc(run["accuracy"])}</title></circle>')
         parts.append(text(cx, mt + ph + 17, _heads_label(h), "mha-fig__label", anchor="middle", size=FONT))
-        parts.append(text(cx, mt + ph + 34, f"mean {_pc(mean)}", "mha-fig__small", anchor="middle", size=FONT - 1))
+        parts.append(text(cx, mt + ph + 34, f"mean {_pc(mean)}", "mha-fig__small", anchor="middle", size=FONT))
         desc.append(f"{_heads_label(h)}: mean {_pc(mean)}, seeds "
                     + ", ".join(f"{run['seed']} {_pc(run['accuracy'])}" for run in r["runs"]))
     body = svg("toy-accuracy", W, Hh, "Share of held-out sequences solved on the pair task, by head count",
@@ -135,15 +135,15 @@ def figure_toy_curves() -> tuple[str, str]:
     parts = [rect(ml, mt, pw, ph, "mha-fig__plot")]
     for a in (0, 0.25, 0.5, 0.75, 1):
         parts.append(line(ml, Y(a), ml + pw, Y(a), "mha-fig__grid"))
-        parts.append(text(ml - 4, Y(a) + 4, f"{100 * a:.0f}%", "mha-fig__small", anchor="end", size=FONT - 2))
+        parts.append(text(ml - 4, Y(a) + 4, f"{100 * a:.0f}%", "mha-fig__small", anchor="end", size=FONT))
     for s in range(0, steps + 1, max(1, steps // 4)):
-        parts.append(text(X(s), mt + ph + 15, f"{s:,}", "mha-fig__small", anchor="middle", size=FONT - 2))
-    parts.append(text(ml + pw / 2, Hh - 6, "update", "mha-fig__small", anchor="middle", size=FONT - 2))
+        parts.append(text(X(s), mt + ph + 15, f"{s:,}", "mha-fig__small", anchor="middle", size=FONT))
+    parts.append(text(ml + pw / 2, Hh - 6, "update", "mha-fig__small", anchor="middle", size=FONT))
     parts.append(f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
-                 f'class="mha-fig__small" font-size="{FONT - 2}">held-out share solved</text>')
+                 f'class="mha-fig__small" font-size="{FONT}">held-out share solved</text>')
     parts.append(line(ml, Y(t["chance"]), ml + pw, Y(t["chance"]), "mha-toy__chance"))
     parts.append(text(ml + pw - 4, Y(t["chance"]) - 4, f"chance {_pc(t['chance'])}", "mha-fig__small",
-                      anchor="end", size=FONT - 2))
+                      anchor="end", size=FONT))
     desc = []
     for h in heads:
         r = t["by_heads"][str(h)]
@@ -157,7 +157,7 @@ def figure_toy_curves() -> tuple[str, str]:
     for k, h in enumerate(heads):
         lx = ml + k * 110
         parts.append(line(lx, 14, lx + 24, 14, f"mha-toy__curve {HEAD_CLASS.get(h, '')}"))
-        parts.append(text(lx + 30, 18, _heads_label(h), "mha-fig__label", size=FONT - 1))
+        parts.append(text(lx + 30, 18, _heads_label(h), "mha-fig__label", size=FONT))
     parts.append(f'<g class="mha-toy__replay" data-steps="{steps}" data-x0="{ml}" data-x1="{ml + pw}" '
                  f'data-y0="{mt}" data-y1="{mt + ph}"></g>')
     body = svg("toy-curves", W, Hh, "Learning curves on the pair task for 1, 2 and 4 heads",
@@ -195,7 +195,7 @@ def figure_toy_attention() -> tuple[str, str]:
     for j, (tag, num) in enumerate(labels):
         strong = tag in ("A", "B")
         cls = "mha-fig__label" if strong else "mha-fig__small"
-        parts.append(text(left + j * cw + cw / 2, top - 22, tag, cls, anchor="middle", size=FONT - 1,
+        parts.append(text(left + j * cw + cw / 2, top - 22, tag, cls, anchor="middle", size=FONT,
                           weight="700" if strong else None))
         parts.append(text(left + j * cw + cw / 2, top - 8, num, cls, anchor="middle", size=FONT - 3.5,
                           weight="700" if strong else None))
