@@ -113,3 +113,22 @@ def test_figures_fit_a_phone_without_scrolling_sideways(make_page, base_url, pat
         .filter(([, w, room]) => w > room + 1)""")
     assert not wide, f"{path}: figures wider than the phone's column (id, drawn px, room px): {wide}"
     watch.check()
+
+
+def test_page4_heatmaps_leave_pad_receiver_rows_blank_and_say_why(make_page, base_url, load_asset):
+    """A PAD receiver predicts nothing and spreads its weight over the padding before the shown slots, so
+    its row showed 0.01-0.02 beside 'each row sums to 1': the row is left blank, and the legend says why."""
+    page, watch = make_page()
+    page.goto(base_url + "lesson/4-model-training-generation/")
+    page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+    tables = page.locator("[data-mha-widget='walkthrough'] table")
+    tables.first.wait_for()
+    rows = page.evaluate("""() => [...document.querySelectorAll("[data-mha-widget='walkthrough'] table tbody tr")]
+        .map((tr) => [tr.querySelector('th').textContent.trim(), [...tr.querySelectorAll('td')].map((td) => td.textContent.trim())])""")
+    pad_rows = [cells for head, cells in rows if head == "<PAD>"]
+    assert pad_rows, "the walkthrough shows no PAD receiver"
+    assert all(not any(c for c in cells) for cells in pad_rows), pad_rows[:2]
+    real_rows = [cells for head, cells in rows if head != "<PAD>"]
+    assert all(any(c not in ("", "·") for c in cells) for cells in real_rows)
+    assert "PAD" in page.locator("[data-mha-widget='walkthrough'] .mha-legend").first.inner_text()
+    watch.check()
