@@ -20,7 +20,7 @@ def figure_head_growth() -> tuple[str, str]:
     top = max(max(c) for c in changes)
     low = min(0.0, min(min(c) for c in changes))
     W, Hh = 400, 250
-    ml, mr, mt, mb = 46, 14, 34, 40
+    ml, mr, mt, mb = 58, 14, 34, 40
     pw, ph = W - ml - mr, Hh - mt - mb
     step = pw / (len(snaps) - 1)
     X = lambda i: ml + i * step
@@ -41,7 +41,7 @@ def figure_head_growth() -> tuple[str, str]:
     parts.append(text(ml + pw / 2, Hh - 6, "update (snapshots, log-spaced)", "mha-fig__small", anchor="middle",
                       size=FONT))
     parts.append(f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
-                 f'class="mha-fig__small" font-size="{FONT}">perplexity rise without the head</text>')
+                 f'class="mha-fig__small" font-size="{FONT}">perplexity rise</text>')
     desc = []
     for h in range(heads):
         d = " ".join(f"{'M' if i == 0 else 'L'}{X(i):.1f},{Y(c):.1f}" for i, c in enumerate(changes[h]))

@@ -128,7 +128,7 @@ def figure_toy_curves() -> tuple[str, str]:
     heads = data["config"]["heads"]
     steps = data["config"]["steps"]
     W, Hh = 400, 250
-    ml, mr, mt, mb = 44, 16, 34, 38
+    ml, mr, mt, mb = 56, 12, 34, 38
     pw, ph = W - ml - mr, Hh - mt - mb
     X = lambda s: ml + s / steps * pw
     Y = lambda a: mt + (1 - a) * ph
