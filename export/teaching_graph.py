@@ -9,7 +9,8 @@ running this graph, not from a second implementation in JavaScript.
   (the two lookups whose sum is E, from the model's own embedding tables), E [1, T, d], Q, K, V [1, heads, T, head_dim],
   scores and A [1, heads, T, T], mask (bool) [1, T, T], messages
   [1, heads, T, head_dim], joined, update, updated [1, T, d], hidden
-  [1, hidden], logits [1, C].
+  [1, hidden], logits [1, C], head_parts [1, heads, T, d] (head h's message times its own
+  columns of W_O's weight) and wo_bias [1, 1, d]: the parts plus the bias add up to update.
 
 One copy of the weights: the teaching graph stores (almost) none of its own.
 Each of its initializers whose bytes the shipped graph already holds is an
@@ -46,7 +47,7 @@ from .windows import context_window
 
 # forward_full's outputs, in its order (``update`` is W_O's output, before the residual)
 OUTPUTS = ("token_rows", "position_rows", "E", "Q", "K", "V", "scores", "mask", "A", "messages", "joined", "update",
-           "updated", "hidden", "logits")
+           "updated", "hidden", "logits", "head_parts", "wo_bias")
 ATTENTION_MODELS = tuple(s.name for s in attention_models())  # the registry's shipped attention models
 PARITY_TOL = 1e-4  # as the shipped graphs' check (export.onnx_export.PARITY_TOL); the tests use tests/tolerance.py
 WEIGHTS_KEY = "weights_sha256"
@@ -66,10 +67,15 @@ def forward_full_outputs(model, window: list[int]) -> dict[str, np.ndarray]:
 
 
 def _extras(model, ids, out) -> dict:
-    """What the stepper shows that forward_full does not return: the two rows E sums, and W_O's own output."""
+    """What the stepper shows that forward_full does not return: the two rows E sums, W_O's own output, and
+    that output as the heads' parts: head h's message times its own columns of W_O's weight ([1, h, T, d]),
+    which with W_O's bias ([1, 1, d]) add up to ``update``."""
     positions = torch.arange(ids.shape[1], device=ids.device)
+    weight = model.W_O.weight.view(model.d_model, model.heads, model.head_dim)  # [out, h, dh]
     return {"token_rows": model.token_embedding(ids), "position_rows": model.position_embedding(positions)[None],
-            "update": model.W_O(out["joined"])}
+            "update": model.W_O(out["joined"]),
+            "head_parts": torch.einsum("bhtk,ohk->bhto", out["messages"], weight),
+            "wo_bias": model.W_O(torch.zeros_like(out["joined"][:, :1]))}
 
 
 class _WithUpdate(torch.nn.Module):

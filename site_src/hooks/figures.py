@@ -53,6 +53,7 @@ FIGURES = {
     "traces-zoom": results.figure_traces_zoom,
     "parameters": results.figure_parameters,
     "toy-summary": toy.figure_toy_summary,
+    "toy-accuracy": toy.figure_toy_accuracy,
     "toy-curves": toy.figure_toy_curves,
     "toy-attention": toy.figure_toy_attention,
     "head-growth": growth.figure_head_growth,

@@ -24,7 +24,8 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules/axe-core/axe.min.js"
 PAGES = ["", "lesson/1-why-more-heads/", "lesson/2-multihead-operation/", "lesson/3-training-examples/",
-         "lesson/4-model-training-generation/", "lesson/5-results/", "compare/", "microgpt/", "credits/"]
+         "lesson/4-model-training-generation/", "lesson/5-results/", "lesson/how-measured/", "compare/", "microgpt/",
+         "credits/"]
 
 
 def _params():

@@ -1,4 +1,4 @@
-"""The one-vs-several-head synthetic task (export/toy_task.py) and its figures on page 5.
+"""The one-vs-several-head synthetic task (export/toy_task.py) and its figures on pages 1 and the appendix.
 
 The stage runs on a tiny configuration anywhere; the committed artefact
 (wasm_assets/toy_task.json) must show the gap the page claims (larger than 5x
@@ -134,3 +134,34 @@ def test_page_figures_equal_the_artefact(artefact, figures):
     assert sorted((int(h), int(k), int(j), float(w)) for h, k, j, w in cells) == sorted(expected)
     text = html.unescape(figures.render("toy-summary"))
     assert f"{100 * pair['by_heads']['1']['accuracy_mean']:.1f} %" in text
+
+
+def test_page1_accuracy_figure_shows_every_seed_beside_its_mean(artefact, figures):
+    """Page 1's dot plot (issue 33): every seed's accuracy, the mean per head count, chance; no dot hides a mean."""
+    pair = _task(artefact, "pair")
+    fig = figures.render("toy-accuracy")
+    dots = re.findall(r'<circle cx="([0-9.]+)" cy="[0-9.]+" r="([0-9.]+)" class="mha-toy__dot [^"]*" '
+                      r'data-heads="(\d+)" data-seed="(\d+)" data-accuracy="([^"]+)"', fig)
+    assert sorted((int(h), int(s), float(a)) for _, _, h, s, a in dots) == sorted(
+        (int(h), run["seed"], run["accuracy"]) for h, r in pair["by_heads"].items() for run in r["runs"])
+    means = re.findall(r'<line x1="([0-9.]+)" y1="[0-9.]+" x2="([0-9.]+)" y2="[0-9.]+" class="mha-toy__mean [^"]*" '
+                       r'data-heads="(\d+)" data-mean="([^"]+)"', fig)
+    assert {int(h): float(m) for _, _, h, m in means} == {int(h): r["accuracy_mean"] for h, r in pair["by_heads"].items()}
+    for x1, x2, h, _ in means:
+        for cx, r, dh, _, _ in dots:
+            if dh == h:  # the mean's bar starts right of its seeds' dots
+                assert float(cx) + float(r) <= float(x1), (h, cx, x1)
+    text = html.unescape(fig)
+    assert f"chance {100 * pair['chance']:.1f} %" in text
+    assert f"mean {100 * pair['by_heads']['1']['accuracy_mean']:.1f} %" in text
+
+
+def test_curves_carry_their_recorded_points_for_the_replay(artefact, figures):
+    pair = _task(artefact, "pair")
+    curves = figures.render("toy-curves")
+    shown = re.findall(r'data-heads="(\d+)" data-seed="(\d+)" data-final="[^"]+" data-points="([^"]+)"', curves)
+    expected = {(int(h), run["seed"]): [(s, a) for s, a, _ in run["curve"]]
+                for h, r in pair["by_heads"].items() for run in r["runs"]}
+    assert {(int(h), int(s)): [(int(p.split(":")[0]), float(p.split(":")[1])) for p in pts.split()]
+            for h, s, pts in shown} == expected
+    assert 'class="mha-toy__replay"' in curves

@@ -13,11 +13,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = {  # built page -> figures it must show
-    "lesson/1-why-more-heads/index.html": {"coat-query", "fisherman-queries", "coat-heads"},
+    "lesson/1-why-more-heads/index.html": {"coat-query", "fisherman-queries", "coat-heads", "toy-accuracy", "toy-curves"},
     "lesson/2-multihead-operation/index.html": {"operation-flow"},
-    "lesson/3-training-examples/index.html": {"tokenizers"},
     "lesson/4-model-training-generation/index.html": {"model-map", "mask"},
-    "lesson/5-results/index.html": {"traces-zoom", "parameters", "head-sweep"},
+    "lesson/5-results/index.html": {"head-sweep", "head-growth"},
+    # the fine print's figures (issue 33): page 3's tokenizers, page 5's traces and parameters
+    "lesson/how-measured/index.html": {"tokenizers", "traces-zoom", "parameters", "toy-attention", "toy-summary"},
 }
 # Attribute order is free: a figure inside a door (<details markdown>) is re-serialised by md_in_html.
 FIGURE = re.compile(r'<figure class="mha-fig" (?=[^>]*\bdata-fig="(?P<name>[\w-]+)")(?=[^>]*\bid="fig-(?P=name)")[^>]*>'
@@ -127,7 +128,7 @@ def test_model_map_shapes_and_links(figs, pages):
 
 def test_traces_and_parameters_are_the_evidence(figs):
     ev = _json("evidence.json")
-    page = figs["lesson/5-results/index.html"]
+    page = figs["lesson/how-measured/index.html"]
     desc = page["traces-zoom"]["desc"][1]
     for r in ev["runs"]:
         if r["model"] in ("one_head", "four_heads"):
@@ -178,13 +179,13 @@ def test_head_palette_is_defined_once_for_light_and_dark():
 
 
 def test_tokenizer_figure_states_the_bpe_and_asks_the_window_question(figs, pages):
-    f = figs["lesson/3-training-examples/index.html"]["tokenizers"]
+    f = figs["lesson/how-measured/index.html"]["tokenizers"]
     data = _json("subwords.json")
     assert f"{data['vocab_size']:,} items" in f["caption"]
     assert f"{data['training_stories']:,} training stories" in f["caption"]
     for kind in ("words", "subwords", "characters"):
         assert f"{len(data['tokens'][kind])} tokens" in f["desc"][1], kind
-    assert "Does that window always hold four words?" in pages["lesson/3-training-examples/index.html"]
+    assert "Does that window always hold four words?" in pages["lesson/how-measured/index.html"]
 
 
 def test_cached_subwords_equal_a_fresh_training_run():
@@ -221,3 +222,17 @@ def test_figure_reads_the_shipped_subwords_with_or_without_stories(monkeypatch, 
     monkeypatch.setenv("TINYSTORIES_PATH", str(tmp_path / "absent.txt"))
     data, _ = mod.subwords_result()
     assert data == _json("subwords.json")
+
+
+def test_head_sweep_dots_leave_the_mean_tick_visible(figs):
+    """Each count's seed dots sit beside its mean tick, not on it (the dots hid the ticks)."""
+    body = figs["lesson/5-results/index.html"]["head-sweep"]["body"]
+    ticks = [(float(a), float(b)) for a, b in re.findall(
+        r'<line x1="([0-9.]+)" y1="[0-9.]+" x2="([0-9.]+)" y2="[0-9.]+" class="mha-sweep__mean"', body)]
+    dots = [(float(cx), float(r)) for cx, r in re.findall(
+        r'<circle cx="([0-9.]+)" cy="[0-9.]+" r="([0-9.]+)" class="mha-sweep__dot"', body)]
+    assert ticks and dots
+    for cx, r in dots:
+        for x1, x2 in ticks:
+            assert cx + r <= min(x1, x2) or cx - r >= max(x1, x2) or abs(cx - (x1 + x2) / 2) > 40, \
+                f"a seed dot at x={cx} covers the mean tick {x1}-{x2}"

@@ -20,7 +20,7 @@ def figure_head_growth() -> tuple[str, str]:
     top = max(max(c) for c in changes)
     low = min(0.0, min(min(c) for c in changes))
     W, Hh = 400, 250
-    ml, mr, mt, mb = 46, 14, 34, 40
+    ml, mr, mt, mb = 58, 14, 34, 40
     pw, ph = W - ml - mr, Hh - mt - mb
     step = pw / (len(snaps) - 1)
     X = lambda i: ml + i * step
@@ -30,18 +30,18 @@ def figure_head_growth() -> tuple[str, str]:
         parts.append(rect(X(i) - step / 2 if i else X(i), mt, step if 0 < i < len(snaps) - 1 else step / 2, ph,
                           "mha-hg__band", extra=f' data-snapshot="{i}"'))
         edge = "start" if i == 0 else "end" if i == len(snaps) - 1 else "middle"  # the end labels stay inside
-        parts.append(text(X(i), mt + ph + 15, f"{s['update']:,}", "mha-fig__small", anchor=edge, size=FONT - 2))
+        parts.append(text(X(i), mt + ph + 15, f"{s['update']:,}", "mha-fig__small", anchor=edge, size=FONT))
     parts.append(rect(ml, mt, pw, ph, "mha-fig__plot"))
     tick = 0.05 if top - low < 0.3 else 0.1 if top - low < 0.6 else 0.25
     v = 0.0
     while v <= top + 1e-9:
         parts.append(line(ml, Y(v), ml + pw, Y(v), "mha-fig__grid"))
-        parts.append(text(ml - 4, Y(v) + 4, f"+{100 * v:.0f}%", "mha-fig__small", anchor="end", size=FONT - 2))
+        parts.append(text(ml - 4, Y(v) + 4, f"+{100 * v:.0f}%", "mha-fig__small", anchor="end", size=FONT))
         v += tick
     parts.append(text(ml + pw / 2, Hh - 6, "update (snapshots, log-spaced)", "mha-fig__small", anchor="middle",
-                      size=FONT - 2))
+                      size=FONT))
     parts.append(f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
-                 f'class="mha-fig__small" font-size="{FONT - 2}">perplexity rise without the head</text>')
+                 f'class="mha-fig__small" font-size="{FONT}">perplexity rise</text>')
     desc = []
     for h in range(heads):
         d = " ".join(f"{'M' if i == 0 else 'L'}{X(i):.1f},{Y(c):.1f}" for i, c in enumerate(changes[h]))
@@ -54,7 +54,7 @@ def figure_head_growth() -> tuple[str, str]:
     for h in range(heads):
         lx = ml + h * 88
         parts.append(line(lx, 14, lx + 22, 14, f"mha-hg__line h{h}"))
-        parts.append(text(lx + 27, 18, f"head {h + 1}", f"mha-fig__label h{h}-text", size=FONT - 1))
+        parts.append(text(lx + 27, 18, f"head {h + 1}", f"mha-fig__label h{h}-text", size=FONT))
     body = svg("head-growth", W, Hh, "How much the test perplexity rises without each head, at each training snapshot",
                "; ".join(desc) + ".", "".join(parts))
     rerun, shipped = data["rerun"], data.get("shipped")

@@ -50,9 +50,10 @@ def figure_head_sweep() -> tuple[str, str]:
         x = X(m["heads"])
         mean, sd = m["perplexity_mean"], m["perplexity_sd"]
         parts.append(line(x, Y(mean - sd), x, Y(mean + sd), "mha-sweep__sd"))
-        parts.append(line(x - 11, Y(mean), x + 11, Y(mean), "mha-sweep__mean"))
+        # the mean's tick to the right of the sd bar, the seeds' dots in a row to its left: no dot covers it
+        parts.append(line(x - 3, Y(mean), x + 14, Y(mean), "mha-sweep__mean"))
         for k, r in enumerate(m["runs"]):
-            dx = (k - (len(m["runs"]) - 1) / 2) * 7
+            dx = -8 - 8 * k
             parts.append(f'<circle cx="{x + dx:.1f}" cy="{Y(r["test_perplexity"]):.1f}" r="3.6" class="mha-sweep__dot"/>')
         parts.append(text(x, mt + ph + 18, str(m["heads"]), "mha-fig__label", anchor="middle", size=FONT))
         parts.append(text(x, mt + ph + 34, f"×{m['head_dim']}", "mha-fig__small", anchor="middle", size=FONT))

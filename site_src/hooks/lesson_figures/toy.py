@@ -77,51 +77,97 @@ def figure_toy_summary() -> tuple[str, str]:
             f'by head count (scrolls sideways on a narrow screen)">{table}</div>', cap)
 
 
+def figure_toy_accuracy() -> tuple[str, str]:
+    """The main task's result as a dot plot: each seed's final share solved per head count, the mean
+    as a bar beside the dots (never under them), and chance as a line."""
+    data = _data()
+    t = _task(MAIN)
+    heads = data["config"]["heads"]
+    W, Hh = 400, 236
+    ml, mr, mt, mb = 44, 12, 14, 44
+    pw, ph = W - ml - mr, Hh - mt - mb
+    Y = lambda a: mt + (1 - a) * ph
+    col = pw / len(heads)
+    parts = [rect(ml, mt, pw, ph, "mha-fig__plot")]
+    for a in (0, 0.25, 0.5, 0.75, 1):
+        parts.append(line(ml, Y(a), ml + pw, Y(a), "mha-fig__grid"))
+        parts.append(text(ml - 4, Y(a) + 4, f"{100 * a:.0f}%", "mha-fig__small", anchor="end", size=FONT))
+    parts.append(line(ml, Y(t["chance"]), ml + pw, Y(t["chance"]), "mha-toy__chance"))
+    parts.append(text(ml + pw - 4, Y(t["chance"]) - 5, f"chance {_pc(t['chance'])}", "mha-fig__small",
+                      anchor="end", size=FONT))
+    desc = []
+    for k, h in enumerate(heads):
+        r = t["by_heads"][str(h)]
+        cx = ml + col * (k + 0.5)
+        mean = r["accuracy_mean"]
+        parts.append(f'<line x1="{cx + 4:g}" y1="{Y(mean):.1f}" x2="{cx + 30:g}" y2="{Y(mean):.1f}" '
+                     f'class="mha-toy__mean {HEAD_CLASS.get(h, "")}" data-heads="{h}" data-mean="{mean!r}"/>')
+        for j, run in enumerate(r["runs"]):
+            x = cx - 8 - 9 * j
+            parts.append(f'<circle cx="{x:g}" cy="{Y(run["accuracy"]):.1f}" r="4.5" '
+                         f'class="mha-toy__dot {HEAD_CLASS.get(h, "")}" data-heads="{h}" data-seed="{run["seed"]}" '
+                         f'data-accuracy="{run["accuracy"]!r}"><title>{_heads_label(h)}, seed {run["seed"]}: '
+                         f'{_pc(run["accuracy"])}</title></circle>')
+        parts.append(text(cx, mt + ph + 17, _heads_label(h), "mha-fig__label", anchor="middle", size=FONT))
+        parts.append(text(cx, mt + ph + 34, f"mean {_pc(mean)}", "mha-fig__small", anchor="middle", size=FONT))
+        desc.append(f"{_heads_label(h)}: mean {_pc(mean)}, seeds "
+                    + ", ".join(f"{run['seed']} {_pc(run['accuracy'])}" for run in r["runs"]))
+    body = svg("toy-accuracy", W, Hh, "Share of held-out sequences solved on the pair task, by head count",
+               "; ".join(desc) + f"; chance {_pc(t['chance'])}.", "".join(parts))
+    cfg = data["config"]
+    one = t["by_heads"]["1"]
+    cap = (f"**A task one head cannot learn.** Share of {cfg['heldout']:,} held-out sequences solved after "
+           f"{cfg['steps']:,} updates: a dot per seed, the mean as a bar beside them; same width and "
+           f"{one['parameters']:,} parameters for every head count.")
+    return body, cap
+
+
 def figure_toy_curves() -> tuple[str, str]:
     data = _data()
     t = _task(MAIN)
     heads = data["config"]["heads"]
     steps = data["config"]["steps"]
     W, Hh = 400, 250
-    ml, mr, mt, mb = 44, 16, 34, 38
+    ml, mr, mt, mb = 56, 12, 34, 38
     pw, ph = W - ml - mr, Hh - mt - mb
     X = lambda s: ml + s / steps * pw
     Y = lambda a: mt + (1 - a) * ph
     parts = [rect(ml, mt, pw, ph, "mha-fig__plot")]
     for a in (0, 0.25, 0.5, 0.75, 1):
         parts.append(line(ml, Y(a), ml + pw, Y(a), "mha-fig__grid"))
-        parts.append(text(ml - 4, Y(a) + 4, f"{100 * a:.0f}%", "mha-fig__small", anchor="end", size=FONT - 2))
+        parts.append(text(ml - 4, Y(a) + 4, f"{100 * a:.0f}%", "mha-fig__small", anchor="end", size=FONT))
     for s in range(0, steps + 1, max(1, steps // 4)):
-        parts.append(text(X(s), mt + ph + 15, f"{s:,}", "mha-fig__small", anchor="middle", size=FONT - 2))
-    parts.append(text(ml + pw / 2, Hh - 6, "update", "mha-fig__small", anchor="middle", size=FONT - 2))
+        parts.append(text(X(s), mt + ph + 15, f"{s:,}", "mha-fig__small", anchor="middle", size=FONT))
+    parts.append(text(ml + pw / 2, Hh - 6, "update", "mha-fig__small", anchor="middle", size=FONT))
     parts.append(f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
-                 f'class="mha-fig__small" font-size="{FONT - 2}">held-out share solved</text>')
+                 f'class="mha-fig__small" font-size="{FONT}">held-out share solved</text>')
     parts.append(line(ml, Y(t["chance"]), ml + pw, Y(t["chance"]), "mha-toy__chance"))
     parts.append(text(ml + pw - 4, Y(t["chance"]) - 4, f"chance {_pc(t['chance'])}", "mha-fig__small",
-                      anchor="end", size=FONT - 2))
+                      anchor="end", size=FONT))
     desc = []
     for h in heads:
         r = t["by_heads"][str(h)]
         for run in r["runs"]:
             d = " ".join(f"{'M' if k == 0 else 'L'}{X(s):.1f},{Y(a):.1f}" for k, (s, a, _) in enumerate(run["curve"]))
             parts.append(f'<path d="{d}" class="mha-toy__curve {HEAD_CLASS.get(h, "")}" data-heads="{h}" '
-                         f'data-seed="{run["seed"]}" data-final="{run["accuracy"]!r}"/>')
+                         f'data-seed="{run["seed"]}" data-final="{run["accuracy"]!r}" '
+                         f'data-points="{" ".join(f"{s}:{a}" for s, a, _ in run["curve"])}"/>')
         desc.append(f"{_heads_label(h)}: final share solved {', '.join(_pc(run['accuracy']) for run in r['runs'])} "
                     f"(seeds {', '.join(str(run['seed']) for run in r['runs'])})")
     for k, h in enumerate(heads):
         lx = ml + k * 110
         parts.append(line(lx, 14, lx + 24, 14, f"mha-toy__curve {HEAD_CLASS.get(h, '')}"))
-        parts.append(text(lx + 30, 18, _heads_label(h), "mha-fig__label", size=FONT - 1))
+        parts.append(text(lx + 30, 18, _heads_label(h), "mha-fig__label", size=FONT))
+    parts.append(f'<g class="mha-toy__replay" data-steps="{steps}" data-x0="{ml}" data-x1="{ml + pw}" '
+                 f'data-y0="{mt}" data-y1="{mt + ph}"></g>')
     body = svg("toy-curves", W, Hh, "Learning curves on the pair task for 1, 2 and 4 heads",
                "; ".join(desc) + ".", "".join(parts))
     one = t["by_heads"]["1"]
     solved_by = {h: sum(run["accuracy"] >= 0.9 for run in t["by_heads"][str(h)]["runs"]) for h in heads}
     n = len(one["runs"])
     counts = "; ".join(f"{_heads_label(h)}: {solved_by[h]} of {n}" for h in heads)
-    cap = (f"**Learning curves on the pair task**: the share of held-out sequences solved (both numbers within "
-           f"{data['setting']['tolerance']}) during training, one line per seed and head count; the thin grey line is "
-           f"chance ({_pc(t['chance'])}). One head ends at {_pc(one['accuracy_mean'])} on average. Seeds that "
-           f"solve at least 90 % within the {steps:,} updates: {counts}.")
+    cap = (f"**Recorded learning curves** on the same task, one line per seed and head count (grey: chance). "
+           f"Seeds above 90 % by update {steps:,}: {counts}.")
     return body, cap
 
 
@@ -148,7 +194,7 @@ def figure_toy_attention() -> tuple[str, str]:
     for j, (tag, num) in enumerate(labels):
         strong = tag in ("A", "B")
         cls = "mha-fig__label" if strong else "mha-fig__small"
-        parts.append(text(left + j * cw + cw / 2, top - 22, tag, cls, anchor="middle", size=FONT - 1,
+        parts.append(text(left + j * cw + cw / 2, top - 22, tag, cls, anchor="middle", size=FONT,
                           weight="700" if strong else None))
         parts.append(text(left + j * cw + cw / 2, top - 8, num, cls, anchor="middle", size=FONT - 3.5,
                           weight="700" if strong else None))

@@ -134,6 +134,8 @@ class HeadToggles {
     const pFull = probabilities(this.full.logits, excluded);
     const pNow = output === this.full ? pFull : probabilities(output.logits, excluded);
     const label = maskLabel(this.model, this.mask);
+    // both lists' bars against the largest probability either shows, not against 100 %
+    const scale = Math.max(pFull[topK(pFull, 1)[0]], pNow[topK(pNow, 1)[0]]) || 1;
     const list = (title, p, other, kind) => {
       const items = topK(p, 5).map((id) => {
         const delta = p[id] - other[id];
@@ -141,7 +143,7 @@ class HeadToggles {
           ? ` (${delta > 0 ? "+" : "−"}${(Math.abs(delta) * 100).toFixed(1)})` : "";
         return el("li", { "data-id": id },
           el("span", { class: "mha-topk__tok", text: tokenText(vocab, id) }),
-          el("span", { class: "mha-topk__bar", "aria-hidden": "true" }, el("span", { style: `width:${Math.max(1, p[id] * 100).toFixed(1)}%` })),
+          el("span", { class: "mha-topk__bar", "aria-hidden": "true" }, el("span", { style: `width:${Math.max(1, (100 * p[id]) / scale).toFixed(1)}%` })),
           el("span", { class: "mha-topk__p", text: percent(p[id]) + change }));
       });
       return el("div", { class: `mha-knock__list mha-knock__list--${kind}` },

@@ -136,11 +136,14 @@ function topList(model, out, vocab, excluded) {
   }
   const p = probabilities(out.logits, excluded);
   const list = el("ol", { class: "mha-topk__list" });
-  for (const id of topK(p, 5)) {
+  const top = topK(p, 5);
+  // bars against the largest probability shown, not against 100 %: a 5 % bar beside a 13 % one stays readable
+  const scale = p[top[0]] || 1;
+  for (const id of top) {
     const pct = p[id] * 100;
     list.append(el("li", {},
       el("span", { class: "mha-topk__tok", text: tokenText(vocab, id) }),
-      el("span", { class: "mha-topk__bar", "aria-hidden": "true" }, el("span", { style: `width:${Math.max(1, pct).toFixed(1)}%` })),
+      el("span", { class: "mha-topk__bar", "aria-hidden": "true" }, el("span", { style: `width:${Math.max(1, (100 * p[id]) / scale).toFixed(1)}%` })),
       el("span", { class: "mha-topk__p", text: `${pct.toFixed(1)}%` })));
   }
   box.append(list);

@@ -125,6 +125,8 @@ export async function mount(root) {
       `The weights add up to ${fmt(total)}. Message ${vec(msg)}.`;
     root.dataset.receiver = String(i);
     root.dataset.head = String(h);
+    // page 2's head contributions follow the chosen receiver
+    document.dispatchEvent(new CustomEvent("mha:explorer-receiver", { detail: { receiver: i } }));
     // The flow figure of this page (drawn by site_src/hooks/figures.py) highlights the chosen head's lane.
     for (const fig of document.querySelectorAll('.mha-fig[data-fig="operation-flow"]')) {
       fig.dataset.activeHead = String(h);

@@ -4,8 +4,8 @@
 //
 // Before the page's tables, the learner computes four cells of the worksheet by
 // hand: one score (q · k / √2 from the two short vectors shown), one softmax
-// weight, one coordinate of the head's message and one coordinate of the W_O
-// output. Each answer is checked against wasm_assets/worksheet.json (never a
+// weight, one coordinate of the head's message and one coordinate of the update
+// concat · W_O (before the residual adds E). Each answer is checked against wasm_assets/worksheet.json (never a
 // typed number) within TOLERANCE. A wrong answer gets a hint that names the step
 // that went wrong (recognised slips: the dot product without √2, an exponential
 // never divided, the other coordinate, a row of W_O instead of a column...);
@@ -102,7 +102,7 @@ export function steps(ws, head, receiver, source) {
     },
     {
       key: "output",
-      title: `4. Coordinate 1 of the W_O output for receiver ${receiver}`,
+      title: `4. Coordinate 1 of the update concat · W_O for receiver ${receiver} (before the residual adds E)`,
       given: [`the joined messages [H₁ | H₂] of receiver ${receiver}: (${concat.map(f3).join(", ")})` +
         ` (${hname}’s message is coordinates ${offset + 1}–${offset + ws.head_dim})`,
         `column 1 of W_O: (${woCol.map((x) => fmt(x, 1)).join(", ")})`],
@@ -110,9 +110,9 @@ export function steps(ws, head, receiver, source) {
       answer: update,
       worked: `${concat.map((c, i) => `${f3(c)} × ${fmt(woCol[i], 1)}`).join(" + ")} = ${f3(update)}`,
       slips: [
-        [concat.reduce((a, c, i) => a + c * ws.W_O[col][i], 0), "You used row 1 of W_O: coordinate 1 of the output takes column 1 (one entry per joined coordinate)."],
+        [concat.reduce((a, c, i) => a + c * ws.W_O[col][i], 0), "You used row 1 of W_O: coordinate 1 of the update takes column 1 (one entry per joined coordinate)."],
         [concat.slice(0, ws.head_dim).reduce((a, c, i) => a + c * woCol[i], 0), "Both heads' messages count: use all four joined coordinates."],
-        [ws.output[receiver][col], "That adds E back (the residual of the next step); the question asks for the W_O output alone."],
+        [ws.output[receiver][col], "That adds E back (the residual, the next step); the question asks for the update before it."],
       ],
       hint: "Coordinate 1 of a row times a matrix pairs the row's entries with the matrix's first column and adds the products.",
     },

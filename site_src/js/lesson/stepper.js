@@ -260,6 +260,7 @@ class Stepper {
       t: {
         token_rows: at3("token_rows"), position_rows: at3("position_rows"), E: at3("E"), joined: at3("joined"), update: at3("update"), updated: at3("updated"),
         Q: at4("Q"), K: at4("K"), V: at4("V"), scores: at4("scores"), A: at4("A"), messages: at4("messages"),
+        head_parts: at4("head_parts"), wo_bias: (i) => tensors.wo_bias.data[i],
         mask: (a, b) => Boolean(mask[a * T + b]), hidden: (i) => tensors.hidden.data[i],
       },
     };

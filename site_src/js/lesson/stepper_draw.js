@@ -122,7 +122,8 @@ export function heatmap({ host, n, labels, cell, colour, highlight = [], title =
 // A row of cells for a vector: values -> signed strength; groups colour the
 // segments of heads (a band under each head's coordinates).
 // values: array; highlight: indices; groups: [{from, to, colour, label}].
-export function strip({ host, values, label = "", highlight = [], groups = null, maxWidth = 640, perRow = 64 }) {
+// scale: the magnitude drawn at full colour (default: this strip's own largest), so strips that add up share one.
+export function strip({ host, values, label = "", highlight = [], groups = null, maxWidth = 640, perRow = 64, scale = null }) {
   const canvas = el("canvas", { class: "mha-st__canvas", "aria-hidden": "true" });
   const box = el("div", { class: "mha-st__strip" }, label ? el("p", { class: "mha-st__strip-label", text: label }) : null, canvas);
   host.append(box);
@@ -141,7 +142,7 @@ export function strip({ host, values, label = "", highlight = [], groups = null,
   const pos = parseColour(cssColour(host, "--mha-st-positive", "#0072b2"));
   const neg = parseColour(cssColour(host, "--mha-st-negative", "#c24f00"));
   const fg = cssColour(host, "--md-default-fg-color", "#000");
-  const max = Math.max(1e-9, ...Array.from(values, (v) => Math.abs(v)));
+  const max = scale || Math.max(1e-9, ...Array.from(values, (v) => Math.abs(v)));
   for (let i = 0; i < n; i++) {
     const x = 1 + (i % cols) * size;
     const y = 1 + Math.floor(i / cols) * rowH;

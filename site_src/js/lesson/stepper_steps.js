@@ -279,20 +279,35 @@ const STEPS = [
   },
   {
     key: "wo",
-    title: "W_O mixes the heads into one update",
+    title: "W_O mixes the heads into one update: each head adds its part",
     map: ["wo"],
     shape: (r) => `update: [1, ${r.T}, ${r.d}]`,
     code: ["export/multihead.py#full-wo"],
     draw(r, view) {
       const last = r.n - 1;
-      const joined = Array.from({ length: r.d }, (_, i) => r.t.joined(r.final, i));
-      const update = Array.from({ length: r.d }, (_, i) => r.t.update(r.final, i));
-      strip({ host: view.picture, values: joined, label: `joined at ${q(r.labels[last])}`, groups: headGroups(r) });
-      strip({ host: view.picture, values: update, label: `update = W_O(joined) at ${q(r.labels[last])}`, highlight: [0, 1, 2] });
+      const at = q(r.labels[last]);
+      const range = Array.from({ length: r.d }, (_, i) => i);
+      // Head h's message meets only its own columns of W_O's weight: the update is the sum of the
+      // heads' parts plus W_O's bias (the teaching graph's head_parts and wo_bias).
+      const parts = Array.from({ length: r.H }, (_, h) => range.map((i) => r.t.head_parts(h, r.final, i)));
+      const bias = range.map((i) => r.t.wo_bias(i));
+      const update = range.map((i) => r.t.update(r.final, i));
+      const sum = range.map((i) => parts.reduce((a, p) => a + p[i], bias[i]));
+      const box = el("div", { class: "mha-st__parts", "data-parts": JSON.stringify(parts), "data-bias": JSON.stringify(bias),
+        "data-update": JSON.stringify(update) });
+      view.picture.append(box);
+      const scale = Math.max(1e-9, ...[...parts.flat(), ...bias, ...sum].map(Math.abs)); // one colour scale: the strips add up
+      parts.forEach((p, h) => strip({ host: box, values: p, scale, label: `${headName(r, h)}'s part: its message × its ${r.dh} columns of W_O`,
+        groups: [{ from: 0, to: r.d, colour: headColour(r.host, h) }] }));
+      strip({ host: box, values: bias, scale, label: "+ W_O's bias (the same at every slot)" });
+      strip({ host: box, values: sum, scale, label: `= the update at ${at}`, highlight: [0, 1, 2] });
+      const sentence = r.H === 1
+        ? `With one head, its message times W_O, plus W_O's bias, is the whole update: at ${at} it starts ${[0, 1, 2].map((i) => f2(update[i])).join(", ")}.`
+        : `W_O is a ${r.d} × ${r.d} layer, but head h's message only ever meets its own ${r.dh} columns of it, so the update is the sum of ${r.H} parts, one per head, plus W_O's bias: each head adds its own contribution. At ${at}, coordinate 0 is ${parts.map((p) => f2(p[0])).join(" + ")} + ${f2(bias[0])} = ${f2(update[0])}.`;
       return {
-        sentence: `W_O is a ${r.d} × ${r.d} layer: every number of the update can draw on every head's piece, so this is where the heads' findings are combined. At ${q(r.labels[last])} the update starts ${[0, 1, 2].map((i) => f2(update[i])).join(", ")}.`,
-        numbers: [0, 1, 2].map((i) => [`update[${q(r.labels[last])}, ${i}]`, f2(update[i])]),
-        alt: `Joined row and update at the final slot, ${r.d} numbers each. The update starts ${[0, 1, 2].map((i) => f2(update[i])).join(", ")}.`,
+        sentence,
+        numbers: [...parts.map((p, h) => [`${headName(r, h)}'s part[${at}, 0]`, f2(p[0])]), ["bias[0]", f2(bias[0])], [`update[${at}, 0]`, f2(update[0])]],
+        alt: `The update at the final slot as ${r.H} head part${r.H > 1 ? "s" : ""} and W_O's bias, ${r.d} numbers each; coordinate 0: ${parts.map((p) => f2(p[0])).join(" + ")} + ${f2(bias[0])} = ${f2(update[0])}.`,
       };
     },
   },

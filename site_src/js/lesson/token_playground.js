@@ -90,15 +90,17 @@ export async function mount(root) {
       row(`Subwords (a ${bpe.vocab.size.toLocaleString("en")}-piece BPE, for comparison only; our models do not use it):`, pieces, { kind: "subwords", unk: (i) => pieces[i] === bpe.unk }),
       row("Characters:", characters(text), { kind: "characters" }));
     const unkCount = ids.filter((x) => x === vocab.special.UNK).length;
+    // punctuation marks are tokens but not words: "2 of 7 words", not "2 of 8", for "... a blorf!"
+    const wordCount = words.filter((t) => /[\p{L}\p{N}]/u.test(t)).length;
     idsBox.replaceChildren(
       el("p", { class: "mha-tp__label" }, el("strong", { text: "Ids in the models’ vocabulary:" }),
-        ` ${unkCount ? `${unkCount} of ${ids.length} words are not in the ${vocab.C.toLocaleString("en")}-word vocabulary and become UNK (id ${vocab.special.UNK})` : `every word is in the ${vocab.C.toLocaleString("en")}-word vocabulary`}`),
+        ` ${unkCount ? `${unkCount} of ${wordCount} words are not in the ${vocab.C.toLocaleString("en")}-word vocabulary and become UNK (id ${vocab.special.UNK})` : `every word is in the ${vocab.C.toLocaleString("en")}-word vocabulary`}`),
       chips(ids.map(String), { kind: "ids", unk: isUnk, title: (i) => words[i], cls: "mha-tp__chips--ids" }));
     const w = Number(slider.value);
     wShown.textContent = `w = ${w}`;
     slider.setAttribute("aria-valuetext", `window width ${w}`);
     const pairs = windowPairs(ids, w, vocab.special);
-    count.textContent = `${pairs.length} targets with w = ${w}: one per word token (${words.length}) and one for EOS. ` +
+    count.textContent = `${pairs.length} targets with w = ${w}: one per token (${words.length}, punctuation included) and one for EOS. ` +
       "Move the slider: the count stays, only the contexts change.";
     root.dataset.targets = String(pairs.length);
     const tokenName = (x) => (x === vocab.special.PAD ? "PAD" : x === vocab.special.BOS ? "BOS"

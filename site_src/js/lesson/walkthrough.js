@@ -12,6 +12,7 @@ import { el } from "../runtime/dom.js";
 import { heatmapTable } from "../runtime/heatmap.js";
 
 const roots = new WeakSet();
+const PAD_TOKEN = "<PAD>"; // the vocabulary's padding item as walkthrough.json names its slots
 
 function heatmap(data, b, h) {
   const row = data.rows[b];
@@ -24,7 +25,11 @@ function heatmap(data, b, h) {
     columns: labels.map((l, j) => ({ text: l, attrs: { title: slotNames[j] } })),
     rows: row.A[h].map((weights, i) => ({
       head: { text: labels[i], attrs: { title: slotNames[i] } },
-      cells: weights.map((w, j) => (row.mask[i][j]
+      // A PAD receiver predicts nothing, and its weights go to the padding before the shown slots,
+      // so its shown cells would not add up to 1: the row stays blank (the legend says why).
+      cells: weights.map((w, j) => (labels[i] === PAD_TOKEN
+        ? { text: "", attrs: { class: "is-pad-row", title: "a PAD receiver: not shown" } }
+        : row.mask[i][j]
         ? { text: "·", attrs: { class: "is-masked", title: "blocked" } }
         : { text: w.toFixed(2), shade: w, attrs: { title: `receiver ${slotNames[i]}, source ${slotNames[j]}: ${w.toFixed(4)}` } })),
     })),
@@ -40,7 +45,7 @@ function legend() {
   const bar = el("span", { class: "mha-legend__bar", "aria-hidden": "true" });
   bar.style.background = `linear-gradient(to right, ${stops})`;
   return el("p", { class: "mha-legend" }, el("span", { text: "weight 0" }), bar, el("span", { text: "1" }),
-    el("span", { text: " · hatched “·”: blocked by the mask" }));
+    el("span", { text: " · hatched “·”: blocked by the mask · PAD rows blank: a PAD slot predicts nothing, and its weights go to the padding left of the shown slots" }));
 }
 
 export async function mount(root) {

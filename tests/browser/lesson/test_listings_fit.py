@@ -11,7 +11,7 @@ import pytest
 pytestmark = pytest.mark.browser
 
 PAGES = ["lesson/1-why-more-heads/", "lesson/2-multihead-operation/", "lesson/3-training-examples/",
-         "lesson/4-model-training-generation/", "lesson/5-results/"]
+         "lesson/4-model-training-generation/", "lesson/5-results/", "lesson/how-measured/"]
 
 WIDE_LINES_JS = """() => {
   document.querySelectorAll('details').forEach((d) => { d.open = true; });

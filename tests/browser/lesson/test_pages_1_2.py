@@ -168,7 +168,7 @@ def test_pages_fit_a_phone_and_dark_mode(make_page, base_url, path):
     assert page.locator(".mha-panel--error").count() == 0
     # Check-yourself questions: the answer stays hidden until a choice is checked.
     quizzes = page.locator("[data-mha-widget='quiz']")
-    assert quizzes.count() >= 2
+    assert quizzes.count() >= 1
     first = quizzes.first
     first.locator("form").wait_for()
     explanation = first.locator(".mha-quiz__explanation")

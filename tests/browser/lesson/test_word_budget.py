@@ -4,7 +4,8 @@ Counted in Chromium, as a learner sees each lesson page: every door closed, afte
 every widget has drawn (``tests/browser/lesson/visible_words.js`` says what counts as a word and
 what is left out). The limits:
 
-* at most 800 visible words per lesson page and 3,500 for pages 1–5 together;
+* at most 1,000 visible words per lesson page and 4,500 for pages 1–5 together (issue 33:
+  the measure is the main line's argument; the fine print lives on the appendix page);
 * at most three code listings open by default per page (the rest behind doors);
 * no ``# lesson:`` marker line inside any listing, open or not;
 * every page says how long it takes, and every section but the check questions
@@ -19,8 +20,8 @@ import pytest
 
 PAGES = ["lesson/1-why-more-heads/", "lesson/2-multihead-operation/", "lesson/3-training-examples/",
          "lesson/4-model-training-generation/", "lesson/5-results/"]
-PAGE_LIMIT = 800
-LESSON_LIMIT = 3500
+PAGE_LIMIT = 1000
+LESSON_LIMIT = 4500
 OPEN_LISTINGS = 3
 COUNT_JS = (Path(__file__).with_name("visible_words.js")).read_text(encoding="utf-8")
 WIDGETS_DRAWN = """() => [...document.querySelectorAll('[data-mha-widget]')]
