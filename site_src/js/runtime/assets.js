@@ -83,7 +83,9 @@ export const STALE_MESSAGE = "A new version of this lesson is live — reload th
 
 let buildCheck = null;
 
-// "new" (another build is live), "same", or "offline".
+// "new" (another build is live), "same", or "offline". Offline only when the
+// browser says so: a site that does not answer while the browser is online is
+// "same", and the file's own failure is what the learner reads.
 export function liveBuild() {
   if (!buildCheck) {
     buildCheck = (async () => {
@@ -93,7 +95,7 @@ export function liveBuild() {
         const live = await response.json();
         return live && live.build && BUILD_ID && live.build !== BUILD_ID ? "new" : "same";
       } catch {
-        return "offline";
+        return globalThis.navigator && navigator.onLine === false ? "offline" : "same";
       }
     })();
     // Asked again after a few seconds: the connection or the site may have changed.

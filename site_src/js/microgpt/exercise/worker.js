@@ -314,8 +314,16 @@ function prefetching(fetchFn, urls) {
 // 96-108 ms against 41-54 ms, bench/RESULTS.md); a file not found there is
 // fetched. Each later GET of them (Pyodide's own request for the WebAssembly
 // compiled ahead, whose body it never reads) is answered from there too.
-function fromCacheStorage(fetchFn, urls) {
-  const stored = (url) => caches.match(url).catch(() => null);
+// A copy whose digest is not build.json's (another page of this origin may
+// have rewritten it) is not used: it is asked of the service worker instead,
+// which drops it and downloads the file again.
+function fromCacheStorage(fetchFn, urls, digests = {}) {
+  const checked = async (url, response) => {
+    const expected = digests[fileName(url)];
+    if (!response || !expected) return response || null;
+    return (await sha256Hex(new Uint8Array(await response.clone().arrayBuffer()))) === expected ? response : null;
+  };
+  const stored = (url) => caches.match(url).then((response) => checked(url, response)).catch(() => null);
   const early = new Map(urls.map((url) => [url, stored(url)]));
   return answering(fetchFn, (url) => {
     if (!urls.includes(url)) return null;
@@ -528,7 +536,7 @@ function watchInstantiate({ stages, t0, compiled = null, heapBytes = 0, keep }) 
   };
 }
 
-async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, count, handoff, prefetch, module }) {
+async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, digests, count, handoff, prefetch, module }) {
   const t0 = performance.now();
   // Milliseconds after t0; origin and t0 place them on the page's clock (bench/site_visits.py).
   const stages = { origin: performance.timeOrigin, t0 };
@@ -558,7 +566,7 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
       || (download = offer.shipped && self.crypto && crypto.subtle ? downloadHeap(offer.shipped, count ? tracker : null) : null);
     snapshotOffer.then((offer) => offer.key || startDownload(offer));
     if (!count && self.caches) {
-      self.fetch = fromCacheStorage(realFetch, PYODIDE_FETCHED.map((name) => new URL(name, indexURL).href));
+      self.fetch = fromCacheStorage(realFetch, PYODIDE_FETCHED.map((name) => new URL(name, indexURL).href), digests || {});
     }
     // Served by the service worker (a repeat visit), the WebAssembly compiles
     // now, beside the imports and the heap's read, instead of after them; a
