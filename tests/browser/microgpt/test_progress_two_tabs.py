@@ -12,7 +12,7 @@ from tests.browser_util import PageWatch
 
 pytestmark = pytest.mark.browser
 
-PROGRESS_JS = "() => import(new URL('js/microgpt/progress.js', document.baseURI).href)"
+PROGRESS_JS = "() => import(new URL('../js/microgpt/progress.js', location.href).href)"
 SOLVE_JS = f"""async () => {{
   const progress = await ({PROGRESS_JS})();
   progress.updateProgress({{ solved: true, solvedCode: 'def multi_head(): pass  # A', failedChecks: 2 }}, 'solved');
