@@ -38,14 +38,17 @@ def test_a_solved_exercise_stays_solved_whatever_another_tab_writes(browser, bas
         # B reads the progress before A solves (its widgets did on mounting).
         assert "not solved yet" in b.inner_text(".mgpt-progress__summary")
         a.evaluate(SOLVE_JS)
+        # The browser passes A's write on to B's storage (a moment later, in another process).
+        b.wait_for_function("() => JSON.parse(localStorage.getItem('mha-microgpt-progress') || '{}').solved === true")
         b.evaluate(EDIT_JS)
-        stored = a.evaluate(STORED_JS)
+        stored = b.evaluate(STORED_JS)
         assert stored["solved"] is True and stored["code"] == "# what tab B typed", stored
         assert stored["solvedCode"].endswith("# A") and stored["failedChecks"] == 2, stored
         # B says so too, without a reload.
         b.wait_for_function("() => /Exercise: solved/.test(document.querySelector('.mgpt-progress__summary').textContent)")
         # Clearing stays possible: then it is not solved in either tab.
         a.click("[data-mha-widget=microgpt-progress] button")
+        b.wait_for_function("() => localStorage.getItem('mha-microgpt-progress') === null")
         b.evaluate(EDIT_JS)
         assert b.evaluate(STORED_JS)["solved"] is False
         watch_a.check()
