@@ -175,7 +175,8 @@ async function fetchOk(path, url) {
     throw await explainFailure(path, url,
       new AssetError(`${describeFile(path)} could not be downloaded (the connection failed: ${err.message})`, { kind: "network", url }));
   }
-  if (damagedTwice(response)) throw damagedError(path, url);
+  // Damaged, or another build's file: a deploy replaced this page's build.
+  if (damagedTwice(response)) throw await explainFailure(path, url, damagedError(path, url));
   if (!response.ok) {
     throw await explainFailure(path, url,
       new AssetError(`${describeFile(path)} is missing on this site (HTTP ${response.status})`, { kind: "missing", url }));

@@ -141,7 +141,7 @@ async function downloadEngine(build) {
   if (damagedTwice(response)) {
     answer(null);
     reportEngine(0, total, true);
-    throw damagedError(path, url);
+    throw await explainFailure(path, url, damagedError(path, url)); // or a new build is live
   }
   if (!response.ok || !response.body) {
     answer(null);
