@@ -126,6 +126,8 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=200, help="timed runs per model (default 200)")
     parser.add_argument("--site", type=Path, help="an already built site (default: build one)")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown section for bench/RESULTS.md")
+    parser.add_argument("--gzip", action="store_true",
+                        help="serve compressed (export.serve --gzip), as most static hosts do; default: uncompressed")
     args = parser.parse_args(argv)
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is missing: apt-get install chromium (make bench installs it)", file=sys.stderr)
@@ -136,8 +138,8 @@ def main(argv=None) -> int:
         return 2
     from playwright.sync_api import sync_playwright
 
-    isolated_server, isolated_url = serve_in_thread(site, isolation=True)
-    plain_server, plain_url = serve_in_thread(site, isolation=False)
+    isolated_server, isolated_url = serve_in_thread(site, isolation=True, compress=args.gzip)
+    plain_server, plain_url = serve_in_thread(site, isolation=False, compress=args.gzip)
     results = {}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
@@ -174,7 +176,7 @@ def main(argv=None) -> int:
         f"Compare page, navigation start to ready to generate: {iso['ready_s']:.2f} s isolated, "
         f"{plain['ready_s']:.2f} s not isolated (localhost, fresh browser profile); after a reload "
         f"(files and compiled WebAssembly cached): {iso['ready_warm_s']:.2f} s isolated, {plain['ready_warm_s']:.2f} s not isolated.",
-        f"Bytes transferred by the compare page until ready: {iso['bytes_total'] / 1e6:.2f} MB "
+        f"Bytes transferred by the compare page until ready ({'gzip' if args.gzip else 'uncompressed'}): {iso['bytes_total'] / 1e6:.2f} MB "
         f"(models {iso['bytes_models'] / 1e6:.2f} MB, vocabulary {iso['bytes_vocab'] / 1e6:.2f} MB, "
         f"onnxruntime JS + WASM {iso['bytes_runtime'] / 1e6:.2f} MB).",
         f"Models + vocabulary on disk: {model_bytes / 1e6:.2f} MB.",

@@ -16,15 +16,25 @@
 // A new worker waits until the page asks it to take over (main.js shows "a new
 // version is ready" and sends SKIP_WAITING), so one page never mixes files of
 // two builds.
+//
+// Every runtime copy is checked against its digest in build.json (RUNTIME_DIGESTS)
+// before it is stored and again before it answers a request: a host or a line
+// that answered with something else (a captive portal's page, a cut download),
+// or another page of the same origin that rewrote a stored file, must not leave
+// a copy that breaks the lesson, or passes every Check, for good. Only the
+// exact URLs of this build are stored, so requests of learner code (any other
+// query string) cannot grow the cache.
 
 import { cleanupOutdatedCaches, precacheAndRoute } from "workbox-precaching";
 import { registerRoute } from "workbox-routing";
-import { CacheFirst, NetworkFirst } from "workbox-strategies";
+import { NetworkFirst } from "workbox-strategies";
 import { clientsClaim } from "workbox-core";
 
-/* global RUNTIME_CACHE, OTHER_CACHE, RUNTIME_PATTERN, RUNTIME_FILES, BUILD_FILE */
+/* global RUNTIME_CACHE, OTHER_CACHE, RUNTIME_PATTERN, RUNTIME_FILES, RUNTIME_DIGESTS, BUILD_FILE */
 const runtimePattern = new RegExp(RUNTIME_PATTERN);
 const scope = new URL(self.registration.scope);
+// URL -> the SHA-256 (hex) build.json gives it: whole for a package file, its first digits for a wasm_assets file.
+const DIGESTS = new Map(Object.entries(RUNTIME_DIGESTS).map(([path, digest]) => [new URL(path, scope).href, digest]));
 
 function sitePath(url) {
   return url.origin === scope.origin && url.pathname.startsWith(scope.pathname)
@@ -54,15 +64,14 @@ const completeOnly = { cacheWillUpdate: async ({ response }) => (response && res
 const HANDOFF_CACHE = "pyodide-handoff";
 const HANDED_OFF = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]; // what the worker fetch()es
 
-async function fromHandoff(request) {
-  if (!(await caches.has(HANDOFF_CACHE))) return null;
-  const handoff = await caches.open(HANDOFF_CACHE);
+async function fromHandoff(request, cacheName = HANDOFF_CACHE) {
+  if (!(await caches.has(cacheName))) return null;
+  const handoff = await caches.open(cacheName);
   const found = await handoff.match(request);
   if (!found) return null;
-  const cache = await caches.open(RUNTIME_CACHE);
-  await cache.put(request, found.clone());
   await handoff.delete(request);
-  return found;
+  const url = typeof request === "string" ? request : request.url;
+  return (await storeChecked(url, found)) ? found : null;
 }
 
 // The whole set at once, when the worker has handed off every Pyodide file;
@@ -77,11 +86,76 @@ async function adoptHandoff() {
   await caches.delete(HANDOFF_CACHE);
 }
 
-const handedOff = { cachedResponseWillBeUsed: async ({ request, cachedResponse }) => cachedResponse || fromHandoff(request) };
 // --- end of the handoff block ---
 
-registerRoute(({ url, request }) => request.method === "GET" && isRuntimeFile(url),
-  new CacheFirst({ cacheName: RUNTIME_CACHE, plugins: [completeOnly, handedOff] }));
+// A page that downloaded a runtime file itself before this worker served it
+// (onnxruntime's engine, a model: runtime/assets.js handOff()) leaves a copy in
+// PAGE_HANDOFF; it is stored from there once checked, never downloaded again.
+const PAGE_HANDOFF = "page-handoff";
+
+async function adoptPageHandoff() {
+  if (!(await caches.has(PAGE_HANDOFF))) return;
+  const handoff = await caches.open(PAGE_HANDOFF);
+  for (const request of await handoff.keys()) await fromHandoff(request, PAGE_HANDOFF);
+}
+
+// ------------------------------------------------------------ checked copies
+
+async function sha256Hex(buffer) {
+  const digest = await crypto.subtle.digest("SHA-256", buffer);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// Whether `response` (a complete 200 answer; a clone of it is read) holds this build's `url`.
+async function isThisBuilds(url, response) {
+  const expected = DIGESTS.get(url);
+  if (!expected || !response || response.status !== 200) return false;
+  try {
+    return (await sha256Hex(await response.clone().arrayBuffer())).startsWith(expected);
+  } catch {
+    return false; // the body broke off: not the file either
+  }
+}
+
+// Stores `response` as `url` when it is this build's file; true when stored.
+async function storeChecked(url, response) {
+  if (!(await isThisBuilds(url, response))) return false;
+  await (await caches.open(RUNTIME_CACHE)).put(url, response.clone());
+  return true;
+}
+
+// What a page gets when a file came damaged twice: an answer that says so,
+// which runtime/assets.js and the exercise's worker put in words.
+const DAMAGED_HEADER = "X-Mha-Damaged";
+
+function damagedAnswer(url) {
+  return new Response(`${sitePath(new URL(url))} arrived damaged twice: it does not match this build's digest.`, {
+    status: 502, statusText: "Damaged in transit", headers: { "Content-Type": "text/plain; charset=utf-8", [DAMAGED_HEADER]: "1" },
+  });
+}
+
+// A runtime file: the stored copy when it checks out, otherwise the network's,
+// checked before it is stored or handed over; a damaged answer is asked for
+// once more, past the browser's HTTP cache. A file this build does not list
+// (another query string: learner code, a test) goes to the network and is not stored.
+async function runtimeAnswer(request) {
+  const url = request.url;
+  if (!DIGESTS.has(url)) return fetch(request);
+  const cache = await caches.open(RUNTIME_CACHE);
+  const stored = (await cache.match(url)) || (await fromHandoff(url)) || (await fromHandoff(url, PAGE_HANDOFF));
+  if (stored) {
+    if (await isThisBuilds(url, stored)) return stored;
+    await cache.delete(url);
+  }
+  for (const init of [undefined, { cache: "reload" }]) {
+    const response = await (init ? fetch(url, { ...init, credentials: "same-origin" }) : fetch(request));
+    if (response.status !== 200) return response; // missing, partial: as it is, never stored
+    if (await storeChecked(url, response)) return response;
+  }
+  return damagedAnswer(url);
+}
+
+registerRoute(({ url, request }) => request.method === "GET" && isRuntimeFile(url), ({ request }) => runtimeAnswer(request));
 
 // Anything else of this site that is not precached (downloads, test vectors):
 // the network first, the last copy when offline. Not BUILD_FILE: it says which
@@ -104,13 +178,13 @@ self.addEventListener("activate", (event) => {
 // never used is never downloaded.
 async function copyFromHttpCache() {
   await adoptHandoff();
+  await adoptPageHandoff();
   const cache = await caches.open(RUNTIME_CACHE);
   for (const path of RUNTIME_FILES) {
     const url = new URL(path, scope).href;
     if (await cache.match(url)) continue;
     try {
-      const response = await fetch(url, { cache: "only-if-cached", mode: "same-origin" });
-      if (response.status === 200) await cache.put(url, response);
+      await storeChecked(url, await fetch(url, { cache: "only-if-cached", mode: "same-origin" }));
     } catch {
       // not in the HTTP cache: not used yet
     }
@@ -125,8 +199,7 @@ async function copyFromHttpCache() {
     for (const [i, url] of urls.entries()) {
       if (have[i]) continue;
       try {
-        const response = await fetch(url);
-        if (response.status === 200) await cache.put(url, response);
+        await storeChecked(url, await fetch(url));
       } catch {
         // offline: tried again the next time a page asks
       }
@@ -139,9 +212,14 @@ self.addEventListener("message", (event) => {
   if (data.type === "SKIP_WAITING") self.skipWaiting();
   if (data.type === "CACHE_FROM_HTTP_CACHE") event.waitUntil(copyFromHttpCache());
   // Files a page loaded before this worker controlled it (the first visit):
-  // store the runtime ones now, from the HTTP cache when it still holds them.
+  // store the runtime ones now, from the page's handoff or the HTTP cache, and
+  // only from there: downloading one again here, while the page's own download
+  // may still be on its way, fetched onnxruntime's 14 MB engine twice where the
+  // HTTP cache does not keep a file that large. One it holds in neither place is
+  // stored the next time a page uses it.
   if (data.type === "CACHE_USED" && Array.isArray(data.urls)) {
     event.waitUntil((async () => {
+      await adoptPageHandoff();
       const cache = await caches.open(RUNTIME_CACHE);
       for (const href of data.urls) {
         let url;
@@ -150,12 +228,11 @@ self.addEventListener("message", (event) => {
         } catch {
           continue;
         }
-        if (!isRuntimeFile(url) || await cache.match(url.href)) continue;
+        if (!DIGESTS.has(url.href) || await cache.match(url.href)) continue;
         try {
-          const response = await fetch(url.href);
-          if (response.status === 200) await cache.put(url.href, response);
+          await storeChecked(url.href, await fetch(url.href, { cache: "only-if-cached", mode: "same-origin" }));
         } catch {
-          // offline or gone: it will be stored the next time a page uses it
+          // not in the HTTP cache
         }
       }
     })());

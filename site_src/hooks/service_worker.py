@@ -85,6 +85,23 @@ def runtime_urls(site: Path, files: list[str]) -> list[str]:
     return [f"{rel}?v={versions['files'][rel]}" if rel in versions["files"] else rel for rel in files]
 
 
+def runtime_digests(site: Path, files: list[str]) -> dict[str, str]:
+    """Each runtime file's URL (as runtime_urls() writes it) -> its digest in build.json: the whole
+    SHA-256 of a package file, the version (its first hex digits) of a wasm_assets file. The worker
+    checks every copy against it before storing it and before answering with it."""
+    versions = json.loads((site / BUILD_FILE).read_text()) if (site / BUILD_FILE).is_file() else {}
+    digests, short = versions.get("digests", {}), versions.get("files", {})
+    plain = {target: prefix for prefix, target in versions.get("folders", {}).items()}  # vendor/x/<v>/ -> vendor/x/
+    out = {}
+    for rel, url in zip(files, runtime_urls(site, files)):
+        folder = next((t for t in plain if rel.startswith(t)), None)
+        name = plain[folder] + rel[len(folder):] if folder else rel
+        digest = digests.get(name) or short.get(name)
+        if digest:
+            out[url] = digest
+    return out
+
+
 def runtime_digest(site: Path, files: list[str]) -> str:
     """Digest of the runtime-cached files of this build (paths and contents)."""
     digest = hashlib.sha256()
@@ -93,7 +110,7 @@ def runtime_digest(site: Path, files: list[str]) -> str:
     return digest.hexdigest()[:16]
 
 
-def _bundle(out: Path, runtime_cache: str, files: list[str]) -> None:
+def _bundle(out: Path, runtime_cache: str, files: list[str], digests: dict[str, str]) -> None:
     for needed in (ESBUILD, NODE_MODULES / "workbox-build" / "package.json",
                    NODE_MODULES / "workbox-precaching" / "package.json"):
         if not needed.exists():
@@ -105,6 +122,7 @@ def _bundle(out: Path, runtime_cache: str, files: list[str]) -> None:
             "--define:process.env.NODE_ENV=\"production\""]
     args += [f"--define:{key}={json.dumps(value)}" for key, value in defines.items()]
     args.append(f"--define:RUNTIME_FILES={json.dumps(files, separators=(',', ':'))}")
+    args.append(f"--define:RUNTIME_DIGESTS={json.dumps(digests, separators=(',', ':'))}")
     proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
     if proc.returncode or not out.is_file():
         raise Abort(f"esbuild could not bundle the service worker:\n{proc.stderr.strip()}")
@@ -116,7 +134,7 @@ def build_service_worker(site: Path) -> dict:
     runtime_cache = f"mha-runtime-{runtime_digest(site, files)}"
     with tempfile.TemporaryDirectory(prefix="mha-sw-") as tmp:
         bundled = Path(tmp) / "sw.src.js"
-        _bundle(bundled, runtime_cache, runtime_urls(site, files))
+        _bundle(bundled, runtime_cache, runtime_urls(site, files), runtime_digests(site, files))
         staged = Path(tmp) / SW_NAME
         config = {
             "swSrc": str(bundled), "swDest": str(staged), "globDirectory": str(site),

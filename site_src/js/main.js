@@ -50,6 +50,26 @@ function disposeLeftWidgets() {
   }
 }
 
+// Set once the page is being left (pagehide): the widgets are disposed, which
+// stops their workers, and a module or file that fails from then on (the
+// browser cancels their loads) is no error the learner should hear about.
+let leaving = false;
+
+function leave(event) {
+  if (event.persisted) return; // kept in the back/forward cache: it comes back as it was
+  leaving = true;
+  for (const [root, mod] of [...mounted]) {
+    mounted.delete(root);
+    try {
+      if (mod && typeof mod.dispose === "function") mod.dispose(root);
+    } catch {
+      // leaving anyway
+    }
+  }
+}
+
+window.addEventListener("pagehide", leave);
+
 async function mountOne(root) {
   const name = root.dataset.mhaWidget;
   const path = WIDGETS[name];
@@ -63,12 +83,13 @@ async function mountOne(root) {
     mod = await import(new URL(path, import.meta.url).href);
   } catch (err) {
     mounted.delete(root);
+    if (leaving) return;
     console.warn(err);
     showWidgetFailure(root, `its script (${new URL(path, import.meta.url).pathname.split("/").slice(-2).join("/")}) could not be loaded`);
     return;
   }
   // The page may have been left while the module loaded: then it is not mounted at all.
-  if (!root.isConnected) {
+  if (!root.isConnected || leaving) {
     mounted.delete(root);
     return;
   }
@@ -76,6 +97,7 @@ async function mountOne(root) {
   try {
     await mod.mount(root);
   } catch (err) {
+    if (leaving) return;
     console.warn(err);
     showWidgetFailure(root, `it stopped with an error (${err && err.message ? err.message : err})`);
   }

@@ -175,6 +175,11 @@ def test_compare_settings_messages():
         "empty_temp": {"tokens": "24", "temperature": "", "seed": "1"},
         "tokens_zero": {"tokens": "0", "temperature": "0", "seed": "1"},
         "tokens_frac": {"tokens": "2.5", "temperature": "0", "seed": "1"},
+        # Typed as text, as the fields now keep them: no thousands comma, no hexadecimal.
+        "comma_temp": {"tokens": "24", "temperature": "1,5", "seed": "1"},
+        "comma_tokens": {"tokens": "1,5", "temperature": "0", "seed": "1"},
+        "hex_tokens": {"tokens": "0x10", "temperature": "0", "seed": "1"},
+        "hex_seed": {"tokens": "24", "temperature": "0", "seed": "0x10"},
     }
     got = run_node(f"""
       const {{ parseOptions }} = await import("{COMPARE.as_uri()}/options.js");
@@ -188,7 +193,9 @@ def test_compare_settings_messages():
     expect = {"huge_seed": ("seed", "too large"), "exp_seed": ("seed", "out of range"), "neg_seed": ("seed", "out of range"),
               "frac_seed": ("seed", "whole number"), "hot": ("temperature", "from 0 to 5"),
               "unreadable": ("temperature", "must be a number"), "empty_temp": ("temperature", "must be a number"),
-              "tokens_zero": ("tokens", "from 1 to 64"), "tokens_frac": ("tokens", "whole number")}
+              "tokens_zero": ("tokens", "from 1 to 64"), "tokens_frac": ("tokens", "whole number"),
+              "comma_temp": ("temperature", "not a comma"), "comma_tokens": ("tokens", "whole number"),
+              "hex_tokens": ("tokens", "whole number"), "hex_seed": ("seed", "whole number")}
     for case, (field, says) in expect.items():
         problems = got[case].get("problems", {})
         assert list(problems) == [field] and says in problems[field], (case, got[case])

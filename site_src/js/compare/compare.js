@@ -14,7 +14,7 @@
 
 import { loadJSON } from "../runtime/assets.js";
 import { promptHistory } from "../runtime/generate.js";
-import { loadOrt, loadedBuild, resolveBackend, supportProblem, threadCount } from "../runtime/ort.js";
+import { loadOrt, loadedBuild, resolveBackend, supportProblem, runningThreads } from "../runtime/ort.js";
 import { Vocabulary, detokenize, tokenize } from "../runtime/tokenizer.js";
 import { showPrompt, showSaved, showTiming } from "./columns.js";
 import { el } from "../runtime/dom.js";
@@ -159,7 +159,7 @@ class CompareWidget {
       notices: [...this.view.notices],
       errors: models ? { ...models.errors } : {},
       crossOriginIsolated: Boolean(globalThis.crossOriginIsolated),
-      threads: threadCount(),
+      threads: runningThreads(),
       build: loadedBuild(),
       timings: models ? JSON.parse(JSON.stringify(models.timings)) : {},
       readyMs: models?.readyMs ?? null, // ms since navigation started (performance.now())

@@ -3,14 +3,14 @@
 // WebAssembly, with a visible notice, wherever WebGPU does not work.
 
 import { AssetError, loadBytes } from "../runtime/assets.js";
-import { BuildMismatchError, ModelRunner, loadOrt, loadedBuild, onEngineProgress, resolveBackend, threadCount } from "../runtime/ort.js";
+import { BuildMismatchError, ModelRunner, loadOrt, loadedBuild, onEngineProgress, resolveBackend, runningThreads } from "../runtime/ort.js";
 import { formatBytes, learnerMessage } from "./format.js";
 
 const BACKEND_LABELS = { wasm: "WebAssembly", webgpu: "WebGPU" };
 
 export function backendText(backend) {
   if (backend === "wasm") {
-    const n = threadCount();
+    const n = runningThreads();
     return `${BACKEND_LABELS.wasm} (${n} thread${n > 1 ? "s" : ""})`;
   }
   return BACKEND_LABELS[backend] || backend;

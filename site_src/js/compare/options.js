@@ -5,6 +5,8 @@
 export const MAX_TEMPERATURE = 5;
 // Mulberry32 keeps 32 bits of the seed, so these are all the distinct draws.
 export const MAX_SEED = 4294967295;
+// A number as digits: sign, decimals and an exponent allowed; no comma, no 0x, no spaces inside.
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 // fields: {tokens, temperature, seed}, each {value: the field's text, badInput:
 // the browser could not read what was typed}. limit: the most new tokens.
@@ -14,7 +16,9 @@ export const MAX_SEED = 4294967295;
 export function parseOptions(fields, limit, minTemperature = 0) {
   const problems = {};
   const text = (f) => String(fields[f]?.value ?? "").trim();
-  const unreadable = (f) => Boolean(fields[f]?.badInput);
+  // Plain decimal digits only: Number() reads "0x10" as 16, and a browser's
+  // number field read "1,5" as 15 (a thousands comma), neither what was meant.
+  const unreadable = (f) => Boolean(fields[f]?.badInput) || (text(f) !== "" && !DECIMAL.test(text(f)));
 
   const tokens = Number(text("tokens"));
   if (unreadable("tokens") || text("tokens") === "" || !Number.isInteger(tokens) || tokens < 1 || tokens > limit) {
@@ -22,7 +26,9 @@ export function parseOptions(fields, limit, minTemperature = 0) {
   }
 
   const temperature = Number(text("temperature"));
-  if (unreadable("temperature") || text("temperature") === "" || !Number.isFinite(temperature)) {
+  if (text("temperature").includes(",")) {
+    problems.temperature = `Temperature takes a point, not a comma: type 1.5 for one and a half (from 0 to ${MAX_TEMPERATURE}).`;
+  } else if (unreadable("temperature") || text("temperature") === "" || !Number.isFinite(temperature)) {
     problems.temperature = `Temperature must be a number from 0 to ${MAX_TEMPERATURE} (0 means greedy).`;
   } else if (temperature < 0 || temperature > MAX_TEMPERATURE) {
     problems.temperature = `Temperature ${temperature} is out of range: use a number from 0 to ${MAX_TEMPERATURE} (0 means greedy).`;

@@ -19,9 +19,11 @@ export class CompareView {
     this.alerts = el("div", { class: "mha-compare__alerts" });
 
     this.prompt = el("textarea", { id: id("prompt"), rows: 3, spellcheck: "false", autocomplete: "off", oninput: onPromptInput });
-    this.tokens = el("input", { id: id("tokens"), type: "number", min: 1, max: limit, step: 1, inputmode: "numeric" });
-    this.temperature = el("input", { id: id("temperature"), type: "number", min: 0, max: MAX_TEMPERATURE, step: 0.1, value: 0, inputmode: "decimal" });
-    this.seed = el("input", { id: id("seed"), type: "number", min: 0, max: MAX_SEED, step: 1, value: 0, inputmode: "numeric" });
+    // Text fields read as typed (compare/options.js checks them): a number field
+    // of the browser turns "1,5" into 15 and "0x10" into 10 before any check sees it.
+    this.tokens = el("input", { id: id("tokens"), type: "text", inputmode: "numeric", autocomplete: "off", spellcheck: "false", size: 8 });
+    this.temperature = el("input", { id: id("temperature"), type: "text", value: 0, inputmode: "decimal", autocomplete: "off", spellcheck: "false", size: 8 });
+    this.seed = el("input", { id: id("seed"), type: "text", value: 0, inputmode: "numeric", autocomplete: "off", spellcheck: "false", size: 12 });
     this.backendSelect = el("select", { id: id("backend"), onchange: () => onBackend(this.backendSelect.value) },
       el("option", { value: "auto", text: "Auto" }),
       el("option", { value: "wasm", text: "WebAssembly" }),

@@ -57,7 +57,9 @@ function tokenText(vocab, id) {
 // What the learner can act on when a file fails: said once, in words.
 function failureText(err) {
   if (err instanceof AssetError) {
-    return `${err.message}. The rest of the page works without it; reload the page, and if it keeps failing, tell the site's maintainer.`;
+    // The loaders' own advice where they give one (offline, a new build, a damaged download).
+    const advice = err.advice ? String(err.advice).replace(/\.?$/, ".") : "Reload the page, and if it keeps failing, tell the site's maintainer.";
+    return `${String(err.message).replace(/\.$/, "")}. ${advice} The rest of the page works without it.`;
   }
   return `The stepper could not run the model (${errorText(err)}). The rest of the page works without it; reload the page to try again.`;
 }

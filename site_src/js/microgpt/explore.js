@@ -122,14 +122,15 @@ function build(root, model, state) {
   const seedId = uid("mgpt-seed");
   const temp = el("input", { type: "range", id: tempId, min: "0.1", max: "2", step: "0.1", value: "0.5" });
   const tempOut = el("output", { for: tempId, text: "0.5" });
-  const seed = el("input", { type: "number", id: seedId, min: "0", max: "4294967295", step: "1", value: "42", inputMode: "numeric" });
+  // A text field, read as typed: a number field turns "1,5" into 15 and "0x10" into 10.
+  const seed = el("input", { type: "text", id: seedId, value: "42", inputMode: "numeric", autocomplete: "off", spellcheck: "false", size: 12 });
   const sampleButton = el("button", { type: "button", class: "md-button md-button--primary", text: `Sample ${SAMPLE_COUNT} names` });
   const sampleMessage = el("p", { class: "mgpt-explore__note", "aria-live": "polite" });
   const list = el("ol", { class: "mgpt-samples", "aria-live": "polite" });
   temp.addEventListener("input", () => { tempOut.textContent = Number(temp.value).toFixed(1); });
   const sample = () => {
     const text = seed.value.trim();
-    const s = Number(text);
+    const s = /^\d+$/.test(text) ? Number(text) : NaN; // digits only: Number() reads "0x10" as 16
     if (text === "" || !Number.isInteger(s) || s < 0 || s > 4294967295) {
       sampleMessage.textContent = text === ""
         ? "Type a seed first: a whole number from 0 to 4294967295."

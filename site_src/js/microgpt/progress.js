@@ -28,32 +28,48 @@ function storage() {
 
 let memory = null;
 
-export function getProgress() {
-  if (memory) return memory;
-  memory = blank();
+// What is stored now (another tab may have written it), or null.
+function readStored() {
   const store = storage();
-  if (store) {
-    try {
-      const saved = JSON.parse(store.getItem(STORAGE_KEY) || "null");
-      if (saved && saved.version === VERSION) {
-        memory = {
-          ...memory,
-          code: typeof saved.code === "string" ? saved.code : null,
-          solved: saved.solved === true,
-          failedChecks: Number.isInteger(saved.failedChecks) ? saved.failedChecks : 0,
-          revealed: saved.revealed === true,
-          solvedCode: typeof saved.solvedCode === "string" ? saved.solvedCode : null,
-        };
-      }
-    } catch (err) {
-      // unreadable: start afresh
-    }
+  if (!store) return null;
+  try {
+    const saved = JSON.parse(store.getItem(STORAGE_KEY) || "null");
+    if (!saved || saved.version !== VERSION) return null;
+    return {
+      ...blank(),
+      code: typeof saved.code === "string" ? saved.code : null,
+      solved: saved.solved === true,
+      failedChecks: Number.isInteger(saved.failedChecks) ? saved.failedChecks : 0,
+      revealed: saved.revealed === true,
+      solvedCode: typeof saved.solvedCode === "string" ? saved.solvedCode : null,
+    };
+  } catch (err) {
+    return null; // unreadable: start afresh
   }
+}
+
+// This tab's progress joined with what another tab stored: solved, revealed
+// and the solved code, once there, stay (only "Clear my progress" removes
+// them); the code in the editor is this tab's own.
+function merged(mine, stored) {
+  if (!stored) return mine;
+  return {
+    ...mine,
+    solved: mine.solved || stored.solved,
+    revealed: mine.revealed || stored.revealed,
+    failedChecks: Math.max(mine.failedChecks, stored.failedChecks),
+    solvedCode: mine.solvedCode ?? stored.solvedCode,
+  };
+}
+
+export function getProgress() {
+  if (!memory) memory = readStored() || blank();
   return memory;
 }
 
 function persist(reason) {
   const store = storage();
+  memory = merged(memory, readStored());
   if (store) {
     try {
       store.setItem(STORAGE_KEY, JSON.stringify(memory));
@@ -68,6 +84,16 @@ export function updateProgress(patch, reason = "update") {
   memory = { ...getProgress(), ...patch };
   persist(reason);
   return memory;
+}
+
+// Another tab wrote (or cleared) the progress: this tab takes it in, keeping its own code.
+if (typeof window !== "undefined" && window.addEventListener) {
+  window.addEventListener("storage", (event) => {
+    if (!memory || (event.key !== STORAGE_KEY && event.key !== null)) return;
+    const stored = readStored();
+    memory = stored ? merged(memory, stored) : { ...blank(), code: memory.code };
+    events.dispatchEvent(new CustomEvent("change", { detail: { progress: memory, reason: "other-tab" } }));
+  });
 }
 
 export function clearProgress() {

@@ -26,7 +26,7 @@
 // anything else runs in the worker, then, only when that says so, the
 // worker's explanation of a wrong answer.
 
-import { OFFLINE_ADVICE, STALE_MESSAGE, liveBuild, siteUrl } from "../runtime/assets.js";
+import { OFFLINE_ADVICE, STALE_MESSAGE, fileDigest, liveBuild, siteUrl } from "../runtime/assets.js";
 import { forgetSnapshot, markShippedFailed, markSnapshotFailed, saveSnapshot, snapshotOffer } from "./snapshot.js";
 
 export const TIME_LIMIT_MS = 5000;
@@ -60,6 +60,9 @@ export function workerFiles() {
     diagnosisURL: siteUrl("pyodide/diagnosis.py"),
     floatsURL: siteUrl("wasm_assets/microgpt_floats.py"),
     sizesURL: siteUrl("pyodide/sizes.json"),
+    // What the worker checks a copy it reads from Cache Storage against (build.json's digests).
+    digests: Object.fromEntries(["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
+      .map((name) => [name, fileDigest(`vendor/pyodide/${name}`)])),
   };
 }
 

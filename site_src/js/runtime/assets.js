@@ -83,7 +83,9 @@ export const STALE_MESSAGE = "A new version of this lesson is live — reload th
 
 let buildCheck = null;
 
-// "new" (another build is live), "same", or "offline".
+// "new" (another build is live), "same", or "offline". Offline only when the
+// browser says so: a site that does not answer while the browser is online is
+// "same", and the file's own failure is what the learner reads.
 export function liveBuild() {
   if (!buildCheck) {
     buildCheck = (async () => {
@@ -93,7 +95,7 @@ export function liveBuild() {
         const live = await response.json();
         return live && live.build && BUILD_ID && live.build !== BUILD_ID ? "new" : "same";
       } catch {
-        return "offline";
+        return globalThis.navigator && navigator.onLine === false ? "offline" : "same";
       }
     })();
     // Asked again after a few seconds: the connection or the site may have changed.
@@ -122,6 +124,48 @@ export async function explainFailure(path, url, fallback) {
   return fallback;
 }
 
+// ------------------------------------------------------------ handing a copy to the service worker
+//
+// A runtime file the page downloads before the service worker serves it (a
+// first visit) is invisible to that worker, and the browser's HTTP cache may
+// not keep a large one: a copy is left in PAGE_HANDOFF, which the worker checks
+// against this build's digest and stores (site_src/hooks/service_worker.js),
+// so the file is never downloaded a second time to work offline.
+const PAGE_HANDOFF = "page-handoff";
+// What the service worker keeps in its runtime cache (RUNTIME_PATTERN in site_src/hooks/service_worker.py).
+const RUNTIME_PATH = /^(?:vendor\/ort\/|vendor\/pyodide\/|vendor\/pyodide-heap\/|wasm_assets\/models\/[^/]+\.onnx$)/;
+
+// Whether a service worker answers this page's requests now.
+export function servedByWorker() {
+  return Boolean(globalThis.navigator && navigator.serviceWorker && navigator.serviceWorker.controller);
+}
+
+// Leaves `body` (bytes, a Blob or a stream) as the copy of `url`; never throws.
+export async function handOff(url, body, type = "application/octet-stream") {
+  if (!globalThis.caches || !globalThis.isSecureContext || !(globalThis.navigator && navigator.serviceWorker)) return;
+  try {
+    const cache = await caches.open(PAGE_HANDOFF);
+    await cache.put(url, new Response(body, { status: 200, headers: { "Content-Type": type } }));
+    const controller = navigator.serviceWorker.controller;
+    if (controller) controller.postMessage({ type: "CACHE_FROM_HTTP_CACHE" }); // adopt it now
+  } catch {
+    // storage full or refused: the file is stored the next time a page uses it
+  }
+}
+
+// The service worker's answer for a file that came damaged twice (see DAMAGED_HEADER there).
+export function damagedTwice(response) {
+  return Boolean(response && response.headers && response.headers.get("X-Mha-Damaged"));
+}
+
+export const DAMAGED_ADVICE = "Something between you and the site changed the file on its way (a Wi-Fi sign-in page, a proxy, a broken connection): " +
+  "sign in to the network if it asks, then reload the page; if it keeps failing, tell the site's maintainer.";
+
+export function damagedError(path, url) {
+  return new AssetError(`${describeFile(path)} arrived damaged twice: it does not match this build's digest`,
+    { kind: "corrupt", url, advice: DAMAGED_ADVICE });
+}
+
 // fetch() that turns a network failure or an HTTP error into an AssetError.
 async function fetchOk(path, url) {
   let response;
@@ -131,6 +175,8 @@ async function fetchOk(path, url) {
     throw await explainFailure(path, url,
       new AssetError(`${describeFile(path)} could not be downloaded (the connection failed: ${err.message})`, { kind: "network", url }));
   }
+  // Damaged, or another build's file: a deploy replaced this page's build.
+  if (damagedTwice(response)) throw await explainFailure(path, url, damagedError(path, url));
   if (!response.ok) {
     throw await explainFailure(path, url,
       new AssetError(`${describeFile(path)} is missing on this site (HTTP ${response.status})`, { kind: "missing", url }));
@@ -279,6 +325,7 @@ export function loadBytes(path, { bytes: expectedBytes, sha256, onProgress } = {
     });
   }
   const promise = (async () => {
+    const controlled = servedByWorker();
     const response = await fetchOk(path, url);
     const header = Number(response.headers.get("Content-Length"));
     const total = expectedBytes || (Number.isFinite(header) && header > 0 ? header : 0);
@@ -299,6 +346,7 @@ export function loadBytes(path, { bytes: expectedBytes, sha256, onProgress } = {
       throw await explainFailure(path, url,
         new AssetError(`${describeFile(path)} is damaged: its SHA-256 does not match the site's manifest`, { kind: "corrupt", url }));
     }
+    if (!controlled && RUNTIME_PATH.test(path)) handOff(url, data);
     return data;
   })();
   promise.catch(() => byteCache.delete(url));

@@ -6,7 +6,7 @@
 // points there, so the site works from any static server and under a sub-path.
 // Without cross-origin isolation WebAssembly runs on one thread.
 
-import { AssetError, describeFile, explainFailure, fileSize, siteUrl } from "./assets.js";
+import { AssetError, damagedError, damagedTwice, describeFile, explainFailure, fileSize, handOff, servedByWorker, siteUrl } from "./assets.js";
 import { NonFiniteLogitsError } from "./generate.js";
 
 export const ORT_DIR = "vendor/ort/";
@@ -64,14 +64,35 @@ const PROBE_MODEL = "CAgSA21oYTo7ChAKAXgSAXkiCElkZW50aXR5EgVwcm9iZVoPCgF4EgoKCAg
 
 // ------------------------------------------------------------ engine download
 //
-// The WebAssembly engine is the largest file a page waits for (about 12 MB),
-// so its bytes count in the page's progress: it is downloaded here, counted as
-// it arrives, while onnxruntime asks for the same URL to compile it as it
-// streams in (the browser's cache serves both from one download, and keeps the
-// compiled code for the next visit).
+// The WebAssembly engine is the largest file a page waits for (about 14 MB),
+// so its bytes count in the page's progress. It is downloaded once, here, and
+// that one download answers onnxruntime's own fetch() of the same URL (which
+// compiles it as it streams in): two requests of one URL share a download only
+// where the browser's HTTP cache keeps the file, and an uncompressed 14 MB
+// engine is too large for it in a private window, so it came twice. Before a
+// service worker serves the page, a copy is handed to it (handOff), which it
+// stores for the next visit and for offline use instead of downloading it again.
 
 const engine = { loaded: 0, total: 0, done: false };
 const engineEvents = new EventTarget();
+const realFetch = globalThis.fetch ? globalThis.fetch.bind(globalThis) : null;
+const answers = new Map(); // URL -> promise of the Response to give onnxruntime (null: fetch it)
+
+// onnxruntime's glue calls the global fetch() for its engine; a URL waiting in
+// `answers` is answered from the download below, once; everything else passes.
+function answerEngineFetches() {
+  if (!realFetch || globalThis.fetch.mhaEngine) return;
+  const answered = function fetch(input, init) {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input && input.url;
+    const method = (init && init.method) || (input && input.method) || "GET";
+    const waiting = method === "GET" ? answers.get(url) : null;
+    if (!waiting) return realFetch(input, init);
+    answers.delete(url);
+    return waiting.then((response) => response || realFetch(input, init));
+  };
+  answered.mhaEngine = true;
+  globalThis.fetch = answered;
+}
 
 function reportEngine(loaded, total, done = false) {
   Object.assign(engine, { loaded, total: Math.max(total, loaded), done });
@@ -95,32 +116,50 @@ async function downloadEngine(build) {
   const path = ORT_DIR + ENGINE_FILES[build][1];
   const url = siteUrl(path);
   const total = fileSize(path);
+  let answer = () => {};
+  answers.set(url, new Promise((resolve) => { answer = resolve; })); // before any await: onnxruntime may ask soon
+  answerEngineFetches();
   reportEngine(0, total);
   try {
-    // Already in the service worker's cache (a repeat visit): nothing to wait for.
+    // Already in the service worker's cache (a repeat visit): nothing to wait
+    // for, and onnxruntime fetches it from there (with its compiled code).
     if (globalThis.caches && (await caches.match(url))) {
+      answer(null);
       reportEngine(total, total, true);
       return;
     }
   } catch { /* no Cache API here */ }
+  const controlled = servedByWorker();
   let response;
   try {
-    response = await fetch(url);
+    response = await realFetch(url);
   } catch (err) {
+    answer(null);
     reportEngine(0, total, true);
     throw await explainFailure(path, url, new RuntimeLoadError(`${describeFile(path)} could not be downloaded`, { kind: "network", url }));
   }
+  if (damagedTwice(response)) {
+    answer(null);
+    reportEngine(0, total, true);
+    throw await explainFailure(path, url, damagedError(path, url)); // or a new build is live
+  }
   if (!response.ok || !response.body) {
+    answer(null);
     reportEngine(0, total, true);
     return; // startEngine below names the problem (missing, damaged) as before
   }
-  const reader = response.body.getReader();
+  const [forOrt, counted] = response.body.tee();
+  const type = response.headers.get("Content-Type") || "application/wasm";
+  answer(new Response(forOrt, { status: 200, headers: { "Content-Type": type } }));
+  const reader = counted.getReader();
+  const chunks = controlled ? null : [];
   let loaded = 0;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       loaded += value.byteLength;
+      if (chunks) chunks.push(value);
       reportEngine(loaded, total);
     }
   } catch (err) {
@@ -128,6 +167,7 @@ async function downloadEngine(build) {
     throw await explainFailure(path, url, new RuntimeLoadError(`${describeFile(path)} could not be downloaded`, { kind: "network", url }));
   }
   reportEngine(loaded, total, true);
+  if (chunks) handOff(url, new Blob(chunks), type);
 }
 
 async function startEngine(ort, build, downloaded) {
@@ -146,7 +186,7 @@ async function startEngine(ort, build, downloaded) {
     const url = siteUrl(path);
     let status = 0;
     try {
-      status = (await fetch(url)).status;
+      status = (await (realFetch || fetch)(url)).status;
     } catch { /* offline */ }
     console.warn(`onnxruntime did not start: ${err.message}`);
     if (status === 404 || status === 410) {
@@ -244,6 +284,10 @@ export async function loadOrt(backend) {
     ort.env.wasm.numThreads = threadCount();
     ort.env.logLevel = "error";
     await startEngine(ort, wanted, downloaded);
+    // onnxruntime falls back to one thread where it cannot start more (it
+    // writes that back into env), so the label says what runs, not what was asked.
+    const running = Number(ort.env.wasm.numThreads);
+    threadsRunning = Number.isInteger(running) && running >= 1 ? running : 1;
     return ort;
   });
   loaded = { build: wanted, promise };
@@ -253,13 +297,22 @@ export async function loadOrt(backend) {
   return promise;
 }
 
+let threadsRunning = null; // read back from onnxruntime once its engine started
+
+// The WebAssembly threads onnxruntime runs on: what it reported after
+// starting, or, before it started, what it will be asked for.
+export function runningThreads() {
+  return threadsRunning ?? threadCount();
+}
+
 // WebAssembly threads. Without cross-origin isolation there is no
 // SharedArrayBuffer, so one thread. With it, two threads on machines with at
 // least four cores: these models are so small (about a million multiply-adds a
 // token) that more threads mostly add synchronisation; on a two-core machine one
 // thread measured faster than two (bench/RESULTS.md). ?threads=N overrides.
 export function threadCount() {
-  if (!globalThis.crossOriginIsolated) return 1;
+  // Some browsers say they are isolated but offer no SharedArrayBuffer (WebKitGTK).
+  if (!globalThis.crossOriginIsolated || typeof SharedArrayBuffer !== "function") return 1;
   const asked = Number(new URLSearchParams(globalThis.location ? location.search : "").get("threads"));
   const cores = navigator.hardwareConcurrency || 1;
   if (Number.isInteger(asked) && asked >= 1) return Math.min(asked, cores, 16);

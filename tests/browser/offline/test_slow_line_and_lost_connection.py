@@ -52,7 +52,9 @@ def test_progress_counts_the_engine_and_100_means_ready(make_page, base_url, bui
 
 
 def _offline_routes(page, patterns):
-    """The page's requests (page.route, ahead of the page watch's) and its workers' (context.route)."""
+    """The page's requests (page.route, ahead of the page watch's) and its workers' (context.route)
+    fail as offline, and the browser says it is offline (the page says "offline" only then)."""
+    page.add_init_script("Object.defineProperty(Navigator.prototype, 'onLine', { get: () => false, configurable: true });")
     for pattern in patterns:
         page.route(pattern, lambda route: route.abort("internetdisconnected"))
         page.context.route(pattern, lambda route: route.abort("internetdisconnected"))

@@ -242,33 +242,33 @@ function progressTracker() {
 // downloading it again. Only while no service worker serves the files
 // (count): from its cache they come at once, and a response rebuilt in
 // JavaScript would lose the browser's compiled-WebAssembly cache.
-function countingFetch(realFetch, tracker, handoff, pending) {
+// A file build.json gives a digest for (digests) is checked as it arrives: one
+// that does not match (a captive portal's page, a cut download) is asked for
+// once more past the HTTP cache, and a second mismatch is said in words
+// instead of leaving Pyodide to fail on it without a word.
+function countingFetch(realFetch, tracker, handoff, pending, digests = {}) {
   return async (input, init) => {
-    const response = await realFetch(input, init);
+    let response = await realFetch(input, init);
     const method = (init && init.method) || (input instanceof Request ? input.method : "GET");
     if (method !== "GET" || !response.ok || !response.body) return response;
     const url = input instanceof Request ? input.url : String(input); // (Pyodide passes URL objects)
     const name = fileName(url);
+    let bytes = null;
+    for (let attempt = 0; ; attempt++) {
+      bytes = await countedBody(response, name, tracker);
+      if (!digests[name] || (await sha256Hex(bytes)) === digests[name]) break;
+      if (attempt === 1) {
+        const message = `${name} arrived damaged twice (it does not match this build's digest): something between you and the site ` +
+          "changed it (a Wi-Fi sign-in page, a proxy, a broken connection). Sign in to the network if it asks, then reload the page";
+        post({ type: "error", message });
+        throw new Error(message);
+      }
+      response = await realFetch(url, { cache: "reload" });
+      if (!response.ok || !response.body) return response;
+    }
     const headers = new Headers(response.headers);
-    headers.delete("content-encoding"); // the body below is already decoded
+    headers.delete("content-encoding"); // the body is already decoded
     headers.delete("content-length");
-    const reader = response.body.getReader();
-    const chunks = [];
-    let size = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-      tracker.add(name, value.byteLength);
-    }
-    tracker.report();
-    const bytes = new Uint8Array(size);
-    let at = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, at);
-      at += chunk.byteLength;
-    }
     if (handoff && HANDED_OFF.includes(name) && self.caches) {
       pending.push(caches.open(HANDOFF_CACHE)
         .then((cache) => cache.put(url, new Response(bytes, { status: 200, headers })))
@@ -278,6 +278,27 @@ function countingFetch(realFetch, tracker, handoff, pending) {
     Object.defineProperty(copy, "url", { value: response.url }); // Pyodide resolves paths against it
     return copy;
   };
+}
+
+async function countedBody(response, name, tracker) {
+  const reader = response.body.getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+    tracker.add(name, value.byteLength);
+  }
+  tracker.report();
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
 }
 
 // Answers a GET from `answer(url)` (a promise of the response, or of null:
@@ -314,8 +335,16 @@ function prefetching(fetchFn, urls) {
 // 96-108 ms against 41-54 ms, bench/RESULTS.md); a file not found there is
 // fetched. Each later GET of them (Pyodide's own request for the WebAssembly
 // compiled ahead, whose body it never reads) is answered from there too.
-function fromCacheStorage(fetchFn, urls) {
-  const stored = (url) => caches.match(url).catch(() => null);
+// A copy whose digest is not build.json's (another page of this origin may
+// have rewritten it) is not used: it is asked of the service worker instead,
+// which drops it and downloads the file again.
+function fromCacheStorage(fetchFn, urls, digests = {}) {
+  const checked = async (url, response) => {
+    const expected = digests[fileName(url)];
+    if (!response || !expected) return response || null;
+    return (await sha256Hex(new Uint8Array(await response.clone().arrayBuffer()))) === expected ? response : null;
+  };
+  const stored = (url) => caches.match(url).then((response) => checked(url, response)).catch(() => null);
   const early = new Map(urls.map((url) => [url, stored(url)]));
   return answering(fetchFn, (url) => {
     if (!urls.includes(url)) return null;
@@ -528,7 +557,7 @@ function watchInstantiate({ stages, t0, compiled = null, heapBytes = 0, keep }) 
   };
 }
 
-async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, count, handoff, prefetch, module }) {
+async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, digests, count, handoff, prefetch, module }) {
   const t0 = performance.now();
   // Milliseconds after t0; origin and t0 place them on the page's clock (bench/site_visits.py).
   const stages = { origin: performance.timeOrigin, t0 };
@@ -538,7 +567,7 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
   let download = null; // the shipped heap's, once started
   try {
     post({ type: "progress", text: "Starting Python (Pyodide)…" });
-    if (count) self.fetch = countingFetch(realFetch, tracker, Boolean(handoff), pending);
+    if (count) self.fetch = countingFetch(realFetch, tracker, Boolean(handoff), pending, digests || {});
     if (count && sizesURL) {
       realFetch(sizesURL).then((r) => (r.ok ? r.json() : null)).then((s) => tracker.sizes(s), () => {});
     }
@@ -558,7 +587,7 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
       || (download = offer.shipped && self.crypto && crypto.subtle ? downloadHeap(offer.shipped, count ? tracker : null) : null);
     snapshotOffer.then((offer) => offer.key || startDownload(offer));
     if (!count && self.caches) {
-      self.fetch = fromCacheStorage(realFetch, PYODIDE_FETCHED.map((name) => new URL(name, indexURL).href));
+      self.fetch = fromCacheStorage(realFetch, PYODIDE_FETCHED.map((name) => new URL(name, indexURL).href), digests || {});
     }
     // Served by the service worker (a repeat visit), the WebAssembly compiles
     // now, beside the imports and the heap's read, instead of after them; a
