@@ -6,10 +6,12 @@ A run writes ``runs/<model>-seed<seed>/result.json`` (``export/protocol.py``);
 still in ``runs/`` is read from there first: it is the newest, and a fresh
 retrain (``make models``) must not be mixed with older records.
 
-    python -m export.run_records collect [--runs runs] [--records DIR]   # copy every finished run
-    python -m export.run_records from-evidence [--records DIR]           # the runs the evidence embeds
+    python -m export.run_records record NAME [--runs runs] [--records DIR]  # one run, NAME = <model>-seed<seed>
+    python -m export.run_records collect [--runs runs] [--records DIR]      # every finished run
+    python -m export.run_records extra-runs                                 # the extra seeds' run names
+    python -m export.run_records from-evidence [--records DIR]              # the runs the evidence embeds
 
-``collect`` is what ``make extra-seeds`` runs after each training run;
+``record`` is what ``make extra-seeds`` runs after each training run;
 ``from-evidence`` wrote the first records, of the runs trained before the
 folder existed, from ``evidence.json`` (``runs``) and ``head_sweep.json``
 (which keep every measured field of a run, all but when it started and ended).
@@ -96,6 +98,28 @@ def collect(runs: Path, records: Path = RECORDS_DIR, log=print) -> list[Path]:
     return written
 
 
+def record_one(runs: Path, name: str, records: Path = RECORDS_DIR, log=print) -> Path:
+    """Copy one finished run (``<model>-seed<seed>``) into ``records``."""
+    path = Path(runs) / name / "result.json"
+    if not path.is_file():
+        raise ValueError(f"{path} is missing: the run {name} has not finished (make run-{name})")
+    target = write(records, json.loads(path.read_text()))
+    log(f"recorded {path} -> {target}")
+    return target
+
+
+def extra_runs() -> list[str]:
+    """The declared extra seeds' runs, seed by seed, four heads first (the reference of every comparison),
+    then the others from the fewest heads; the MLP last (no head count to compare)."""
+    from .defaults import EXTRA_SEEDS
+    from .models import MODELS, most_heads_model
+
+    ref = most_heads_model().name
+    attention = sorted((m for m in MODELS if m.kind == "attention" and m.name != ref), key=lambda m: m.heads)
+    order = [ref, *(m.name for m in attention), *(m.name for m in MODELS if m.kind != "attention")]
+    return [run_dir("", name, seed).name for seed in EXTRA_SEEDS for name in order]
+
+
 def from_evidence(out: Path, records: Path = RECORDS_DIR, log=print) -> list[Path]:
     """The records of every run the evidence embeds: its ``runs`` and the sweep's per-model runs.
 
@@ -124,6 +148,11 @@ def main(argv=None) -> int:
     p = sub.add_parser("collect", help="copy every finished run's result.json into the records folder")
     p.add_argument("--runs", default="runs")
     p.add_argument("--records", default=str(RECORDS_DIR))
+    p = sub.add_parser("record", help="copy one finished run's result.json into the records folder")
+    p.add_argument("name", help="<model>-seed<seed>, e.g. four_heads-seed65")
+    p.add_argument("--runs", default="runs")
+    p.add_argument("--records", default=str(RECORDS_DIR))
+    sub.add_parser("extra-runs", help="print the extra seeds' run names, for one Make target per run")
     p = sub.add_parser("from-evidence", help="write the records of the runs that evidence.json embeds")
     p.add_argument("--out", default="wasm_assets", help="folder with evidence.json")
     p.add_argument("--records", default=str(RECORDS_DIR))
@@ -131,6 +160,10 @@ def main(argv=None) -> int:
     try:
         if args.command == "collect":
             collect(Path(args.runs), Path(args.records))
+        elif args.command == "record":
+            record_one(Path(args.runs), args.name, Path(args.records))
+        elif args.command == "extra-runs":
+            print(" ".join(extra_runs()))
         else:
             from_evidence(Path(args.out), Path(args.records))
     except (ValueError, FileNotFoundError, KeyError) as exc:
