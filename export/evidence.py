@@ -240,6 +240,7 @@ def plot_traces(evidence: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    matplotlib.rcParams["svg.hashsalt"] = "validation-traces"  # the same ids every time: the same bytes
     colours = {name: get_spec(name).colour for name in evidence["protocol"]["models"]}
     styles = ["-", "--", ":"]
     seeds = evidence["protocol"]["seeds"]

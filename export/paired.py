@@ -84,9 +84,12 @@ def section(source_results, extra_results, names: list[str], reference: str, sou
             declared_seeds: list[int]) -> dict:
     """The paired comparisons of ``names`` against ``reference``: over the source seeds, and over every
     declared seed with a finished run (``extra_results`` hold those beyond the source's)."""
+    from .models import get_spec
+
     everything = list(source_results) + list(extra_results)
     return {
         "rule": RULE, "level": LEVEL, "reference": reference,
+        "labels": {name: get_spec(name).label for name in names},
         "source_seeds": list(source_seeds), "declared_seeds": list(declared_seeds),
         "all_seeds": {name: summary(everything, name) for name in names},
         "source": comparisons(source_results, names, reference, list(source_seeds)),

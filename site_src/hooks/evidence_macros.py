@@ -132,7 +132,7 @@ MACROS = {
     "top_table": page4.top_table,
     "res": res, "res_val": res_val, "parameter_table": page5.parameter_table,
     "attention_cost_table": page5.attention_cost_table, "knockout_table": page5.knockout_table,
-    "sweep_table": page5.sweep_table,
+    "sweep_table": page5.sweep_table, "paired_table": page5.paired_table,
     "head_atlas_figure": head_atlas_figure,
     # page 5 words these in its Markdown (issue 23): numbers, links and page-data text only
     "head_ranks": head_ranks, "compare_link": compare_link, "WEAK_LEAN": WEAK_LEAN, "page_data_val": page_data_val,
