@@ -59,7 +59,7 @@ from .corpus import Corpus, split_description
 from .defaults import PRESET_MAX_NEW, PRESET_SEED
 from .device import device_description
 from .digest import file_sha256
-from .models import get_spec, most_heads_model, single_head_model
+from .models import get_spec
 from .preset import preset_continuations, preset_of, story_examples
 from .protocol import aggregate
 from .seed_comparison import comparison_section, sections as recorded_sections

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from export.artefacts import Artefacts
+from export.defaults import EXTRA_SEEDS
 from export.head_sweep import SCHEMA, findings, sweep_models
 from export.models import MODELS, get_spec
 from tolerance import FLOAT32_REL, assert_close_tree
@@ -61,7 +62,8 @@ def test_the_stage_writes_every_head_count_with_the_runs_fields(tiny_sweep):
         for r in m["runs"]:
             assert math.isclose(r["test_perplexity"], math.exp(r["test_loss"]), rel_tol=1e-9)
     assert data["findings"]["parameters_equal"] is True  # the same width: the same parameter count
-    assert data["findings"] == findings(data["models"], [11, 29], [11, 29])
+    assert data["extra_seeds"] == list(EXTRA_SEEDS)  # declared; none of them trained here
+    assert data["findings"] == findings(data["models"], [11, 29], [11, 29, *EXTRA_SEEDS])
     paired = data["findings"]["paired"]
     assert paired["reference"] == "four_heads" and set(paired["source"]) == set(sweep_models()) - {"four_heads"}
     for name, c in paired["source"].items():  # other minus four heads, seed by seed
