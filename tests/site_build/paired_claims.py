@@ -26,7 +26,8 @@ COMPARING = re.compile(r"\b(behind|ahead|trails?|beat|beats|better|worse|outperf
                        r"beyond the spread|lower|higher)\b", re.I)
 NUMBER = {"one": "1", "two": "2", "four": "4", "eight": "8", "sixteen": "16"}
 # Each outcome's words, and words that would claim another outcome.
-WORDS = {"behind": "is behind", "ahead": "is ahead of", "not_separated": "not separated"}
+WORDS = {"behind": re.compile(r"\b(?:is|are) behind\b"), "ahead": re.compile(r"\b(?:is|are) ahead of\b"),
+         "not_separated": re.compile(r"\bnot separated\b")}
 
 
 def _runs(evidence: dict, section: str) -> tuple[list[dict], list[int], str]:
@@ -138,7 +139,7 @@ def problems(html: str, evidence: dict) -> list[str]:
         if c["outcome"] != want["outcome"]:
             out.append(f"{c['path']}: marked {c['outcome']}, the per-seed perplexities give {want['outcome']}: {said}")
         for outcome, words in WORDS.items():
-            if (words in said) != (outcome == want["outcome"]):
+            if bool(words.search(said)) != (outcome == want["outcome"]):
                 out.append(f"{c['path']}: the words do not say {want['outcome']}: {said}")
                 break
         if f"over {want['n']} seeds" not in said and f"share {want['n']} seed" not in said:

@@ -135,4 +135,4 @@ def test_the_check_passes_once_the_findings_follow_the_doctored_runs(tmp_path):
     assert evidence["head_sweep"]["findings"]["paired"]["source"]["two_heads"]["outcome"] == "behind"
     pages = _build(tmp_path, evidence)
     assert problems(pages["lesson/5-results/index.html"], evidence) == []
-    assert "Two heads <strong>is behind</strong> four heads" in pages["lesson/5-results/index.html"]
+    assert "Two heads <strong>are behind</strong> four heads" in pages["lesson/5-results/index.html"]
