@@ -21,7 +21,7 @@ export SOURCE_DATE_EPOCH
 endif
 SERVE_URL = http://$(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST)):$(PORT)/$(patsubst /%,%,$(PREFIX))
 
-.PHONY: setup site-setup serve build site-check check lint test models train-runs microgpt bench clean
+.PHONY: setup site-setup serve build site-check check lint test models train-runs extra-seeds record-runs microgpt bench clean
 
 .venv/ready: pyproject.toml
 	python3 -m venv .venv
@@ -97,6 +97,23 @@ train-runs: $(addprefix run-,$(RUN_NAMES))
 run-%:
 	$(PY) -m export train --data $(DATA) --runs $(RUNS) --no-progress $(PROTOCOL) \
 	  --models $(word 1,$(subst -seed, ,$*)) --seeds $(word 2,$(subst -seed, ,$*))
+
+# The extra seeds (export/defaults.py EXTRA_SEEDS) of the paired head-count comparison: every
+# model once per extra seed, one torch thread per run, each finished run's result.json copied to
+# its record in records/runs/ (tracked: commit it). `make -j2 extra-seeds` trains two at a time;
+# a finished run is skipped, so it resumes across sessions. Then rerun the stages that read the
+# records: python -m export run sweep evidence pagedata.
+RECORDS ?= records/runs
+
+extra-seeds: .venv/ready
+	$(MAKE) record-runs RUN_NAMES="$$($(PY) -m export.run_records extra-runs)"
+
+record-runs: $(addprefix record-,$(RUN_NAMES))
+
+record-%:
+	OMP_NUM_THREADS=1 $(PY) -m export train --data $(DATA) --runs $(RUNS) --no-progress --threads 1 $(PROTOCOL) \
+	  --models $(word 1,$(subst -seed, ,$*)) --seeds $(word 2,$(subst -seed, ,$*))
+	$(PY) -m export.run_records record $* --runs $(RUNS) --records $(RECORDS)
 
 microgpt: .venv/ready
 	$(PY) -m export.microgpt --names $(NAMES) --out wasm_assets/microgpt-trained.json

@@ -157,6 +157,16 @@ class Artefacts:
         return self.root / "microgpt-one-head.json"
 
 
+# Every finished training run's record (its result.json), tracked in git: the sweep and the
+# evidence rebuild from these, so a fresh checkout needs no runs/ folder (export/run_records.py).
+RECORDS_DIR = PROJECT_ROOT / "records" / "runs"
+
+
+def run_record(records: str | os.PathLike, name: str, seed: int) -> Path:
+    """One run's record inside a records folder."""
+    return Path(records) / f"{name}-seed{seed}.json"
+
+
 def run_dir(runs: str | os.PathLike, name: str, seed: int) -> Path:
     """The folder of one training run inside a runs folder."""
     return Path(runs) / f"{name}-seed{seed}"

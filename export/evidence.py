@@ -14,8 +14,11 @@ Schema ``mha-evidence/1`` (checked by ``validate``):
                 test_perplexity, parameters, train_seconds, trace [[update, val_loss]], ...
 ``aggregates``  per model: perplexity_mean / _sd (sample sd, n - 1, over per-run
                 exp(loss)), test_loss_mean / _sd, train_seconds_mean / _sd, parameters
-``comparison``  relative change of four heads vs one head in mean perplexity,
-                and whether the gap exceeds the run-to-run spread
+``comparison``  relative change of four heads vs one head in mean perplexity, and the gap
+``paired``      every shipped model against four heads, paired by seed with a 95 % t-interval,
+                over the source's seeds and every declared seed with a finished run
+                (``export/seed_comparison.py``; ``runs``, ``aggregates``, ``comparison`` too
+                are read from the tracked run records at assembly)
 ``device``      where the runs trained: device (cpu, cuda, mps), name (CPU model or GPU
                 name), cpu model string, threads, torch version, platform
 ``timing``      what the training times include, and a note on the conditions they ran in
@@ -56,9 +59,10 @@ from .corpus import Corpus, split_description
 from .defaults import PRESET_MAX_NEW, PRESET_SEED
 from .device import device_description
 from .digest import file_sha256
-from .models import get_spec, most_heads_model, single_head_model
+from .models import get_spec
 from .preset import preset_continuations, preset_of, story_examples
-from .protocol import aggregate, relative_change
+from .protocol import aggregate
+from .seed_comparison import comparison_section, sections as recorded_sections
 from .train import RunResult, TrainConfig
 from .wordlm import RULES_VERSION, SPECIAL_IDS, tokenize
 
@@ -101,17 +105,7 @@ def _shared(values: dict):
 def protocol_sections(x: Inputs) -> dict:
     cfg, specs = x.cfg, [get_spec(m) for m in x.cfg.models]
     aggregates = aggregate(x.results)
-    change = relative_change(aggregates)
-    comparison = {"relative_change_four_vs_one": change}
-    if change is not None:
-        four, one = aggregates[most_heads_model().name], aggregates[single_head_model().name]
-        gap = one["perplexity_mean"] - four["perplexity_mean"]
-        spread = max(four["perplexity_sd"], one["perplexity_sd"])
-        comparison.update({
-            "perplexity_gap": gap,
-            "largest_sd": spread,
-            "four_heads_better_beyond_spread": bool(gap > spread),
-        })
+    comparison = comparison_section(aggregates)
     device = x.results[0].device if x.results else device_description()
     where = "on the CPU" if device.get("device", "cpu") == "cpu" else f"on {device.get('name', device['device'])}"
     return {
@@ -246,6 +240,7 @@ def plot_traces(evidence: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    matplotlib.rcParams["svg.hashsalt"] = "validation-traces"  # the same ids every time: the same bytes
     colours = {name: get_spec(name).colour for name in evidence["protocol"]["models"]}
     styles = ["-", "--", ":"]
     seeds = evidence["protocol"]["seeds"]
@@ -309,9 +304,11 @@ def measurements(out: Path, runs: Path | None = None) -> dict:
     return evidence
 
 
-def assemble(out: Path, runs: Path | None = None, log=print) -> dict:
-    """The evidence stage, last: the measurements and every stage section, written as evidence.json."""
-    evidence = attach_stage_sections(rebuilt_onnx_sizes(measurements(out, runs), Path(out), runs), Path(out))
+def assemble(out: Path, runs: Path | None = None, log=print, records: Path | None = None) -> dict:
+    """The evidence stage, last: the measurements, the runs' records and every stage section, as evidence.json."""
+    evidence = rebuilt_onnx_sizes(measurements(out, runs), Path(out), runs)
+    evidence.update(recorded_sections(evidence, **({"records": Path(records)} if records else {}), runs=runs))
+    evidence = attach_stage_sections(evidence, Path(out))
     validate(evidence)
     Path(out).mkdir(parents=True, exist_ok=True)
     plot_traces(evidence, Artefacts(out).validation_traces_svg)
@@ -339,4 +336,4 @@ def measure_stage(ctx) -> None:
 
 
 def evidence_stage(ctx) -> None:
-    assemble(ctx.out, ctx.runs)
+    assemble(ctx.out, ctx.runs, records=ctx.records)

@@ -3,16 +3,19 @@
 The sweep is not a second protocol: its runs are the protocol's own runs of
 every attention model in the registry (same stories, vocabulary, width,
 hidden layer, optimizer settings, update budget and seeds; selection on
-validation), read from ``runs/<model>-seed<seed>/result.json``. This stage
-checks that they really were trained alike, and writes ``head_sweep.json``:
+validation), read from their records (``records/runs/<model>-seed<seed>.json``,
+or ``runs/<model>-seed<seed>/result.json`` while the run folder is there:
+``export/run_records.py``). This stage checks that they really were trained
+alike, and writes ``head_sweep.json``:
 
 ``models``    per head count, smallest first: name, label, heads, head_dim,
-              parameters, per-seed runs (the same fields as the evidence's
-              ``runs``) and the mean and
-              sample sd of the test perplexity (the evidence's ``aggregate``)
-``findings``  the comparisons the page's sentences rest on, each decided by
-              the protocol's one rule: a gap counts when it is larger than
-              the larger of the two standard deviations
+              parameters, per-seed runs of the source's seeds (the same fields
+              as the evidence's ``runs``) and the mean and sample sd of their
+              test perplexity (the evidence's ``aggregate``); ``extra_runs``:
+              the runs of the extra seeds finished so far
+``findings``  the comparisons the page's sentences rest on: every head count
+              against four heads, paired by seed, over the source's seeds and
+              over every seed with a finished run (``export/paired.py``)
 ``timing``    (when measured) milliseconds per training update on one thread,
               from a short separate run (``--time-updates``): the protocol's
               own wall-clock times were taken on a shared machine
@@ -25,12 +28,14 @@ import statistics
 from pathlib import Path
 
 from . import atomic
-from .artefacts import Artefacts, run_dir
-from .models import MODELS
+from . import paired, run_records
+from .artefacts import RECORDS_DIR, Artefacts
+from .defaults import EXTRA_SEEDS
+from .models import MODELS, most_heads_model
 from .protocol import aggregate
 from .train import RunResult
 
-SCHEMA = "mha-head-sweep/1"
+SCHEMA = "mha-head-sweep/2"
 
 
 def sweep_models() -> list[str]:
@@ -39,20 +44,10 @@ def sweep_models() -> list[str]:
     return [s.name for s in sorted(attention, key=lambda s: s.heads)]
 
 
-def read_runs(runs: Path, seeds: tuple[int, ...], models: list[str] | None = None) -> list[RunResult]:
+def read_runs(runs: Path | None, seeds: tuple[int, ...], models: list[str] | None = None,
+              records: Path = RECORDS_DIR) -> list[RunResult]:
     """The finished runs of the sweep, refused in words when one is missing or was trained differently."""
-    models = models or sweep_models()
-    results = []
-    for name in models:
-        for seed in seeds:
-            path = run_dir(runs, name, seed) / "result.json"
-            if not path.is_file():
-                raise ValueError(f"{path} is missing: train it first (python -m export train --models {name} "
-                                 f"--seeds {seed} --runs {runs})")
-            try:
-                results.append(RunResult(**json.loads(path.read_text())))
-            except (json.JSONDecodeError, TypeError) as exc:
-                raise ValueError(f"{path} is not a finished run's result ({exc}); delete its folder and retrain") from None
+    results = run_records.read(models or sweep_models(), seeds, records, runs)
     _check_alike(results)
     return results
 
@@ -71,42 +66,29 @@ def _check_alike(results: list[RunResult]) -> None:
                              f"{first.seed} ({', '.join(diff)}): the sweep compares like with like only")
 
 
-def beyond_spread(a: dict, b: dict) -> bool:
-    """The protocol's rule (``evidence.comparison``): a gap counts when it exceeds the larger sd."""
-    return abs(a["perplexity_mean"] - b["perplexity_mean"]) > max(a["perplexity_sd"], b["perplexity_sd"])
-
-
-def findings(models: list[dict]) -> dict:
-    by_name = {m["name"]: m for m in models}
+def findings(models: list[dict], source_seeds: list[int], declared_seeds: list[int]) -> dict:
+    """Every head count against four heads, paired by seed (``export/paired.py``), and the sizes."""
+    runs = [r for m in models for r in m["runs"]]
+    extra = [r for m in models for r in m.get("extra_runs", [])]
     best = min(models, key=lambda m: m["perplexity_mean"])
-    worst = max(models, key=lambda m: m["perplexity_mean"])
-    one = models[0]
-    several = models[1:]
-    multi_means = [m["perplexity_mean"] for m in several]
     return {
-        "best": best["name"], "worst": worst["name"],
-        "spread_of_means": worst["perplexity_mean"] - best["perplexity_mean"],
-        "largest_sd": max(m["perplexity_sd"] for m in models),
-        "gaps_to_best": {m["name"]: {"gap": m["perplexity_mean"] - best["perplexity_mean"],
-                                     "beyond_spread": beyond_spread(m, best)}
-                         for m in models if m["name"] != best["name"]},
-        "neighbours": [{"fewer": a["name"], "more": b["name"],
-                        "change": b["perplexity_mean"] - a["perplexity_mean"],
-                        "beyond_spread": beyond_spread(a, b)} for a, b in zip(models, models[1:])],
-        "one_head_worse_than_every_other": all(one["perplexity_mean"] > m["perplexity_mean"]
-                                               and beyond_spread(one, m) for m in several),
-        "multi_head_range": max(multi_means) - min(multi_means),
-        "multi_head_alike": all(not beyond_spread(a, b) for a in several for b in several if a is not b),
+        "reference": most_heads_model().name,
+        "lowest_mean": best["name"],
+        "paired": paired.section(runs, extra, [m["name"] for m in models], most_heads_model().name,
+                                 source_seeds, declared_seeds),
         "parameters_equal": len({m["parameters"] for m in models}) == 1,
         "smallest_head_dim": min(m["head_dim"] for m in models),
-        "models": list(by_name),
+        "models": [m["name"] for m in models],
     }
 
 
-def build(runs: Path, seeds: tuple[int, ...], timing: dict | None = None) -> dict:
+def build(runs: Path | None, seeds: tuple[int, ...], timing: dict | None = None,
+          records: Path = RECORDS_DIR) -> dict:
     from .models import get_spec
 
-    results = read_runs(Path(runs), seeds)
+    results = read_runs(runs, seeds, records=records)
+    extra_seeds = [s for s in EXTRA_SEEDS if s not in seeds]
+    extra = run_records.read_optional(sweep_models(), extra_seeds, results[0], records, runs)
     aggregates = aggregate(results)
     models = []
     for name in sweep_models():
@@ -115,13 +97,15 @@ def build(runs: Path, seeds: tuple[int, ...], timing: dict | None = None) -> dic
             "name": name, "label": spec.label, "heads": spec.heads, "head_dim": spec.head_dim,
             "parameters": agg["parameters"], "shipped": spec.ships,
             "runs": [r.record() for r in results if r.model == name],
+            "extra_runs": [r.record() for r in extra if r.model == name],
             "perplexity_mean": agg["perplexity_mean"], "perplexity_sd": agg["perplexity_sd"],
             "test_loss_mean": agg["test_loss_mean"], "test_loss_sd": agg["test_loss_sd"],
         })
-    out = {"schema": SCHEMA, "seeds": list(seeds), "d_model": get_spec(models[0]["name"]).d_model,
+    out = {"schema": SCHEMA, "seeds": list(seeds), "extra_seeds": extra_seeds,
+           "d_model": get_spec(models[0]["name"]).d_model,
            "updates": results[0].updates, "batch_size": results[0].batch_size,
-           "rule": "a gap counts when it is larger than the larger of the two sample standard deviations",
-           "models": models, "findings": findings(models)}
+           "rule": paired.RULE, "models": models,
+           "findings": findings(models, list(seeds), list(seeds) + extra_seeds)}
     if timing:
         out["timing"] = timing
     return out
@@ -148,21 +132,22 @@ def time_updates(C: int, T: int, batch_size: int, warmup: int = 5, steps: int = 
             "load_average_before": list(load_before), "load_average_after": list(os.getloadavg())}
 
 
-def write(runs: Path, seeds: tuple[int, ...], out: Path, measure_time: bool = False, log=print) -> Path:
+def write(runs: Path | None, seeds: tuple[int, ...], out: Path, measure_time: bool = False, log=print,
+          records: Path = RECORDS_DIR) -> Path:
     """The sweep stage: ``out/head_sweep.json`` (timing kept from the last write unless measured again)."""
     path = Artefacts(out).head_sweep
     timing = None
     if measure_time:
         vocab = json.loads(Artefacts(out).vocab.read_text())
-        first = read_runs(Path(runs), seeds[:1], sweep_models()[:1])[0]
+        first = read_runs(runs, seeds[:1], sweep_models()[:1], records)[0]
         timing = time_updates(len(vocab["itos"]), vocab["T"], first.batch_size)
     elif path.is_file():
         timing = json.loads(path.read_text()).get("timing")
-    data = build(runs, seeds, timing)
+    data = build(runs, seeds, timing, records)
     atomic.write_json(path, data)
-    f = data["findings"]
-    log(f"wrote {path}: best {f['best']}, spread of means {f['spread_of_means']:.2f} "
-        f"(largest sd {f['largest_sd']:.2f})")
+    f = data["findings"]["paired"]
+    said = ", ".join(f"{name} {c['outcome'].replace('_', ' ')} (n={c['n']})" for name, c in f["all"].items())
+    log(f"wrote {path}: against {f['reference']}, paired by seed: {said}")
     return path
 
 
@@ -174,4 +159,5 @@ def stage(ctx) -> None:
         print("sweep: skipped (--models leaves out some of the attention models; head_sweep.json unchanged)")
         return
     seeds = tuple(getattr(ctx.args, "seeds", ()) or ()) or None
-    write(ctx.runs, seeds or SEEDS, ctx.out, measure_time=getattr(ctx.args, "time_updates", False))
+    write(ctx.runs, seeds or SEEDS, ctx.out, measure_time=getattr(ctx.args, "time_updates", False),
+          records=ctx.records)

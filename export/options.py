@@ -111,12 +111,19 @@ def training(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timing-note", default="", help="conditions the training times ran in, kept in the evidence")
 
 
+def records(p: argparse.ArgumentParser) -> None:
+    """``--records``: the tracked folder of run records the sweep and the evidence read."""
+    p.add_argument("--records", default=None, help="the tracked folder of run records (default records/runs; "
+                                                   "a run still in --runs is read from there)")
+
+
 def protocol(p: argparse.ArgumentParser) -> None:
     """The whole protocol's options: what ``all`` passes to every stage, so each stage alone takes them too."""
     data(p)
     training(p)
     out(p)
     checkpoints(p)
+    records(p)
 
 
 def protocol_timed(p: argparse.ArgumentParser) -> None:

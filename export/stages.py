@@ -46,6 +46,12 @@ class Context:
         return Path(getattr(self.args, "runs", "runs"))
 
     @property
+    def records(self) -> Path:
+        from .artefacts import RECORDS_DIR
+
+        return Path(getattr(self.args, "records", None) or RECORDS_DIR)
+
+    @property
     def art(self) -> Artefacts:
         return Artefacts(self.out)
 
@@ -124,11 +130,12 @@ GRAPH: tuple[Stage, ...] = (
           "export.lesson.example_search:stage",
           "page 1: the in-vocabulary sentence where two heads of the four-head model most clearly differ",
           summary="page 1's sentence, chosen with the four-head model"),
-    Stage("sweep", ("runs/<model>-seed<seed>/",), "head_sweep.json", "export.head_sweep:stage",
+    Stage("sweep", ("records/runs/<model>-seed<seed>.json",), "head_sweep.json", "export.head_sweep:stage",
           "page 5's head-count sweep: every attention model (1, 2, 4, 8, 16 heads) x seed, alike-checked "
           "(--time-updates: also time one update per model on one thread)",
           summary="head_sweep.json: the head-count sweep from finished runs", options=options.protocol_timed),
-    Stage("evidence", ("runs/measurements.json", "runs/onnx_rebuild.json", "heads.json", "head_sweep.json"),
+    Stage("evidence", ("runs/measurements.json", "runs/onnx_rebuild.json", "records/runs/<model>-seed<seed>.json",
+                       "heads.json", "head_sweep.json"),
           "evidence.json", "export.evidence:evidence_stage",
           "assembled last: the measurements (with a rebuild's ONNX sizes) and every stage section",
           also=("validation_traces.svg",), summary="assemble evidence.json and the trace plot, last"),
@@ -149,7 +156,8 @@ STAGES = {stage.name: stage for stage in GRAPH}
 
 def check_order() -> None:
     """Every input a stage names is an earlier stage's output (or the stories, or one of its pictures)."""
-    made = {"stories", "runs/<model>-seed11/", "export/models.py", "export/palette.py"}  # the seed-11 runs are some of train's output
+    made = {"stories", "runs/<model>-seed11/", "export/models.py", "export/palette.py",  # seed 11: some of train's output
+            "records/runs/<model>-seed<seed>.json"}  # tracked: each finished run's record (export/run_records.py)
     for stage in GRAPH:
         missing = [i for i in stage.inputs if i not in made]
         if missing:

@@ -24,7 +24,7 @@ and checks it against the file it names):
 ``fmt`` is a Python format spec (``".2f"``, ``","``, ``".1%"``, ``""``);
 ``fn`` is an optional transform applied first: ``abs``, ``neg``, ``exp``.
 To compute with values use ``val(path)`` (evidence), ``wt_val``,
-``toy_val``; for example ``{% if val("comparison.four_heads_better_beyond_spread") %}``.
+``toy_val``; for example ``{% if val("paired.source.one_head.outcome") == "behind" %}``.
 ``has(path)`` tells whether a path exists. ``authored(x)`` marks a number
 that is authored arithmetic (e.g. the 1/4 perplexity example), not a
 measurement; the figures test allows numbers only inside macros.
@@ -131,7 +131,7 @@ MACROS = {
     "top_table": page4.top_table,
     "res": res, "res_val": res_val, "parameter_table": page5.parameter_table,
     "attention_cost_table": page5.attention_cost_table, "knockout_table": page5.knockout_table,
-    "sweep_table": page5.sweep_table,
+    "sweep_table": page5.sweep_table, "paired_table": page5.paired_table,
     "head_atlas_figure": head_atlas_figure,
     # page 5 words these in its Markdown, so a sentence is edited where it is read: numbers, links and page-data text only
     "head_ranks": head_ranks, "compare_link": compare_link, "WEAK_LEAN": WEAK_LEAN, "page_data_val": page_data_val,

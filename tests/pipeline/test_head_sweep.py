@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from export.artefacts import Artefacts
+from export.defaults import EXTRA_SEEDS
 from export.head_sweep import SCHEMA, findings, sweep_models
 from export.models import MODELS, get_spec
 from tolerance import FLOAT32_REL, assert_close_tree
@@ -61,7 +62,14 @@ def test_the_stage_writes_every_head_count_with_the_runs_fields(tiny_sweep):
         for r in m["runs"]:
             assert math.isclose(r["test_perplexity"], math.exp(r["test_loss"]), rel_tol=1e-9)
     assert data["findings"]["parameters_equal"] is True  # the same width: the same parameter count
-    assert data["findings"] == findings(data["models"])
+    assert data["extra_seeds"] == list(EXTRA_SEEDS)  # declared; none of them trained here
+    assert data["findings"] == findings(data["models"], [11, 29], [11, 29, *EXTRA_SEEDS])
+    paired = data["findings"]["paired"]
+    assert paired["reference"] == "four_heads" and set(paired["source"]) == set(sweep_models()) - {"four_heads"}
+    for name, c in paired["source"].items():  # other minus four heads, seed by seed
+        mine = {r["seed"]: r["test_perplexity"] for m in data["models"] if m["name"] == name for r in m["runs"]}
+        four = {r["seed"]: r["test_perplexity"] for m in data["models"] if m["name"] == "four_heads" for r in m["runs"]}
+        assert c["differences"] == [mine[s] - four[s] for s in (11, 29)]
     assert "timing" not in data  # timing is its own, explicit measurement
 
 
@@ -79,7 +87,8 @@ def test_the_timing_is_measured_on_one_thread_for_every_model(tiny_sweep):
 
 def test_a_missing_or_unlike_run_is_refused_in_one_line(tiny_sweep, tmp_path):
     runs, out = tiny_sweep
-    missing = run_cli("sweep", "--runs", runs, "--seeds", "11,29,47", "--out", tmp_path)
+    no_records = tmp_path / "records"  # not the project's records (they hold seed 47's real runs)
+    missing = run_cli("sweep", "--runs", runs, "--seeds", "11,29,47", "--out", tmp_path, "--records", no_records)
     assert missing.returncode == 2
     assert missing.stderr.count("\n") == 1 and "seed47" in missing.stderr and "missing" in missing.stderr
     assert not Artefacts(tmp_path).head_sweep.exists()
@@ -92,7 +101,7 @@ def test_a_missing_or_unlike_run_is_refused_in_one_line(tiny_sweep, tmp_path):
     result = json.loads(odd.read_text())
     result["key"]["lr"] = 1.0
     odd.write_text(json.dumps(result))
-    unlike = run_cli("sweep", "--runs", copy, "--seeds", "11,29", "--out", tmp_path)
+    unlike = run_cli("sweep", "--runs", copy, "--seeds", "11,29", "--out", tmp_path, "--records", no_records)
     assert unlike.returncode == 2 and "other settings" in unlike.stderr and "lr" in unlike.stderr
     assert not Artefacts(tmp_path).head_sweep.exists()
 
@@ -117,7 +126,12 @@ def test_the_committed_sweep_has_five_head_counts_by_three_seeds_and_equal_sizes
         for r in m["runs"]:
             assert set(r) == fields and r["updates"] == evidence["protocol"]["updates"]
             assert r["key"]["corpus"] == evidence["runs"][0]["key"]["corpus"]
-    assert_close_tree(sweep["findings"], findings(sweep["models"]), rel=FLOAT32_REL)
+    seeds = sweep["seeds"]
+    assert_close_tree(sweep["findings"], findings(sweep["models"], seeds, seeds + sweep["extra_seeds"]),
+                      rel=FLOAT32_REL)
+    for m in sweep["models"]:  # an extra seed's run was trained like the source's
+        for r in m["extra_runs"]:
+            assert r["seed"] in sweep["extra_seeds"] and r["key"] == m["runs"][0]["key"]
 
 
 def test_the_shipped_models_in_the_sweep_are_the_protocols_own_runs():

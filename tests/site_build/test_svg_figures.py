@@ -141,13 +141,15 @@ def test_traces_and_parameters_are_the_evidence(figs):
 
 
 def test_head_sweep_figure_draws_the_evidence(figs, pages):
-    """The head-count sweep: every seed a dot, every head count its mean and sd, and the page's words from the findings."""
+    """Every seed a dot (the extra seeds hollow), every head count its mean and sd; below, every count
+    minus four heads seed by seed with its 95 % interval (its words are checked in test_paired_claims.py)."""
     sweep = _json("evidence.json")["head_sweep"]
     f = figs["lesson/5-results/index.html"]["head-sweep"]
     desc, body = f["desc"][1], f["body"]
-    runs = [r for m in sweep["models"] for r in m["runs"]]
-    dots = [float(y) for y in re.findall(r'<circle cx="[0-9.]+" cy="([0-9.]+)" r="[0-9.]+" class="mha-sweep__dot"', body)]
-    assert len(dots) == len(runs) == len(sweep["models"]) * len(sweep["seeds"])
+    runs = [r for m in sweep["models"] for r in m["runs"] + m["extra_runs"]]
+    dots = [float(y) for y in re.findall(r'<circle cx="[0-9.]+" cy="([0-9.]+)" r="[0-9.]+" class="mha-sweep__dot[" ]', body)]
+    assert len(dots) == len(runs) >= len(sweep["models"]) * len(sweep["seeds"])
+    assert body.count("mha-sweep__dot--extra") == sum(len(m["extra_runs"]) for m in sweep["models"])
     # y grows downwards: a dot drawn higher (beyond the 0.1 px the drawing rounds to) is a worse run
     ppl = [r["test_perplexity"] for r in runs]
     for a in range(len(runs)):
@@ -158,14 +160,13 @@ def test_head_sweep_figure_draws_the_evidence(figs, pages):
         shown = re.search(rf"(?:^|; ){m['heads']} heads? of width {m['head_dim']}: mean ([0-9.]+) ± ([0-9.]+) \((.*?)\)", desc)
         assert shown, f"the text alternative lacks {m['heads']} heads"
         assert float(shown.group(1)) == round(m["perplexity_mean"], 2) and float(shown.group(2)) == round(m["perplexity_sd"], 2)
-        assert shown.group(3) == ", ".join(f"seed {r['seed']} {r['test_perplexity']:.2f}" for r in m["runs"])
-    text = _text(pages["lesson/5-results/index.html"])
-    one = sweep["findings"]["one_head_worse_than_every_other"]
-    assert ("One head is worse than every other count" in text) == one
-    alike = sweep["findings"]["multi_head_alike"]
-    assert ("no difference beyond the spread" in text) == alike
-    if alike:
-        assert f"within {sweep['findings']['multi_head_range']:.2f} of each other" in text
+        seeds = ", ".join(f"seed {r['seed']} {r['test_perplexity']:.2f}" for r in m["runs"])
+        assert shown.group(3) == seeds + "".join(f"; extra seed {r['seed']} {r['test_perplexity']:.2f}"
+                                                 for r in m["extra_runs"])
+    paired = sweep["findings"]["paired"]
+    diffs = re.findall(r'<circle cx="[0-9.]+" cy="[0-9.]+" r="[0-9.]+" class="mha-sweep__diff"', body)
+    assert len(diffs) == sum(c["n"] for c in paired["all"].values())
+    assert body.count('class="mha-sweep__ci"') == 3 * sum(c["low"] is not None for c in paired["all"].values())
 
 
 def test_head_palette_is_defined_once_for_light_and_dark():

@@ -110,3 +110,40 @@ def sweep_table() -> Markup:
     header = ["heads × width", *[f"seed {s}" for s in sweep["seeds"]], "mean ± sd"]
     header += ["ms per update"] if timed else []
     return _table(header, rows, ["---:"] * len(header), label="Test perplexity per head count and seed")
+
+
+def _interval(p: str) -> str:
+    """``+2.30 [+1.38, +3.22]`` of one paired comparison at path ``p``; a dash below two seeds."""
+    if val(f"{p}.half_width") is None:
+        return f'{ev(f"{p}.mean", "+.2f")} (one seed: no interval)' if val(f"{p}.n") else "—"
+    # no break inside the brackets: "[+1.38," above "+3.22]" would read as two numbers
+    return f'{ev(f"{p}.mean", "+.2f")}\u00a0[{ev(f"{p}.low", "+.2f")},\u00a0{ev(f"{p}.high", "+.2f")}]'
+
+
+def paired_table(section: str) -> Markup:
+    """Every model against the reference, paired by seed: the per-seed differences of test perplexity,
+    and the mean difference with its 95 % interval over the source's seeds and over every seed run so far.
+
+    ``section``: ``paired`` (the shipped models) or ``head_sweep.findings.paired`` (every head count).
+    """
+    ref = val(f"{section}.reference")
+    source = list(val(f"{section}.source_seeds"))
+    extra = [s for s in val(f"{section}.declared_seeds") if s not in source]
+    rows = []
+    for m in val(f"{section}.all"):
+        p_all, p_src = f"{section}.all.{m}", f"{section}.source.{m}"
+        seeds = list(val(f"{p_all}.seeds"))
+        diffs = [ev(f"{p_all}.differences.{k}", "+.2f") for k, s in enumerate(seeds) if s in source]
+        later = [ev(f"{p_all}.differences.{k}", "+.2f") for k, s in enumerate(seeds) if s not in source]
+        cells = [html.escape(val(f"{section}.labels.{m}")), ", ".join(diffs) + ("; " + ", ".join(later) if later else "")]
+        cells += [_interval(p_src), f'{_interval(p_all)} <small>(n\u00a0=\u00a0{ev(f"{p_all}.n")})</small>']
+        rows.append(cells)
+    seeds_said = ", ".join(map(str, source)) + (f" (then {', '.join(map(str, extra))})" if extra else "")
+    header = ["model", f"per seed: {seeds_said}", f"mean [95 % interval], {len(source)} source seeds",
+              "mean [95 % interval], every seed run"]
+    return _table(header, rows, ["---", "---:", "---:", "---:"],
+                  label=f"Test perplexity minus {_possessive(val(f'{section}.labels.{ref}').lower())}, seed by seed")
+
+
+def _possessive(label: str) -> str:
+    return label + ("'" if label.endswith("s") else "'s")

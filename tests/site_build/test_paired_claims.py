@@ -1,0 +1,138 @@
+"""Every sentence on the site that compares two head counts follows its paired interval.
+
+The intervals are recomputed from the per-seed perplexities in the evidence
+(``paired_claims.py``, with scipy's t quantile, independent of the pipeline's
+``export/paired.py``). Two doctored sweep files show the check failing: one
+where two heads' runs would be clearly behind four heads' while the page's
+findings say they are not separated, and one where the findings say two
+heads are behind (what the old larger-sd rule said) while their runs are not.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from export import head_sweep
+from tests.site_build.paired_claims import interval, problems
+
+ROOT = Path(__file__).resolve().parents[2]
+ASSETS = ROOT / "wasm_assets"
+PAGES = ("lesson/5-results/index.html", "compare/index.html")
+
+
+def _evidence() -> dict:
+    return json.loads((ASSETS / "evidence.json").read_text())
+
+
+def _all_pages(site: Path) -> dict[str, str]:
+    return {str(p.relative_to(site)): p.read_text(encoding="utf-8") for p in sorted(site.rglob("index.html"))}
+
+
+def test_every_comparing_sentence_on_the_site_follows_its_interval(built_site):
+    evidence = _evidence()
+    pages = _all_pages(built_site)
+    found = [p for p in problems(pages["lesson/5-results/index.html"], evidence)]
+    for name, page in pages.items():
+        if name != "lesson/5-results/index.html":
+            found += [f"{name}: {p}" for p in problems(page, evidence)]
+    assert found == []
+    # and there is something to check: page 5 words every head count against four heads
+    said = pages["lesson/5-results/index.html"]
+    for m in evidence["head_sweep"]["models"]:
+        if m["name"] != evidence["head_sweep"]["findings"]["paired"]["reference"]:
+            assert f'data-claim="head_sweep.findings.paired.all.{m["name"]}"' in said, m["name"]
+    assert 'data-claim="paired.source.one_head"' in said
+
+
+def test_the_intervals_are_the_issues_on_the_source_seeds():
+    """The three source seeds' intervals, as the issue computed them by hand (two decimals)."""
+    evidence = _evidence()
+    expected = {"one_head": (2.30, 0.92), "two_heads": (1.01, 1.66), "eight_heads": (0.14, 0.42),
+                "sixteen_heads": (0.78, 0.90)}
+    for name, (mean, half) in expected.items():
+        c = interval(evidence, f"head_sweep.findings.paired.source.{name}")
+        assert c["n"] == 3
+        assert (round(c["mean"], 2), round(c["high"] - c["mean"], 2)) == (mean, half), name
+        stored = evidence["head_sweep"]["findings"]["paired"]["source"][name]
+        assert math.isclose(stored["half_width"], c["high"] - c["mean"], rel_tol=1e-9)
+
+
+# Doctored sweeps -----------------------------------------------------------------------------------------
+
+def _with_ppl(run: dict, ppl: float) -> dict:
+    return {**run, "test_perplexity": ppl, "test_loss": math.log(ppl)}
+
+
+def _two_heads_clearly_behind(evidence: dict) -> dict:
+    """Two heads' runs three perplexity points above four heads' on every seed; findings left as they were."""
+    sweep = evidence["head_sweep"]
+    four = {r["seed"]: r["test_perplexity"] for m in sweep["models"] if m["name"] == "four_heads" for r in m["runs"]}
+    for m in sweep["models"]:
+        if m["name"] == "two_heads":
+            m["runs"] = [_with_ppl(r, four[r["seed"]] + 3.0 + 0.1 * k) for k, r in enumerate(m["runs"])]
+    return evidence
+
+
+def _findings_say_two_heads_behind(evidence: dict) -> dict:
+    """The findings claim two heads are behind four (as the larger-sd rule did); the runs are unchanged."""
+    for which in ("source", "all"):
+        c = evidence["head_sweep"]["findings"]["paired"][which]["two_heads"]
+        c.update(outcome="behind", low=0.05, high=c["mean"] + (c["mean"] - 0.05))
+    return evidence
+
+
+def _refound(evidence: dict) -> dict:
+    """The findings recomputed by the pipeline from the doctored runs: the page then says what they show."""
+    sweep = evidence["head_sweep"]
+    for m in sweep["models"]:
+        ppl = [r["test_perplexity"] for r in m["runs"]]
+        m["perplexity_mean"] = sum(ppl) / len(ppl)
+    seeds = sweep["seeds"]
+    sweep["findings"] = head_sweep.findings(sweep["models"], seeds, seeds + sweep.get("extra_seeds", []))
+    return evidence
+
+
+def _build(tmp: Path, evidence: dict) -> dict[str, str]:
+    """The site built from ``wasm_assets/`` with this evidence (and its sweep as head_sweep.json)."""
+    assets = tmp / "assets"
+    shutil.copytree(ASSETS, assets, symlinks=False,
+                ignore=lambda folder, names: [n for n in names if n in ("evidence.json", "head_sweep.json")
+                                              and Path(folder) == ASSETS])
+    (assets / "evidence.json").write_text(json.dumps(evidence, indent=1))
+    (assets / "head_sweep.json").write_text(json.dumps(evidence["head_sweep"], indent=1))
+    site = tmp / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "MHA_WASM_ASSETS": str(assets)}
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {p: (site / p).read_text(encoding="utf-8") for p in PAGES}
+
+
+@pytest.mark.parametrize("doctor, expect", [
+    (_two_heads_clearly_behind, "give behind"),
+    (_findings_say_two_heads_behind, "give not_separated"),
+])
+def test_the_check_fails_on_a_doctored_sweep(tmp_path, doctor, expect):
+    evidence = doctor(copy.deepcopy(_evidence()))
+    pages = _build(tmp_path, evidence)
+    found = problems(pages["lesson/5-results/index.html"], evidence)
+    assert found, "the doctored sweep passed the check"
+    assert any("two_heads" in p and expect in p for p in found), found
+    assert any("the figure says '2 heads minus 4 heads" in p for p in found), found
+
+
+def test_the_check_passes_once_the_findings_follow_the_doctored_runs(tmp_path):
+    """Control: with two heads clearly behind and the findings recomputed, the page says so, and passes."""
+    evidence = _refound(_two_heads_clearly_behind(copy.deepcopy(_evidence())))
+    assert evidence["head_sweep"]["findings"]["paired"]["source"]["two_heads"]["outcome"] == "behind"
+    pages = _build(tmp_path, evidence)
+    assert problems(pages["lesson/5-results/index.html"], evidence) == []
+    assert "Two heads <strong>are behind</strong> four heads" in pages["lesson/5-results/index.html"]
