@@ -90,7 +90,7 @@ def first_screen() -> Markup:
         f'<div class="mha-first__view">'
         f'<p class="mha-first__guess">The trained four-head model reads “{_run("sentence")}”. '
         f'Its guess for the next word: <strong class="mha-first__word">{_run("guess")}</strong> '
-        f'({_run("p_guess", ".0%")}).{off}</p>'
+        f'({_run("p_guess", ".1%")}).{off}</p>'
         f'{weights_table()}</div>'
         f'<figcaption>Four heads at the same last word, each with its own weights over the sentence '
         f'(the pipeline ran the shipped model; nothing was downloaded to draw this).</figcaption>'

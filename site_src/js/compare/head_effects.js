@@ -47,6 +47,6 @@ export function headEffectBars(effects, vocab, context = "") {
     el("figcaption", {
       text: `What each head did to this prediction: the probability of the model's guess “${word}” with all heads and ` +
         "with one head switched off (nothing retrained), on one scale from 0 to a little above the largest." +
-        (notes.length ? ` ${notes.join("; ")}.` : " Switching off any one head alone leaves the guess as it is."),
+        (notes.length ? ` W${notes.join("; ").slice(1)}.` : " Switching off any one head alone leaves the guess as it is."),
     }));
 }

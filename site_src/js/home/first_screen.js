@@ -140,7 +140,7 @@ function buildLive(root, entry, { vocab, meta, excluded }) {
     const [topFull] = topK(pFull, 1);
     const [topNow] = topK(pNow, 1);
     const word = (id) => el("strong", { class: "mha-first__word", text: tokenText(vocab, id) });
-    const pct = (p) => `${Math.round(p * 100)}%`;
+    const pct = (p) => `${(p * 100).toFixed(1)}%`;
     const label = maskLabel(meta, mask);
     const parts = [text.trim() ? "Next-word guess" : "With no sentence, the guess for a story's first word", " (", label, "): ",
       word(topNow), ` (${pct(pNow[topNow])}).`];
