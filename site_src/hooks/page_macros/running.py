@@ -121,8 +121,7 @@ def head_effect_bars() -> Markup:
         f'<figure class="mha-effect" id="fig-head-effects">'
         f'<p class="mha-effect__title">Probability of “{word}” after “{_run("sentence")}”</p>'
         f'<ol class="mha-effect__bars">{items}</ol>'
-        f'<figcaption>What each head did to one prediction: the shipped four-head model\'s probability for its '
-        f'guess “{word}”, with all heads and with one head switched off (nothing retrained). '
-        f'The bars share one scale, from 0 to a little above the largest.'
-        f'{" With all heads “" + word + "” is the guess; " + notes + "." if notes else ""}</figcaption>'
+        f'<figcaption>The shipped four-head model\'s probability for its guess “{word}”, with all heads and with '
+        f'each head switched off alone (nothing retrained); one scale for every bar.'
+        f'{" W" + notes[1:] + "." if notes else ""}</figcaption>'
         f'</figure>')
