@@ -89,3 +89,20 @@ def test_live_by_keyboard_a_head_switched_off_changes_the_guess(make_page, base_
     assert page.locator(f"{FIG} thead th").count() == len(expected["tokens"])
     assert not _audit(page), "the live first screen has accessibility violations"
     watch.check()
+
+
+def test_a_missing_model_is_said_once_in_words_and_the_figure_stays(make_page, base_url):
+    from tests.site_paths import route_pattern
+
+    page, _ = make_page(allow_console=(r"Failed to load resource",))
+    page.route(route_pattern("wasm_assets/models/four_heads.onnx"), lambda route: route.fulfill(status=404, body="gone"))
+    page.goto(base_url)
+    page.locator(f"{FIG} .mha-first__live:enabled").click()
+    alert = page.locator(f"{FIG} [role=alert]")
+    alert.wait_for(timeout=15000)
+    assert alert.count() == 1
+    text = alert.inner_text()
+    assert "four_heads.onnx" in text and "Reload" in text, text
+    assert not re.search(r"Traceback|undefined|\[object |Aborted\(", text), text
+    assert page.locator(f"{FIG} .mha-first__table").is_visible()  # the drawn figure is still there
+    assert page.locator(f"{FIG}").get_attribute("data-state") == "failed"
