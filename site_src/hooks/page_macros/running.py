@@ -93,7 +93,8 @@ def first_screen() -> Markup:
         f'({_run("p_guess", ".1%")}).{off}</p>'
         f'{weights_table()}</div>'
         f'<figcaption>Four heads at the same last word, each with its own weights over the sentence '
-        f'(the pipeline ran the shipped model; nothing was downloaded to draw this).</figcaption>'
+        f'(“start” marks the beginning of a story). The pipeline ran the shipped model: nothing was '
+        f'downloaded to draw this.</figcaption>'
         f'<p class="mha-first__go"><button type="button" class="md-button md-button--primary mha-first__live" '
         f'disabled>Run it live: type a sentence, switch heads off (downloads {size / 1e6:.1f} MB)</button></p>'
         f'</figure>')

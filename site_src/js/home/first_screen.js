@@ -114,7 +114,8 @@ function buildLive(root, entry, { vocab, meta, excluded }) {
   view.replaceChildren(form, guess, table);
   const caption = root.querySelector("figcaption");
   if (caption) caption.textContent = `Live: the shipped model with ${meta.heads} heads runs in this browser (WebAssembly). Each head has its own weights ` +
-    `from the last word; a switched-off head still computes them, but its message is left out of the prediction.`;
+    `from the last word (“start” marks the beginning of a story); a switched-off head still computes them, but its message ` +
+    "is left out of the prediction.";
   input.addEventListener("input", update);
   input.focus();
   root.dataset.state = "live";
