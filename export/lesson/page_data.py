@@ -92,10 +92,12 @@ def coat_attention(art: Artefacts, vocab: dict, manifest: dict, sentence: str) -
             "unknown": [j for j, i in enumerate(history) if i == UNK_ID], "weights": weights}
 
 
-def running(art: Artefacts, vocab: dict, manifest: dict, sentence: str) -> dict:
+def running(art: Artefacts, vocab: dict, manifest: dict, sentence: str) -> dict | None:
     """The shipped model with the most heads on the running sentence (``export.lesson.running_sentence``)."""
     from .running_sentence import read
 
+    if not attention_models(manifest):
+        return None  # a pipeline that ships no attention model has no heads to show
     model = max(attention_models(manifest), key=lambda m: m["heads"])
     out = read((art.root / model["file"]).read_bytes(), vocab["itos"], vocab["T"], sentence, model["heads"])
     return {"model": model["name"], **out}
