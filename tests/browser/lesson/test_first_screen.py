@@ -88,6 +88,14 @@ def test_live_by_keyboard_a_head_switched_off_changes_the_guess(make_page, base_
                            f"'{itos.index(expected['guess'])}'")
     assert page.locator(f"{FIG} thead th").count() == len(expected["tokens"])
     assert not _audit(page), "the live first screen has accessibility violations"
+
+    # Odd input: nothing typed reads BOS alone; more words than the context keeps the last T slots.
+    T = json.loads((assets_dir / "vocab.json").read_text())["T"]
+    text.fill("")
+    page.wait_for_function(f"() => document.querySelector('{FIG} thead').querySelectorAll('th').length === 1")
+    assert "With no sentence" in guess.inner_text()
+    text.fill(" ".join(["the little dog ran"] * 30))
+    page.wait_for_function(f"() => document.querySelector('{FIG} thead').querySelectorAll('th').length === {T}")
     watch.check()
 
 
