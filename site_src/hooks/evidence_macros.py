@@ -64,6 +64,11 @@ holding ``p.mha-quiz__question``,
 Page 5's interpretation figures (``export/lesson/results.py``, computed from
 the evidence by ``python -m export pagedata`` into ``page_data.json``): ``{{ res("parameters.<model>.parts.vocab_head.share", ".1%") }}``,
 ``res_val(path)``, ``{{ parameter_table() }}``, ``{{ attention_cost_table() }}``, ``{{ sweep_table() }}``.
+
+The running sentence read by the four-head model (``page_data.json`` "running",
+``page_macros/running.py``): ``{{ first_screen() }}`` (the home page's first
+figure, with its live button) and ``{{ head_effect_bars() }}`` (page 5: the
+guess's probability with all heads and with each head switched off).
 """
 from __future__ import annotations
 
