@@ -164,8 +164,11 @@ def search(assets: Artefacts) -> dict:
             "weights": [[float(x) for x in head] for head in chosen["weights"]],
             "one_head_weights": single_weights,
         },
+        # The heads whose knock-out changes a candidate's guess, only where there are any (the file stays small:
+        # the site's offline copy holds it).
         "candidates": [{"text": r["text"], "score": round(r["score"], 6), "heads": r["heads"],
-                        "guess_changed_without": r["guess_changed_without"]} for r in rows],
+                        **({"guess_changed_without": r["guess_changed_without"]} if r["guess_changed_without"] else {})}
+                       for r in rows],
     }
 
 
