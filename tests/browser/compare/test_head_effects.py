@@ -51,7 +51,8 @@ def test_compare_inspector_shows_each_heads_effect_on_the_lessons_sentence(make_
     for (_, g), (_, w) in zip(got, want):
         assert abs(g - w) <= 0.1 + 1e-9, (got, want)  # one rounding step of the shown 0.1 %
     for w in running["without"]:
-        assert (f"without head {w['head']} it guesses “{w['guess']}” instead" in figure.inner_text()) == w["changed"]
+        said = f"without head {w['head']} it guesses “{w['guess']}” instead" in figure.inner_text().lower()
+        assert said == w["changed"], w
     # No bars for the one-head model: with one head, "without it" is the no-attention case, not a head's share.
     assert page.locator(".mha-knock__model[data-model='one_head'] .mha-effect").count() == 0
     watch.check()
