@@ -13,9 +13,13 @@ earlier words. Rather than hand-pick it, this module
 * scores a sentence by its best pair of heads whose favourite earlier word
   differs (BOS and the receiver itself set aside): the smaller of the two
   heads' weights on their favourites;
-* keeps the highest score, and records how typical such a split is among all
-  candidates (the share with a clear split, the median score, the chosen
-  one's weights on BOS).
+* runs each candidate again with each head switched off alone (the model's
+  ``head_mask`` input) and keeps only candidates where that changes the
+  model's guess (its most probable next word) for at least one head, so the
+  sentence can also show what a head does to a prediction;
+* keeps the highest score among those, and records how typical such a split
+  is among all candidates (the share at a threshold that separates them, the
+  median score, the chosen one's weights on BOS).
 
 ``python -m export.lesson.example_search`` writes ``wasm_assets/example_search.json``
 (the path comes from ``export.artefacts``); the page-1 figures read the chosen
@@ -44,11 +48,23 @@ SIZE = ["big", "little", "new", "old", "pretty"]
 COLOUR = ["red", "blue", "green", "yellow"]
 THING = ["coat", "hat", "dress", "ball", "box", "kite", "car", "doll"]
 CLEAR = 0.2  # a split counts as clear when both heads put at least this weight on their different favourites
+# A split counts as sharp at half the weight on each favourite: a threshold that separates the candidates
+# (about a third pass it), where CLEAR is passed by nearly all and so cannot say what is typical.
+SHARP = 0.5
 
 
 def candidates() -> list[str]:
     return [f"{w} {v} {'an' if s[0] in 'aeiou' else 'a'} {s} {c} {t}"
             for w, v, s, c, t in itertools.product(WHO, VERB, SIZE, COLOUR, THING)]
+
+
+def guess(logits: np.ndarray) -> int:
+    """The model's next-word guess: its most probable id that generation may pick (export.generate)."""
+    from ..generate import EXCLUDED_IDS
+
+    scores = np.array(logits, dtype=np.float64)
+    scores[list(EXCLUDED_IDS)] = -np.inf
+    return int(np.argmax(scores))
 
 
 def split_score(weights: np.ndarray, words: list[str]) -> dict:
@@ -90,17 +106,27 @@ def search(assets: Artefacts) -> dict:
         raise FileNotFoundError(f"{onnx} is missing; run `python -m export onnx` first")
     sess = session(onnx.read_bytes())
     windows = np.asarray([context_window(h, T) for h in histories], dtype=np.int64)
+    heads = most_heads_model().heads
     rows = []
     for i in range(0, len(windows), 256):
-        _, attention = sess.run(["logits", "attention"], feeds(sess, windows[i:i + 256]))  # [B, heads, T]
+        batch = windows[i:i + 256]
+        logits, attention = sess.run(["logits", "attention"], feeds(sess, batch))  # [B, heads, T]
+        # The guess without each head alone (its message left out before W_O).
+        off = [sess.run(["logits"], feeds(sess, batch, np.asarray([0.0 if h == k else 1.0 for k in range(heads)],
+                                                                  dtype=np.float32)))[0] for h in range(heads)]
         for k, a in enumerate(attention):
             n = len(histories[i + k])
             words = ["<BOS>", *tokenize(texts[i + k])]
             w = a[:, -n:]
+            full = guess(logits[k])
+            changed = [h + 1 for h in range(heads) if guess(off[h][k]) != full]
             rows.append({"text": texts[i + k], "bos": [float(x) for x in w[:, 0]], **split_score(w, words),
-                         "weights": w})
+                         "weights": w, "guess": itos[full], "guess_changed_without": changed})
     scores = [r["score"] for r in rows]
-    chosen = max(rows, key=lambda r: r["score"])
+    eligible = [r for r in rows if r["guess_changed_without"]]
+    if not eligible:
+        raise ValueError("no candidate's guess changes when one head is switched off; widen the grammar")
+    chosen = max(eligible, key=lambda r: r["score"])
     words = ["<BOS>", *tokenize(chosen["text"])]
     # The one-head model on the same sentence: page 1 shows it first (its weight on BOS is explained there).
     one = session(assets.model_onnx(single_head_model().name).read_bytes())
@@ -114,24 +140,35 @@ def search(assets: Artefacts) -> dict:
         "checkpoint": onnx.name,
         "grammar": {"who": WHO, "verb": VERB, "size": SIZE, "colour": COLOUR, "thing": THING},
         "rule": ("score = over pairs of heads whose favourite earlier word (BOS and the receiver set aside) "
-                 "differs, the larger of min(weight of head a on its favourite, weight of head b on its favourite)"),
+                 "differs, the larger of min(weight of head a on its favourite, weight of head b on its favourite); "
+                 "chosen: the best score among candidates whose guess changes with some one head switched off"),
         "clear_threshold": CLEAR,
         "n_candidates": len(rows),
         "n_clear": sum(s >= CLEAR for s in scores),
         "share_clear": sum(s >= CLEAR for s in scores) / len(rows),
+        "sharp_threshold": SHARP,
+        "n_sharp": sum(s >= SHARP for s in scores),
+        "share_sharp": sum(s >= SHARP for s in scores) / len(rows),
+        "n_guess_changes": len(eligible),
         "median_score": statistics.median(scores),
         "chosen": {
             "text": chosen["text"],
             "tokens": words,
             "score": chosen["score"],
             "rank_share": sum(s < chosen["score"] for s in scores) / len(rows),
+            "guess": chosen["guess"],
+            "guess_changed_without": chosen["guess_changed_without"],
             "heads": chosen["heads"],
             "favourites": chosen["favourites"],
             "bos": chosen["bos"],
             "weights": [[float(x) for x in head] for head in chosen["weights"]],
             "one_head_weights": single_weights,
         },
-        "candidates": [{"text": r["text"], "score": round(r["score"], 6), "heads": r["heads"]} for r in rows],
+        # The heads whose knock-out changes a candidate's guess, only where there are any (the file stays small:
+        # the site's offline copy holds it).
+        "candidates": [{"text": r["text"], "score": round(r["score"], 6), "heads": r["heads"],
+                        **({"guess_changed_without": r["guess_changed_without"]} if r["guess_changed_without"] else {})}
+                       for r in rows],
     }
 
 

@@ -10,6 +10,9 @@ vocabulary and the walkthrough is computed here, once, and written to
   (``export.lesson.results``), with the labels of the parameter table's parts;
 * ``coat``: page 1's example prefix read by every shipped attention model, the
   final query's weights per head (the ONNX models the browser runs);
+* ``running``: the same sentence read by the four-head model for the home
+  page's first figure and page 5's per-head bars: its guess, and each head
+  switched off (``export.lesson.running_sentence``);
 * ``mask``: page 4's mask picture, the model's own ``forward_full`` mask of the
   walkthrough's first example;
 * ``heads``: the endings of each head's clearest window as text (page 5).
@@ -85,6 +88,17 @@ def coat_attention(art: Artefacts, vocab: dict, manifest: dict, sentence: str) -
             "unknown": [j for j, i in enumerate(history) if i == UNK_ID], "weights": weights}
 
 
+def running(art: Artefacts, vocab: dict, manifest: dict, sentence: str) -> dict | None:
+    """The shipped model with the most heads on the running sentence (``export.lesson.running_sentence``)."""
+    from .running_sentence import read
+
+    if not attention_models(manifest):
+        return None  # a pipeline that ships no attention model has no heads to show
+    model = max(attention_models(manifest), key=lambda m: m["heads"])
+    out = read((art.root / model["file"]).read_bytes(), vocab["itos"], vocab["T"], sentence, model["heads"])
+    return {"model": model["name"], **out}
+
+
 def walkthrough_mask(vocab: dict, walkthrough: dict) -> dict:
     """The T x T mask of the walkthrough's first example, from the model's own ``forward_full``."""
     import torch
@@ -124,6 +138,7 @@ def build(art: Artefacts) -> dict:
         "toy": lily_example(vocab["itos"]),
         "results": {**compute(evidence), "part_labels": PART_LABELS},
         "coat": coat_attention(art, vocab, manifest, example_sentence(art)),
+        "running": running(art, vocab, manifest, example_sentence(art)),
         "mask": walkthrough_mask(vocab, walkthrough),
         "heads": {"clearest_endings": head_endings(evidence)},
     }))

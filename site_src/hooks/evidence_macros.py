@@ -64,6 +64,11 @@ holding ``p.mha-quiz__question``,
 Page 5's interpretation figures (``export/lesson/results.py``, computed from
 the evidence by ``python -m export pagedata`` into ``page_data.json``): ``{{ res("parameters.<model>.parts.vocab_head.share", ".1%") }}``,
 ``res_val(path)``, ``{{ parameter_table() }}``, ``{{ attention_cost_table() }}``, ``{{ sweep_table() }}``.
+
+The running sentence read by the four-head model (``page_data.json`` "running",
+``page_macros/running.py``): ``{{ first_screen() }}`` (the home page's first
+figure, with its live button) and ``{{ head_effect_bars() }}`` (page 5: the
+guess's probability with all heads and with each head switched off).
 """
 from __future__ import annotations
 
@@ -77,7 +82,7 @@ from mkdocs.exceptions import Abort, PluginError
 _HOOKS = str(Path(__file__).resolve().parent)  # the page_macros package sits next to this hook
 if _HOOKS not in sys.path:
     sys.path.append(_HOOKS)
-from page_macros import page3, page4, page5, tables
+from page_macros import page3, page4, page5, running, tables
 from page_macros.engine import (DATA, MacroError, _grid, authored, ev, ex, ex_val, format_value, has, lookup,  # noqa: F401
                                 page_data_val, res, res_val, toy, toy_val, val, vocab_id, wt, wt_val)
 from page_macros.page5 import WEAK_LEAN, _kind, compare_link
@@ -136,6 +141,8 @@ MACROS = {
     # page 5 words these in its Markdown, so a sentence is edited where it is read: numbers, links and page-data text only
     "head_ranks": head_ranks, "compare_link": compare_link, "WEAK_LEAN": WEAK_LEAN, "page_data_val": page_data_val,
     "ex": ex, "ex_val": ex_val,
+    # the running sentence read by the four-head model: the home page's first screen, page 5's per-head bars
+    "first_screen": running.first_screen, "head_effect_bars": running.head_effect_bars,
 }
 
 

@@ -23,6 +23,7 @@ const WIDGETS = {
   predict_check: "./lesson/predict_check.js",
   token_playground: "./lesson/token_playground.js",
   stepper: "./lesson/stepper.js",
+  first_screen: "./home/first_screen.js",
   "microgpt-watch": "./microgpt/watch.js",
   "microgpt-explore": "./microgpt/explore.js",
   "microgpt-exercise": "./microgpt/exercise.js",

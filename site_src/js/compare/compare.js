@@ -54,6 +54,7 @@ class CompareWidget {
       onGenerate: () => this.generate(),
       onStop: () => this.stop(),
       onPreset: () => this.usePreset(),
+      onSentence: () => this.useSentence(),
       onBackend: (preference) => this.changeBackend(preference),
       onPromptInput: () => {
         this.describePrompt();
@@ -283,6 +284,16 @@ class CompareWidget {
     view.tokens.value = String(this.defaultTokens);
     view.temperature.value = "0";
     this.describePrompt();
+    view.prompt.focus();
+  }
+
+  // The lesson's running sentence, greedy: the model's next word is the guess the home page and page 5 show.
+  useSentence() {
+    const view = this.view;
+    view.prompt.value = this.root.dataset.runningSentence || "";
+    view.temperature.value = "0";
+    this.describePrompt();
+    if (!this.lastRun) this.showSavedBoxes();
     view.prompt.focus();
   }
 

@@ -11,6 +11,7 @@ import { el, uid } from "../runtime/dom.js";
 import { generateIds, probabilities, topK } from "../runtime/generate.js";
 import { detokenize } from "../runtime/tokenizer.js";
 import { tokenText } from "./format.js";
+import { headEffectBars, measureHeadEffects } from "./head_effects.js";
 
 const FALLBACK_COLOURS = ["#E69F00", "#0072B2", "#D55E00", "#CC79A7"];
 
@@ -94,9 +95,22 @@ class HeadToggles {
       text: "Continue without the switched-off heads", onclick: () => this.continueStory(),
     });
     this.stories = el("div", { class: "mha-knock__stories", "aria-live": "polite" });
+    this.effects = el("div", { class: "mha-knock__effects" });
     this.node = el("section", { class: "mha-knock__model", "data-model": model.name, "aria-label": `${model.label}: switch heads off` },
-      toggles, this.summary, this.lists, this.continueButton, this.stories);
+      toggles, this.summary, this.lists, this.effects, this.continueButton, this.stories);
     this.show(full);
+    if (model.heads > 1) this.showEffects();
+  }
+
+  // What each head did to this step's guess: the full model's top token with each head switched off alone.
+  async showEffects() {
+    try {
+      const effects = await measureHeadEffects(this.runner, this.view.window, this.full, this.view.excluded);
+      this.effects.replaceChildren(headEffectBars(effects, this.view.vocab));
+      this.node.dataset.effects = "shown";
+    } catch (err) {
+      this.effects.replaceChildren(el("p", { text: `What each head did could not be measured: ${err.message}.` }));
+    }
   }
 
   focusHead(head) {

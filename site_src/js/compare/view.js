@@ -8,7 +8,7 @@ import { MAX_SEED, MAX_TEMPERATURE } from "./options.js";
 const id = (s) => `mha-compare-${s}`;
 
 export class CompareView {
-  constructor(root, { preference, limit, onGenerate, onStop, onPreset, onBackend, onPromptInput, onFieldChange }) {
+  constructor(root, { preference, limit, onGenerate, onStop, onPreset, onSentence, onBackend, onPromptInput, onFieldChange }) {
     this.root = root;
     this.notices = [];
     this.columns = {};
@@ -32,6 +32,9 @@ export class CompareView {
     this.generateButton = el("button", { type: "submit", class: "md-button md-button--primary", disabled: true, text: "Generate" });
     this.stopButton = el("button", { type: "button", class: "md-button", disabled: true, text: "Stop", onclick: onStop });
     this.presetButton = el("button", { type: "button", class: "md-button", text: "Use the held-out preset", onclick: onPreset });
+    // The lesson's running sentence (the home page, pages 1 and 5), given by the page at build time.
+    this.sentenceButton = el("button", { type: "button", class: "md-button", text: "Use the lesson's sentence", onclick: onSentence,
+      hidden: !root.dataset.runningSentence });
     this.promptInfo = el("p", { class: "mha-compare__prompt-info", id: id("prompt-info"), "aria-live": "polite" });
     this.prompt.setAttribute("aria-describedby", id("prompt-info"));
     // Each number field: a hint, and a message that appears under it when
@@ -68,7 +71,7 @@ export class CompareView {
       field("temperature", "Temperature", this.temperature, `0 = greedy, at most ${MAX_TEMPERATURE}`),
       field("seed", "Seed", this.seed, "for temperature above 0"),
       field("backend", "Backend", this.backendSelect)),
-    el("div", { class: "mha-compare__buttons" }, this.generateButton, this.stopButton, this.presetButton));
+    el("div", { class: "mha-compare__buttons" }, this.generateButton, this.stopButton, this.presetButton, this.sentenceButton));
     this.notice = el("div", { class: "mha-compare__notice", "aria-live": "polite" });
     this.message = el("div", { class: "mha-compare__message", "aria-live": "polite" });
     this.grid = el("div", { class: "mha-compare__columns" });
