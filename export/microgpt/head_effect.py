@@ -9,10 +9,13 @@ writes ``microgpt_heads.json``:
   of every name counted once: each letter and the name's end) of the four-head
   model, of the same model with one head or every head switched off, and of
   the one-head twin;
+* ``gain``: what attention is worth, in loss: every head off minus every
+  head on, for each model, and the twin's loss minus the four-head one's;
 * ``effect``: how far switching heads off moves the next-letter distribution,
   as the total-variation distance (half the summed absolute differences of the
   27 probabilities: the share of probability that moves, 0 to 1), averaged
-  over every prediction, and per letter just read (``by_letter``);
+  over every prediction, and per letter just read (``by_letter``; ``lean``:
+  per head, the letters whose predictions move most without it);
 * ``top``: the prefixes (distinct: after "soph" the model predicts the same
   whatever name follows) where switching one head off, or all of them, moves
   the distribution most, each with a name of the list that has the prefix.
@@ -33,6 +36,8 @@ from .floats import load_trained
 
 FORMAT = "microgpt-heads/1"
 TOP = 8                     # prefixes listed per setting
+LEAN_LETTERS = 3            # letters named per head in ``lean``
+LEAN_MIN_SHARE = 0.01       # ... among letters read before at least 1 % of all predictions
 
 
 def _sha256(path) -> str:
@@ -149,6 +154,15 @@ def measure(names, four: dict, one: dict, top=TOP) -> dict:
             by_letter.append({"letter": label, "predictions": n,
                               "effect": {key: float(tv[s][where].mean()) for s, key in enumerate(off)}})
 
+    # Which letters lean on which head: per head, the letters whose predictions move most without it.
+    common = [r for r in by_letter if r["letter"] and r["predictions"] >= LEAN_MIN_SHARE * int(valid.sum())]
+    lean = [{"head": h + 1, "letters": [{"letter": r["letter"], "effect": r["effect"][f"head{h + 1}_off"]}
+                                        for r in sorted(common, key=lambda r: -r["effect"][f"head{h + 1}_off"])
+                                        [:LEAN_LETTERS]]} for h in range(n_head)]
+    gain = {"four_heads_attention": loss["all_off"] - loss["all_on"],
+            "one_head_attention": loss["one_head_twin_off"] - loss["one_head_twin"],
+            "one_head_minus_four": loss["one_head_twin"] - loss["all_on"]}
+
     # Distinct prefixes: the first name of the list (file order) that has each, and how many names share it.
     first, shared = {}, {}
     for row, name in enumerate(names):
@@ -167,8 +181,8 @@ def measure(names, four: dict, one: dict, top=TOP) -> dict:
                                  shared[prefixes[j]]) for j in order]
     return {
         "measure": "total variation distance between next-letter distributions (0: unchanged, 1: disjoint)",
-        "names": len(names), "predictions": int(valid.sum()), "distinct_prefixes": len(prefixes),
-        "loss": loss, "effect": effect, "by_letter": by_letter, "top": top_lists,
+        "names": len(names), "trained_steps": four["config"]["steps"], "predictions": int(valid.sum()), "distinct_prefixes": len(prefixes),
+        "loss": loss, "gain": gain, "effect": effect, "by_letter": by_letter, "lean": lean, "top": top_lists,
     }
 
 

@@ -78,9 +78,10 @@ from mkdocs.exceptions import Abort, PluginError
 _HOOKS = str(Path(__file__).resolve().parent)  # the page_macros package sits next to this hook
 if _HOOKS not in sys.path:
     sys.path.append(_HOOKS)
-from page_macros import page3, page4, page5, tables  # noqa: E402
+from page_macros import microgpt, page3, page4, page5, tables  # noqa: E402
 from page_macros.engine import (DATA, MacroError, _grid, authored, ev, ex, ex_val, format_value, has, lookup,  # noqa: E402,F401
-                                page_data_val, res, res_val, toy, toy_val, val, vocab_id, wt, wt_val)
+                                mh, mh_val, page_data_val, res, res_val, toy, toy_val, val, vocab_id, wt,
+                                wt_val)
 from page_macros.page5 import WEAK_LEAN, _kind, _ko, compare_link  # noqa: E402
 from page_macros.quiz import QUIZ_SALT, quiz, quiz_html, quiz_order  # noqa: E402,F401  (tests call them here)
 
@@ -137,6 +138,9 @@ MACROS = {
     # page 5 words these in its Markdown (issue 23): numbers, links and page-data text only
     "head_ranks": head_ranks, "compare_link": compare_link, "WEAK_LEAN": WEAK_LEAN, "page_data_val": page_data_val,
     "ex": ex, "ex_val": ex_val,
+    # the microgpt page: where its heads matter (wasm_assets/microgpt_heads.json)
+    "mh": mh, "mh_val": mh_val, "mh_loss_table": microgpt.loss_table, "mh_lean_list": microgpt.lean_list,
+    "mh_top_example": microgpt.top_example,
 }
 
 

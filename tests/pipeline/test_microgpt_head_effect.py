@@ -54,10 +54,14 @@ def test_recomputed_from_the_weights_equals_the_committed_file(fresh, committed)
     # Floats of float64 sums over ~230,000 predictions: within 1e-9 relative on any processor; the
     # prefixes of each top list are discrete, but two near-equal effects may swap on another
     # processor, so an entry may differ only where its effect ties its neighbour's within 1e-9.
-    for key in ("format", "inputs", "measure", "names", "predictions", "distinct_prefixes"):
+    for key in ("format", "inputs", "measure", "names", "trained_steps", "predictions", "distinct_prefixes"):
         assert fresh[key] == committed[key], key
     assert_close_tree(fresh["loss"], committed["loss"], rel=1e-9, abs_=0)
     assert_close_tree(fresh["effect"], committed["effect"], rel=1e-9, abs_=0)
+    assert_close_tree(fresh["gain"], committed["gain"], rel=1e-6, abs_=1e-12)  # differences of near-equal losses
+    assert [h["head"] for h in fresh["lean"]] == [h["head"] for h in committed["lean"]]
+    assert_close_tree([[x["effect"] for x in h["letters"]] for h in fresh["lean"]],
+                      [[x["effect"] for x in h["letters"]] for h in committed["lean"]], rel=1e-9, abs_=0)
     assert_close_tree(fresh["by_letter"], committed["by_letter"], rel=1e-9, abs_=1e-12)
     assert fresh["top"].keys() == committed["top"].keys()
     for key, entries in committed["top"].items():
