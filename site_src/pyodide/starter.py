@@ -51,9 +51,9 @@ def multi_head(q, keys, values):
         v_h = values
         scores = [dot(q_h, k) / math.sqrt(HEAD_DIM) for k in k_h]
         w = softmax(scores)               # one weight per position; they add up to 1
-        # BLANK 2: this head's HEAD_DIM blended numbers (the blend: the value slices
-        # weighted by w, summed over the positions), added to the END of out.
-        # extend adds a list's items one by one; append adds the list as ONE item.
+        # BLANK 2: the blend: number j is the sum over the positions of weight
+        # times number j of the value slice; its HEAD_DIM numbers go after the
+        # earlier heads' numbers in out, so out ends with N_EMBD numbers.
     return out
 
 
