@@ -44,8 +44,8 @@ export function whereHeadsMatter(heads, onPick) {
     list.replaceChildren(...heads.top[current].map((entry) => {
       const prefix = entry.prefix || "∙";
       const button = el("button", {
+        // Named by its visible text (axe: label-content-name-mismatch); the hint above says what pressing does.
         type: "button", class: "mgpt-where__pick", "data-name": entry.name, "data-prefix": entry.prefix, "data-tv": String(entry.tv),
-        "aria-label": `Load “${entry.name}” after “${prefix}” with ${settingLabel(current).toLowerCase()}: ${percent(entry.tv)} of the probability moves`,
       },
       el("strong", { class: "mgpt-where__tv", text: percent(entry.tv) }),
       el("span", { text: ` after “${prefix}”` }),

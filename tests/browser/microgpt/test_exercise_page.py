@@ -318,7 +318,7 @@ def test_solve_in_editor_reload_and_clear(make_page, servers):
     _replace_line(page, "k_h = keys", "k_h = [k[start:start + HEAD_DIM] for k in keys]")
     _replace_line(page, "v_h = values", "v_h = [v[start:start + HEAD_DIM] for v in values]")
     _replace_line(page, "# BLANK 2", "blended = [sum(weight * v[j] for weight, v in zip(w, v_h)) for j in range(HEAD_DIM)]")
-    _replace_line(page, "# earlier heads' numbers in out", "out.extend(blended)")
+    _replace_line(page, "# in out, so out ends with", "out.extend(blended)")
     exercise.get_by_role("button", name="Run").click()
     page.wait_for_function("() => document.querySelector('.mgpt-ex__output').textContent.includes('after attn_wo')")
     assert "out has 16 items" in page.inner_text(".mgpt-ex__output")
