@@ -112,7 +112,7 @@ function build(root, model, state) {
     // The spread view's cells are differences between heads, not weights: its rows do not add up to 1.
     legendText.textContent = view === "differ"
       ? "Colour (viridis): the largest minus the smallest weight the heads give a cell, from 0 (dark purple: the heads agree) " +
-        "to 1 (yellow: one head looks there fully, another not at all). Rows do not add up to anything in particular. ∙ is the start marker."
+        "to 1 (yellow: one head looks there fully, another not at all). Unlike weights, a row need not sum to 1. ∙ is the start marker."
       : "Colour (viridis): attention weight from 0 (dark purple) to 1 (yellow). Each row adds up to 1. ∙ is the start marker.";
     legend.dataset.view = view;
     if (view === "differ") {
