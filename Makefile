@@ -118,6 +118,8 @@ record-%:
 microgpt: .venv/ready
 	$(PY) -m export.microgpt --names $(NAMES) --out wasm_assets/microgpt-trained.json
 	$(PY) -m export.microgpt --names $(NAMES) --n-head 1 --out wasm_assets/microgpt-one-head.json
+	$(PY) -m export microgpt_heads --names $(NAMES)
+	$(PY) -m export pagedata
 
 bench: setup /usr/bin/chromium
 	$(PY) bench/train_step.py

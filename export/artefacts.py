@@ -156,6 +156,11 @@ class Artefacts:
         """The same microgpt trained with one head over all 16 numbers (the honest comparison)."""
         return self.root / "microgpt-one-head.json"
 
+    @property
+    def microgpt_heads(self) -> Path:
+        """Where the heads matter: both microgpts measured over the whole names list (export/microgpt/head_effect.py)."""
+        return self.root / "microgpt_heads.json"
+
 
 # Every finished training run's record (its result.json), tracked in git: the sweep and the
 # evidence rebuild from these, so a fresh checkout needs no runs/ folder (export/run_records.py).

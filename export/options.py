@@ -180,6 +180,13 @@ def toy_task(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=at_least(1), default=1, help="processes, one task each (same numbers)")
 
 
+def microgpt_heads(p: argparse.ArgumentParser) -> None:
+    """The names microgpt trained on (``all`` and ``run`` read ``$NAMES_PATH``) and the artefact folder."""
+    p.add_argument("--names", default=None, help="the names list both microgpts trained on (default $NAMES_PATH or "
+                                                  "../shared/data/names/names.txt)")
+    out(p)
+
+
 def head_growth(p: argparse.ArgumentParser) -> None:
     out(p, "folder with evidence.json; head_growth.json goes here")
     runs(p, "the rerun's snapshots go to RUNS/head-growth/")

@@ -134,6 +134,11 @@ GRAPH: tuple[Stage, ...] = (
           "page 5's head-count sweep: every attention model (1, 2, 4, 8, 16 heads) x seed, alike-checked "
           "(--time-updates: also time one update per model on one thread)",
           summary="head_sweep.json: the head-count sweep from finished runs", options=options.protocol_timed),
+    Stage("microgpt_heads", ("names", "microgpt-trained.json", "microgpt-one-head.json"), "microgpt_heads.json",
+          "export.microgpt.head_effect:stage",
+          "the microgpt page: both microgpts' loss over the whole names list, and where switching heads off "
+          "moves the next letter most (--names or $NAMES_PATH: the list they trained on)",
+          summary="microgpt_heads.json: where microgpt's heads matter", options=options.microgpt_heads),
     Stage("evidence", ("runs/measurements.json", "runs/onnx_rebuild.json", "records/runs/<model>-seed<seed>.json",
                        "heads.json", "head_sweep.json"),
           "evidence.json", "export.evidence:evidence_stage",
@@ -146,7 +151,7 @@ GRAPH: tuple[Stage, ...] = (
                   "head_growth.json",
           options=options.head_growth, command="export.head_growth:command"),
     Stage("pagedata", ("evidence.json", "vocab.json", "walkthrough.json", "models/manifest.json", "models/*.onnx",
-                       "example_search.json"),
+                       "example_search.json", "microgpt_heads.json"),
           "page_data.json", "export.lesson.page_data:stage",
           "what the pages draw that is computed, not measured: the build only renders",
           summary="page_data.json: what the pages draw that is computed"),
@@ -157,7 +162,8 @@ STAGES = {stage.name: stage for stage in GRAPH}
 def check_order() -> None:
     """Every input a stage names is an earlier stage's output (or the stories, or one of its pictures)."""
     made = {"stories", "runs/<model>-seed11/", "export/models.py", "export/palette.py",  # seed 11: some of train's output
-            "records/runs/<model>-seed<seed>.json"}  # tracked: each finished run's record (export/run_records.py)
+            "records/runs/<model>-seed<seed>.json",  # tracked: each finished run's record (export/run_records.py)
+            "names", "microgpt-trained.json", "microgpt-one-head.json"}  # microgpt's, from `make microgpt`
     for stage in GRAPH:
         missing = [i for i in stage.inputs if i not in made]
         if missing:

@@ -63,6 +63,8 @@ def inputs(art: Artefacts) -> list[Path]:
              *(art.root / m["file"] for m in attention_models(manifest))]
     if art.example_search.is_file():
         files.append(art.example_search)
+    if art.microgpt_heads.is_file():  # rendered on the microgpt page (export/microgpt/head_effect.py)
+        files.append(art.microgpt_heads)
     return files
 
 
@@ -158,6 +160,10 @@ def stale_inputs(art: Artefacts | None = None) -> list[str]:
     now = {p.relative_to(art.root).as_posix(): p for p in inputs(art)}
     changed = sorted(set(recorded) ^ set(now))
     changed += sorted(n for n in set(recorded) & set(now) if file_sha256(now[n]) != recorded[n])
+    if art.microgpt_heads.is_file():  # `make microgpt` retrained a model the heads file was measured on
+        from ..microgpt.head_effect import stale_inputs as microgpt_stale
+
+        changed += [f"{name} (since microgpt_heads.json)" for name in microgpt_stale(art)]
     return changed
 
 

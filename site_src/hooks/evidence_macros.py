@@ -82,9 +82,10 @@ from mkdocs.exceptions import Abort, PluginError
 _HOOKS = str(Path(__file__).resolve().parent)  # the page_macros package sits next to this hook
 if _HOOKS not in sys.path:
     sys.path.append(_HOOKS)
-from page_macros import page3, page4, page5, running, tables
+from page_macros import microgpt, page3, page4, page5, running, tables
 from page_macros.engine import (DATA, MacroError, _grid, authored, ev, ex, ex_val, format_value, has, lookup,  # noqa: F401
-                                page_data_val, res, res_val, toy, toy_val, val, vocab_id, wt, wt_val)
+                                mh, mh_val, page_data_val, res, res_val, toy, toy_val, val, vocab_id, wt,
+                                wt_val)
 from page_macros.page5 import WEAK_LEAN, _kind, compare_link
 from page_macros.quiz import QUIZ_SALT, quiz, quiz_html, quiz_order  # noqa: F401  (tests call them here)
 
@@ -143,6 +144,9 @@ MACROS = {
     "ex": ex, "ex_val": ex_val,
     # the running sentence read by the four-head model: the home page's first screen, page 5's per-head bars
     "first_screen": running.first_screen, "head_effect_bars": running.head_effect_bars,
+    # the microgpt page: where its heads matter (wasm_assets/microgpt_heads.json)
+    "mh": mh, "mh_val": mh_val, "mh_loss_table": microgpt.loss_table, "mh_lean_list": microgpt.lean_list,
+    "mh_top_example": microgpt.top_example,
 }
 
 

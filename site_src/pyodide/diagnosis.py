@@ -220,6 +220,14 @@ def _blank2_code():
     return f"        {BLEND_CODE}\n        {EXTEND_CODE}"
 
 
+def _extend_code(source):
+    """The learner's own ``out.append(X)`` as ``out.extend(X)``; else the whole blank, which defines its names."""
+    found = re.search(r"^(\s*)out\s*\.\s*append\((.+)\)\s*(#.*)?$", source or "", re.M)
+    if found and found.group(2).strip():
+        return f"{found.group(1)}out.extend({found.group(2).strip()})"
+    return _blank2_code()
+
+
 # ---------------------------------------------------------------------------
 # Explaining a wrong answer.
 # ---------------------------------------------------------------------------
@@ -313,7 +321,7 @@ def _shape_problem(out, case, source=""):
                     f"a list, so {n_head} heads give {len(out)} items instead of {n_embd} numbers.",
                     f"out has {len(out)} items of sizes {sizes}. The line that adds to out{line} uses append, "
                     "which adds its argument as one item; extend adds a list's items one by one." + right,
-                    f"        {EXTEND_CODE}")
+                    _extend_code(source))
     bad = next(i for i, v in enumerate(out) if not _is_number(v))
     return Hint(f"out should hold only numbers, but one of its items is a {type(out[bad]).__name__}.",
                 f"Item {bad} of out is {_shorten(repr(out[bad]))}: look at what the line that adds to out "
@@ -565,7 +573,7 @@ MISTAKES = [
       "numbers and end with head {n_head}'s.",
       "{at}: go through the heads from the first to the last, h from 0 to {last_head}, and add each head's "
       "numbers at the end of out.",
-      "    for h in range(N_HEAD):\n        ...\n        " + EXTEND_CODE), "out"),
+      "    for h in range(N_HEAD):\n        ...\n" + _blank2_code()), "out"),
     ("attn_wo_inside", lambda q, k, v, n, wo: floats.linear(_right(q, k, v, n, wo), wo),
      ("Your numbers are microgpt's after attn_wo. multi_head must hand back the heads glued side by side; "
       "the lines after it apply attn_wo, once.",

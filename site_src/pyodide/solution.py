@@ -10,7 +10,7 @@ LETTERS = model["uchars"]            # token id -> letter
 BOS = model["bos"]                   # token id of the start/end marker
 N_EMBD = model["config"]["n_embd"]   # 16 numbers in every vector
 N_HEAD = model["config"]["n_head"]   # 4 heads
-HEAD_DIM = N_EMBD // N_HEAD          # so each head owns 4 of the 16 numbers
+HEAD_DIM = N_EMBD // N_HEAD          # each head owns 4 of the 16 numbers
 
 
 def dot(a, b):
@@ -43,35 +43,43 @@ def multi_head(q, keys, values):
     Returns what the N_HEAD heads found, side by side: 16 numbers."""
     out = []
     for h in range(N_HEAD):
-        start = h * HEAD_DIM              # head h owns numbers start .. start + HEAD_DIM - 1
+        # head h owns numbers start .. start + HEAD_DIM - 1
+        start = h * HEAD_DIM
         q_h = q[start:start + HEAD_DIM]
         # BLANK 1: this head's slice of every key, and of every value.
         k_h = [k[start:start + HEAD_DIM] for k in keys]
         v_h = [v[start:start + HEAD_DIM] for v in values]
         scores = [dot(q_h, k) / math.sqrt(HEAD_DIM) for k in k_h]
-        w = softmax(scores)               # one weight per position; they add up to 1
+        # one weight per position; they add up to 1
+        w = softmax(scores)
         # BLANK 2: the blend, added to the end of out.
         blended = [sum(weight * v[j] for weight, v in zip(w, v_h)) for j in range(HEAD_DIM)]
         out.extend(blended)
     return out
 
 
-# Try it: run "emma" up to the attention block and let the last letter look back.
+# Try it: run "emma" up to the attention block and let the last
+# letter look back.
 name = "emma"
 tokens = [BOS] + [LETTERS.index(c) for c in name]
 keys, values = [], []
 for pos, tok in enumerate(tokens):
     x = [a + b for a, b in zip(W["wte"][tok], W["wpe"][pos])]
-    x = rmsnorm(rmsnorm(x))               # microgpt normalises at the input and again in the block
+    # microgpt normalises at the input and again in the block
+    x = rmsnorm(rmsnorm(x))
     q = matvec(W["layer0.attn_wq"], x)
     keys.append(matvec(W["layer0.attn_wk"], x))
     values.append(matvec(W["layer0.attn_wv"], x))
 
-out = multi_head(q, keys, values)         # q now belongs to the last letter, "a"
-print("out has", len(out), "items; four heads of", HEAD_DIM, "should give", N_EMBD)
+# q now belongs to the last letter, "a"
+out = multi_head(q, keys, values)
+print("out has", len(out), "items; four heads of", HEAD_DIM,
+      "should give", N_EMBD)
 if any(isinstance(item, list) for item in out):
-    print("out holds lists, not numbers: use out.extend(...) instead of out.append(...)")
+    print("out holds lists, not numbers: add each head's numbers",
+          "one by one")
 else:
     print("heads side by side:", [round(v, 3) for v in out])
-    mixed = matvec(W["layer0.attn_wo"], out)   # attn_wo blends what the four heads found
+    # attn_wo blends what the four heads found
+    mixed = matvec(W["layer0.attn_wo"], out)
     print("after attn_wo:     ", [round(v, 3) for v in mixed])

@@ -147,7 +147,7 @@ def test_page1_accuracy_figure_shows_every_seed_beside_its_mean(artefact, figure
     means = re.findall(r'<line x1="([0-9.]+)" y1="[0-9.]+" x2="([0-9.]+)" y2="[0-9.]+" class="mha-toy__mean [^"]*" '
                        r'data-heads="(\d+)" data-mean="([^"]+)"', fig)
     assert {int(h): float(m) for _, _, h, m in means} == {int(h): r["accuracy_mean"] for h, r in pair["by_heads"].items()}
-    for x1, x2, h, _ in means:
+    for x1, _x2, h, _ in means:
         for cx, r, dh, _, _ in dots:
             if dh == h:  # the mean's bar starts right of its seeds' dots
                 assert float(cx) + float(r) <= float(x1), (h, cx, x1)

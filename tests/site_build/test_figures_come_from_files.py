@@ -48,7 +48,8 @@ def sources(assets_dir):
 
     out = {}
     for name, file in (("evidence", "evidence.json"), ("walkthrough", "walkthrough.json"), ("vocab", "vocab.json"),
-                       ("example", "example_search.json"), ("page_data", "page_data.json")):
+                       ("example", "example_search.json"), ("page_data", "page_data.json"),
+                       ("microgpt_heads", "microgpt_heads.json")):
         path = assets_dir / file
         if path.is_file():
             out[name] = json.loads(path.read_text())

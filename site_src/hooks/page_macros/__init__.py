@@ -6,7 +6,8 @@
 * ``tables``: the protocol's tables (runs, aggregates, audit) and quoted stories;
 * ``page3``: the toy sentence's vocabulary, windows and the real prefixes;
 * ``page4``: the walkthrough's matrices, mask, weights and top tokens;
-* ``page5``: the parameter and attention-cost tables, the knock-out table.
+* ``page5``: the parameter and attention-cost tables, the knock-out table;
+* ``microgpt``: the microgpt page's losses over the names list and which letters lean on which head.
 
 ``site_src/hooks/evidence_macros.py`` is the MkDocs hook that renders pages with them.
 Nothing here computes with models: every value comes from a file the pipeline wrote.

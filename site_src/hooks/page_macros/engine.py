@@ -14,7 +14,8 @@ import export.artefacts as artefacts  # standard library only: the build reads f
 
 # Each macro source is a file the pipeline wrote (or a part of page_data.json).
 SOURCES = {"evidence": "evidence", "walkthrough": "walkthrough", "vocab": "vocab", "page_data": "page_data",
-           "example": "example_search"}  # example: page 1's sentence (export/lesson/example_search.py)
+           "example": "example_search",  # example: page 1's sentence (export/lesson/example_search.py)
+           "microgpt_heads": "microgpt_heads"}  # the microgpt page: where its heads matter (export/microgpt/head_effect.py)
 PAGE_DATA_PARTS = ("toy", "results")  # sources that are a part of page_data.json
 TRANSFORMS = {"abs": abs, "neg": lambda x: -x, "exp": math.exp}
 
@@ -82,6 +83,7 @@ class _Data:
                 path = getattr(artefacts.Artefacts(), SOURCES[source])
                 if not path.is_file():
                     hint = {"walkthrough": "run `python -m export walkthrough`",
+                            "microgpt_heads": "run `python -m export microgpt_heads`",
                             "page_data": "run `python -m export pagedata`"}.get(
                                 source, "run `make models` (python -m export all)")
                     raise MacroError(f"{path} does not exist: {hint}")
@@ -131,6 +133,8 @@ res_val = _value("results")
 ex = _figure("example")      # {{ ex("n_candidates", ",") }}: page 1's sentence search
 ex_val = _value("example")
 page_data_val = _value("page_data")
+mh = _figure("microgpt_heads")  # {{ mh("loss.all_on", ".3f") }}
+mh_val = _value("microgpt_heads")
 
 
 def has(path: str, source: str = "evidence") -> bool:

@@ -9,7 +9,6 @@ import { el } from "./ui.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 export const SMOOTH = 50;   // steps in the moving average of the loss curves
-export const TAIL = 100;    // the last steps averaged for the headline figure
 
 function svg(tag, attrs = {}, ...children) {
   const node = document.createElementNS(SVG, tag);
@@ -28,11 +27,6 @@ export function movingAverage(losses, width = SMOOTH) {
     out.push(acc / Math.min(i + 1, width));
   });
   return out;
-}
-
-export function tailMean(losses, tail = TAIL) {
-  const last = losses.slice(-tail);
-  return last.reduce((a, b) => a + b, 0) / last.length;
 }
 
 // Two smoothed loss curves: [{label, losses, cls}] -> an <svg> with axes and a legend in words.
@@ -57,7 +51,9 @@ function lossChart(series) {
     chart.append(label);
   }
   for (const step of [0, Math.round(steps / 2), steps]) {
-    const label = svg("text", { x: x(Math.max(0, step - 1)), y: H - pad.b + 12, class: "mgpt-loss__tick", "text-anchor": "middle" });
+    // The last step's number ends at the plot's right edge instead of spilling past the picture.
+    const anchor = step === steps ? "end" : "middle";
+    const label = svg("text", { x: x(Math.max(0, step - 1)), y: H - pad.b + 12, class: "mgpt-loss__tick", "text-anchor": anchor });
     label.textContent = String(step);
     chart.append(label);
   }
@@ -71,37 +67,47 @@ function lossChart(series) {
   return chart;
 }
 
-// The comparison panel for the two trained models (four heads, one head).
-export function comparePanel(four, one) {
+// The comparison panel for the two trained models (four heads, one head);
+// `measured` is microgpt_heads.json (null when it could not be loaded).
+export function comparePanel(four, one, measured) {
   const series = [
-    { label: `${four.config.n_head} heads × ${four.config.head_dim} numbers`, losses: four.losses, cls: "mgpt-loss__line--four", model: four },
-    { label: `1 head × ${one.config.head_dim} numbers`, losses: one.losses, cls: "mgpt-loss__line--one", model: one },
+    { label: `${four.config.n_head} heads × ${four.config.head_dim} numbers`, losses: four.losses, cls: "mgpt-loss__line--four", model: four, key: "all_on" },
+    { label: `1 head × ${one.config.head_dim} numbers`, losses: one.losses, cls: "mgpt-loss__line--one", model: one, key: "one_head_twin" },
   ];
-  const means = series.map((s) => tailMean(s.losses));
   const chart = lossChart(series);
-  const summary = `Training loss over ${four.config.steps.toLocaleString("en")} steps. Average of the last ${TAIL} steps: ` +
-    series.map((s, k) => `${s.label} ${means[k].toFixed(3)}`).join("; ") + ".";
-  chart.setAttribute("aria-label", summary);
+  const whole = measured ? series.map((s) => measured.loss[s.key]) : null;
+  const count = measured ? measured.predictions.toLocaleString("en") : "";
+  chart.setAttribute("aria-label", `Training loss over ${four.config.steps.toLocaleString("en")} steps, one name per step, ` +
+    `averaged over ${SMOOTH} steps, for ${series.map((s) => s.label).join(" and ")}.`);
   const legend = el("ul", { class: "mgpt-loss__legend" },
     series.map((s, k) => el("li", { "data-model": k ? "one" : "four" },
       el("span", { class: `mgpt-loss__key ${s.cls}`, "aria-hidden": "true" }),
-      `${s.label}: last-${TAIL}-step loss `, el("strong", { text: means[k].toFixed(3) }))));
+      whole ? [`${s.label}: loss over the whole names list `, el("strong", { text: whole[k].toFixed(4) })] : s.label)));
   const samples = el("div", { class: "mgpt-compare__samples" },
     series.map((s, k) => el("div", { "data-model": k ? "one" : "four" },
       el("p", { class: "mgpt-compare__label", text: `${s.label}, after training (temperature ${s.model.config.temperature}):` }),
       el("p", { class: "mgpt-compare__names", text: s.model.samples.join(", ") }))));
-  const diff = means[1] - means[0];
-  const verdict = Math.abs(diff) < 0.01
-    ? "The two end up about as good: on first names, a model this small gains nothing measurable from four heads."
-    : diff > 0
-      ? `The one-head model ends ${diff.toFixed(3)} higher: for first names, four small searches beat one big one here.`
-      : `The one-head model ends ${(-diff).toFixed(3)} lower: on first names, one wide search is enough here.`;
-  return el("section", { class: "mgpt-compare", "data-tail-four": String(means[0]), "data-tail-one": String(means[1]) },
+  return el("section", { class: "mgpt-compare", ...(whole ? { "data-loss-four": String(whole[0]), "data-loss-one": String(whole[1]) } : {}) },
     el("h3", { text: "The honest comparison: a microgpt trained with one head" }),
     el("p", { class: "mgpt-explore__hint", text: "Knocking heads out of a model trained with four only shows what that model relies on. " +
       "This second microgpt was trained from the same starting weights on the same names in the same order, " +
       `for the same ${one.config.steps.toLocaleString("en")} steps, with one head over all ${one.config.head_dim} numbers.` }),
     el("figure", { class: "mgpt-loss" }, chart, el("figcaption", {}, legend)),
-    el("p", { class: "mgpt-compare__verdict", text: `${verdict} (Training loss on the names seen, one name per step, one run each: a difference of a few hundredths is noise.)` }),
+    el("p", { class: "mgpt-compare__verdict", text: verdict(measured, count, four.config.steps) }),
     samples);
+}
+
+// What the whole-list losses say, in words, whichever way they come out.
+export function verdict(measured, count, steps) {
+  if (!measured) return "The curves are training losses, one name per step: too noisy to compare the models by. " +
+    "The measurement over the whole names list could not be loaded.";
+  const { one_head_minus_four: gap, four_heads_attention: four, one_head_attention: one } = measured.gain;
+  const dir = gap > 0 ? "higher" : "lower";
+  const use = (g) => (g <= 0 ? `nothing (its loss drops by ${(-g).toFixed(5)})` : `${g.toFixed(4)}`);
+  const size = Math.abs(gap) < 0.01 ? "a few thousandths of a nat per letter: next to nothing"
+    : Math.abs(gap) < 0.05 ? "a few hundredths of a nat per letter: small" : "a clear gap";
+  return `The curves are training losses, one name per step, too noisy to compare by. Over all ${count} next-letter ` +
+    `predictions of the names list, the one-head model's loss is ${Math.abs(gap).toFixed(4)} ${dir} than the four-head one's, ` +
+    `${size}. Switching every head off costs the four-head model ${use(four)} and the one-head model ${use(one)}: ` +
+    `what attention is worth to each, on first names, after one training run of ${steps.toLocaleString("en")} names.`;
 }

@@ -105,6 +105,13 @@ export function mount(root) {
 
   let starter = "";
   let solution = "";
+  // The code whose prints the output box holds (null: none). Check prints nothing, so it leaves
+  // them in place and the box's label says whose they are.
+  let printedBy = null;
+  const showPrintsOf = (source) => {
+    printedBy = source;
+    outputLabel.textContent = "Output";
+  };
   let busy = false;
   let ready = false;
   const setButtons = () => {
@@ -174,6 +181,7 @@ export function mount(root) {
     busy = true;
     setButtons();
     output.textContent = "";
+    showPrintsOf(source);
     // A verdict belongs to the code it judged: after a Run the editor may hold other code.
     delete verdict.dataset.passed;
     verdict.className = "mgpt-ex__verdict";
@@ -196,8 +204,10 @@ export function mount(root) {
     setButtons();
     verdict.className = "mgpt-ex__verdict";
     verdict.textContent = "Checking…";
-    // Check runs the code quietly: clear what an earlier Run printed.
-    output.textContent = "Check runs your code without showing its prints; press Run to see them.";
+    // Check runs the code quietly: what an earlier Run printed stays, labelled as such.
+    if (printedBy === null) output.textContent = "Check runs your code without showing its prints; press Run to see them.";
+    else outputLabel.textContent = printedBy === source ? "Output of your last Run (Check shows no prints)"
+      : "Output of your last Run, of your code as it was then (Check shows no prints)";
     try {
       const doc = await cases;
       // The verdict comes from the numbers alone; the worker explains only a wrong answer.
@@ -230,6 +240,7 @@ export function mount(root) {
 
   restartButton.addEventListener("click", () => {
     runner.restart();
+    showPrintsOf(null);
     output.textContent = "Python is restarting: a fresh interpreter, with nothing left from earlier runs.";
   });
   runButton.addEventListener("click", () => doRun(code()));
@@ -261,6 +272,7 @@ export function mount(root) {
       clearTimeout(saveTimer);
       verdict.className = "mgpt-ex__verdict";
       verdict.textContent = "";
+      showPrintsOf(null);
       output.textContent = "Press Run to see what your code prints.";
     }
     setButtons();

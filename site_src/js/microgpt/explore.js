@@ -2,6 +2,7 @@
 // each prefix of a name (a bar chart of 27 probabilities) with a switch per
 // head that knocks it out (model.js: headMask), beside the same model with its
 // heads replaced by one head over all 16 numbers (the Watch toggle's probe);
+// the prefixes of the names list where that matters most (where_heads_matter.js);
 // a microgpt really trained with one head, compared (compare.js); and names
 // sampled at a chosen temperature with a seed (Python's random.Random, bit for bit).
 //
@@ -13,6 +14,8 @@ import { comparePanel } from "./compare.js";
 import { whenWanted } from "./python_first.js";
 import { forwardAttention, sampleNames } from "./model.js";
 import { el, loadModel, nameField, ONE_HEAD_PATH, START_LABEL, uid } from "./ui.js";
+import { loadJSON } from "../runtime/assets.js";
+import { HEADS_PATH, headsOff, whereHeadsMatter } from "./where_heads_matter.js";
 
 const mounted = new Map();
 const SAMPLE_COUNT = 10;
@@ -59,6 +62,8 @@ function build(root, model, state) {
   const chartCaption = el("p", { class: "mgpt-bars__caption", "aria-live": "polite" });
   const headsChart = chartBox("heads");
   const probeChart = chartBox("probe");
+  const whereBox = el("div", { class: "mgpt-explore__where" },
+    el("p", { class: "mgpt-loading", text: "Loading where the heads matter most…" }));
   const nextPanel = el("section", { class: "mgpt-explore__next" },
     el("h3", { text: "What comes next?" }),
     field.box,
@@ -67,7 +72,24 @@ function build(root, model, state) {
     el("p", { id: switchLabel, class: "mgpt-explore__hint", text: "Switch a head off to knock it out (its 4 numbers become 0 before attn_wo):" }),
     el("div", { class: "mgpt-prefixes", role: "group", "aria-labelledby": switchLabel }, switches),
     chartCaption,
-    el("div", { class: "mgpt-explore__charts" }, headsChart.box, probeChart.box));
+    el("div", { class: "mgpt-explore__charts" }, headsChart.box, probeChart.box),
+    whereBox);
+
+  // A listed prefix: its name, that much of it read, and the heads that setting switches off.
+  const pick = (entry, setting) => {
+    name = entry.name;
+    prefixEnd = entry.prefix.length;
+    field.input.value = name;
+    field.message.textContent = "";
+    field.input.setAttribute("aria-invalid", "false");
+    const off = headsOff(setting, nHead);
+    switches.forEach((button, h) => {
+      headOn[h] = !off.includes(h + 1);
+      button.setAttribute("aria-pressed", String(headOn[h]));
+    });
+    render();
+    headsChart.box.scrollIntoView({ block: "nearest" });
+  };
 
   function render() {
     if (state.disposed) return;
@@ -163,8 +185,14 @@ function build(root, model, state) {
   root.replaceChildren(el("div", { class: "mgpt-explore" }, nextPanel, samplePanel), compareBox);
   render();
   sample();
-  loadModel(ONE_HEAD_PATH).then((one) => {
-    if (!state.disposed) compareBox.replaceChildren(comparePanel(model, one));
+  const heads = loadJSON(HEADS_PATH);
+  heads.then((doc) => {
+    if (!state.disposed) whereBox.replaceChildren(whereHeadsMatter(doc, pick));
+  }, (err) => {
+    whereBox.replaceChildren(el("p", { class: "mha-panel mha-panel--error", role: "alert", text: `The measurements of where the heads matter could not be loaded: ${err.message}` }));
+  });
+  Promise.all([loadModel(ONE_HEAD_PATH), heads.catch(() => null)]).then(([one, measured]) => {
+    if (!state.disposed) compareBox.replaceChildren(comparePanel(model, one, measured));
   }, (err) => {
     compareBox.replaceChildren(el("p", { class: "mha-panel mha-panel--error", role: "alert", text: `The one-head microgpt could not be loaded: ${err.message}` }));
   });

@@ -83,9 +83,8 @@ function build(root, model, state) {
   const differ = el("p", { class: "mgpt-watch__differ", "aria-live": "polite" });
   const explain = el("p", { class: "mgpt-watch__explain", "aria-live": "polite" });
   const maps = el("div", { class: "mgpt-watch__maps" });
-  const legend = el("p", { class: "mgpt-legend" },
-    el("span", { class: "mgpt-legend__bar", "aria-hidden": "true" }),
-    "Colour (viridis): attention weight from 0 (dark purple) to 1 (yellow). Each row adds up to 1. ∙ is the start marker.");
+  const legendText = el("span");
+  const legend = el("p", { class: "mgpt-legend" }, el("span", { class: "mgpt-legend__bar", "aria-hidden": "true" }), legendText);
   root.replaceChildren(el("div", { class: "mgpt-watch__controls" }, field.box, toggle), explain, differ, maps, legend);
 
   const setView = (next) => {
@@ -109,7 +108,13 @@ function build(root, model, state) {
     maps.dataset.view = view;
     maps.dataset.name = current;
     maps.dataset.marked = String(row);
-    differ.textContent = row < 0 ? "" : describeDifference(trace, labels, row, scores[row]);
+    differ.textContent = row < 0 ? "" : describeDifference(trace, labels, row, scores[row], view);
+    // The spread view's cells are differences between heads, not weights: its rows do not add up to 1.
+    legendText.textContent = view === "differ"
+      ? "Colour (viridis): the largest minus the smallest weight the heads give a cell, from 0 (dark purple: the heads agree) " +
+        "to 1 (yellow: one head looks there fully, another not at all). Unlike weights, a row need not sum to 1. ∙ is the start marker."
+      : "Colour (viridis): attention weight from 0 (dark purple) to 1 (yellow). Each row adds up to 1. ∙ is the start marker.";
+    legend.dataset.view = view;
     if (view === "differ") {
       explain.textContent = `How far apart the ${nHead} heads are, cell by cell: the largest minus the smallest weight any head gives it ` +
         "(dark: the heads agree; bright: at least one head looks there much more than another).";
@@ -137,14 +142,18 @@ function build(root, model, state) {
 }
 
 // "The heads disagree most at ...": each head's favourite position in that row.
-function describeDifference(trace, labels, row, score) {
+// `view` says where the row is marked: in each head's map, in the spread map, or (one head) nowhere.
+function describeDifference(trace, labels, row, score, view) {
   const show = (i) => (i === 0 ? "the start marker ∙" : `“${labels[i]}”`);
   const looks = trace.head_weights[row].map((w, h) => {
     const best = w.indexOf(Math.max(...w));
     return `head ${h + 1} at ${show(best)} (${Math.round(w[best] * 100)}%)`;
   });
-  return `▸ The heads disagree most at ${show(row)} (position ${row}, marked ▸ in every map): two heads share on ` +
-    `average only ${Math.round((1 - score) * 100)}% of their attention there. Looking back from it, ${looks.join(", ")}.`;
+  const where = view === "heads" ? ", marked ▸ in every map" : view === "differ" ? ", marked ▸ in the map" : "";
+  const lead = view === "one" ? "With four heads, the heads disagree most" : "▸ The heads disagree most";
+  const tail = view === "one" ? " The single head below has one pattern per letter, so there is nothing to disagree." : "";
+  return `${lead} at ${show(row)} (position ${row}${where}): two heads share on ` +
+    `average only ${Math.round((1 - score) * 100)}% of their attention there. Looking back from it, ${looks.join(", ")}.${tail}`;
 }
 
 // A heatmap box scrolls sideways on a phone: it must then be reachable with the

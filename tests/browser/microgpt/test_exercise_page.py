@@ -290,21 +290,22 @@ def editor_text(page) -> str:
 def _replace_line(page, contains: str, text: str) -> None:
     """Edit the editor line holding `contains` the way a learner would: go there, select it, type over it.
 
-    CodeMirror only draws the lines in view, so the cursor travels with the arrow keys; long lines
-    wrap, so an arrow key moves one drawn line and End stops at each wrap."""
-    number = line_of(page.evaluate("() => window.mhaExercise.getCode()"), contains)
+    CodeMirror only draws the lines in view, so the cursor travels with the arrow keys; lines never
+    wrap, and Home and End go to the start and end of the whole line, so the indent is typed again."""
+    code = page.evaluate("() => window.mhaExercise.getCode()")
+    number = line_of(code, contains)
+    line = code.splitlines()[number - 1]
     page.locator(".cm-content").click()
     page.keyboard.press("Control+Home")
-    for _ in range(4 * number):
+    for _ in range(2 * number):
         if page.evaluate("() => window.mhaExercise.cursorLine()") == number:
             break
         page.keyboard.press("ArrowDown")
     assert page.evaluate("() => window.mhaExercise.cursorLine()") == number
     page.keyboard.press("End")
-    page.keyboard.press("Home")          # to the end of the indentation
-    for _ in range(4):                   # to the end of the line, past its wraps
-        page.keyboard.press("Shift+End")
-    page.keyboard.insert_text(text)
+    page.keyboard.press("Home")
+    page.keyboard.press("Shift+End")
+    page.keyboard.insert_text(line[:len(line) - len(line.lstrip())] + text)
 
 
 def test_solve_in_editor_reload_and_clear(make_page, servers):
@@ -317,7 +318,7 @@ def test_solve_in_editor_reload_and_clear(make_page, servers):
     _replace_line(page, "k_h = keys", "k_h = [k[start:start + HEAD_DIM] for k in keys]")
     _replace_line(page, "v_h = values", "v_h = [v[start:start + HEAD_DIM] for v in values]")
     _replace_line(page, "# BLANK 2", "blended = [sum(weight * v[j] for weight, v in zip(w, v_h)) for j in range(HEAD_DIM)]")
-    _replace_line(page, "# extend adds a list's items", "out.extend(blended)")
+    _replace_line(page, "# in out, so out ends with", "out.extend(blended)")
     exercise.get_by_role("button", name="Run").click()
     page.wait_for_function("() => document.querySelector('.mgpt-ex__output').textContent.includes('after attn_wo')")
     assert "out has 16 items" in page.inner_text(".mgpt-ex__output")

@@ -8,7 +8,9 @@
 // This file itself is never served.
 
 import { EditorView, basicSetup } from "codemirror";
-import { EditorState } from "@codemirror/state";
+import { EditorState, Prec } from "@codemirror/state";
+import { keymap } from "@codemirror/view";
+import { cursorLineEnd, cursorLineStart, selectLineEnd, selectLineStart } from "@codemirror/commands";
 import { indentUnit, syntaxHighlighting } from "@codemirror/language";
 import { classHighlighter } from "@lezer/highlight";
 import { python } from "@codemirror/lang-python";
@@ -16,7 +18,10 @@ import { python } from "@codemirror/lang-python";
 // Make an editor inside `parent`. Tab is left to the browser, so it moves the
 // focus on and a keyboard user walking the page never types an indent into
 // the code; Enter indents new lines, and Ctrl/Cmd+] and Ctrl/Cmd+[ (in
-// basicSetup's default keymap) indent a line more or less.
+// basicSetup's default keymap) indent a line more or less. Lines never wrap:
+// in Python a wrapped line would start at column 0 and look unindented, so a
+// long line scrolls sideways, and Home and End go to the start and end of the
+// line as Python reads it.
 function createEditor({ parent, doc = "", label = "Code", describedBy = "", onChange = null }) {
   // tabindex: axe counts the scrolling box as reachable only with focusable content inside.
   const attributes = { "aria-label": label, tabindex: "0" };
@@ -29,8 +34,10 @@ function createEditor({ parent, doc = "", label = "Code", describedBy = "", onCh
         basicSetup,
         python(),
         indentUnit.of("    "),
-        // Long comments wrap instead of running past the column's edge (the text column is ~45 characters on a phone).
-        EditorView.lineWrapping,
+        Prec.high(keymap.of([
+          { key: "Home", run: cursorLineStart, shift: selectLineStart, preventDefault: true },
+          { key: "End", run: cursorLineEnd, shift: selectLineEnd, preventDefault: true },
+        ])),
         syntaxHighlighting(classHighlighter),
         EditorView.contentAttributes.of(attributes),
         EditorView.updateListener.of((update) => {
