@@ -371,7 +371,13 @@ def _not_numbers_hint(job, name, problem):
 
 
 def _shape_words(s):
-    return " × ".join(str(n) for n in s) if s else "a single number"
+    if s is None:
+        return "lists of different lengths"
+    if not s:
+        return "a single number"
+    if s == [0]:
+        return "an empty list"
+    return "a list of " + " × ".join(str(n) for n in s) + " numbers"
 
 
 def explain(job, expected):
@@ -390,8 +396,8 @@ def explain(job, expected):
 def _generic(job, name, got, want, what):
     for i, (g, w) in enumerate(zip(got, want)):
         if shape(g) != shape(w):
-            return Hint(f"{EARLIER[name]}Your {name} gives numbers shaped {_shape_words(shape(g) or [])}; the "
-                        f"model's {what} is shaped {_shape_words(shape(w))}.",
+            return Hint(f"{EARLIER[name]}Your {name} gives back {_shape_words(shape(g))}, where the model's {what} "
+                        f"hold {' × '.join(str(n) for n in shape(w))} numbers.",
                         where(job.get("source", ""), name, r"\breturn\b", "check what it returns."),
                         CODE.get(name, ""))
         path = first_difference(g, w)

@@ -8,14 +8,21 @@
 //
 // Settings, in the worker's name (JSON, read as soon as this script runs):
 //               {indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL,
-//                count, handoff, prefetch, offer, module}   (count: no service worker serves this page yet;
+//                checkerURL?, exerciseURL?, count, handoff, prefetch, offer, module}   (count: no service worker serves this page yet;
 //                offer: {key, digest, size, cache, url, failedKey, shipped}, the record ../snapshot.js
 //                keeps and the heap the site ships ({url, digest, size}, or null), or null: then a
 //                "snapshot" message brings it; module: whether the page has a compiled WebAssembly)
 // Messages in:  {type: "init", interruptBuffer?, module?}   (at once: what a name cannot carry)
 //               {type: "snapshot", key, digest, size, cache, url, failedKey, shipped}   (when offer is null)
 //               {type: "run", token, source} | {type: "check", token, source, inputs}
-//               {type: "explain", token}   (after "collected": the page wants the explanation)
+//               {type: "explain", token, expected?}   (after "collected": the page wants the explanation;
+//                 expected: JSON of the graph's numbers, for an exercise of functions)
+//
+// Two kinds of exercise share this worker and its Python heap: microgpt's
+// multi_head (diagnosis.py, the default) and an exercise of functions
+// (checkerURL: pyodide/calls.py, imported beside sandbox and diagnosis before
+// the guard's snapshot; exerciseURL: the exercise's one file, written for
+// Python only when its explanation is asked for, like microgpt's floats).
 // Messages out: {type: "progress", text, loaded?, total?}
 //               {type: "snapshot-made", key, packed} | {type: "snapshot-missing", key, digest, reason}
 //                 | {type: "snapshot-failed", key, reason} | {type: "heap-failed", digest, reason}
@@ -64,6 +71,7 @@ import { HOME, MODEL_FILE, pyodideOptions, sha256Hex, snapshotKey, takeHeap, wri
 const OUTPUT_LIMIT = 20500;
 const MEMORY_LIMIT = 1024 * 1024 * 1024; // bytes of WebAssembly memory: more is reported as a memory problem
 const REFERENCE = "/opt/reference/microgpt_floats.py"; // diagnosis.REFERENCE, outside sys.path
+const EXERCISE_FILE = "/opt/reference/exercise.py"; // an exercise of functions' checks, outside sys.path
 // The files loadPyodide needs; a missing one would leave it waiting for ever.
 const RUNTIME_FILES = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
 // Where a first visit leaves what it downloaded for the service worker (site_src/hooks/service_worker.js):
@@ -77,7 +85,7 @@ const HANDED_OFF = [...PYODIDE_FETCHED, "heap.bin"];
 // and a line too slow to bring 15 MB in time starts Python the normal way.
 const WAIT_FOR_HEAP_MS = 2000;
 // Runs in every worker after the heap is ready (restored or new), then the guard's snapshot is taken.
-const SETUP = (home) => `import os, sys
+const SETUP = (home, checker) => `import os, sys
 os.chdir(${JSON.stringify(home)})
 sys.path[:] = list(dict.fromkeys(sys.path))   # (finalizeSetup adds "" again after a restore)
 if "/opt/mha" not in sys.path:
@@ -85,7 +93,7 @@ if "/opt/mha" not in sys.path:
 import random, tempfile
 random.seed()                                 # a restored heap holds the generator's state of the snapshot
 tempfile._name_sequence = None
-import sandbox, diagnosis
+import sandbox, diagnosis${checker ? "\nimport calls" : ""}
 sandbox.start()
 `;
 
@@ -133,6 +141,7 @@ let pyodide = null;
 let fs = null; // the file-system calls, kept before any learner code runs
 let checker = null; // {run, collect, explain, healthy}
 let floatsSource = null; // microgpt's float arithmetic: written for Python only after the learner's code ran
+let exerciseSource = null; // an exercise of functions' checks: likewise
 let job = null; // {token, type, shown, cut, decoder}
 let used = false; // this worker has been given its one job
 let offerSnapshot = null;
@@ -528,7 +537,7 @@ function watchInstantiate({ stages, t0, compiled = null, heapBytes = 0, keep }) 
   };
 }
 
-async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, count, handoff, prefetch, module }) {
+async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, checkerURL, exerciseURL, count, handoff, prefetch, module }) {
   const t0 = performance.now();
   // Milliseconds after t0; origin and t0 place them on the page's clock (bench/site_visits.py).
   const stages = { origin: performance.timeOrigin, t0 };
@@ -547,6 +556,8 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
       fetchOk(sandboxURL).then((r) => r.text()),
       fetchOk(diagnosisURL).then((r) => r.text()),
       fetchOk(floatsURL).then((r) => r.text()),
+      checkerURL ? fetchOk(checkerURL).then((r) => r.text()) : null,
+      exerciseURL ? fetchOk(exerciseURL).then((r) => r.text()) : null,
     ]);
     files.catch(() => {});
     if (count && prefetch) {
@@ -579,10 +590,11 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     if (imported.status === "rejected") throw new Error(`pyodide.mjs could not be loaded (${imported.reason.message})`);
     const { loadPyodide } = imported.value;
     stages.imported = performance.now() - t0;
-    const [model, sandboxSource, diagnosisSource, floats] = await files;
+    const [model, sandboxSource, diagnosisSource, floats, checkerSource, exercise] = await files;
     const modelBytes = new Uint8Array(model);
     checkModel(modelBytes);
     floatsSource = floats;
+    exerciseSource = exercise;
     const sources = { sandboxSource, diagnosisSource };
     const usable = Boolean(self.caches && self.crypto && crypto.subtle);
     const key = usable ? await snapshotKey(indexURL, sandboxSource, diagnosisSource).catch(() => "") : "";
@@ -599,7 +611,7 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
       try {
         pyodide = await loadPyodide({ ...pyodideOptions(indexURL), _loadSnapshot: heap.bytes });
         stages.loaded = performance.now() - t0;
-        setUp(pyodide, { ...sources, modelBytes, interruptBuffer: (await handedOver).interruptBuffer });
+        setUp(pyodide, { ...sources, checkerSource, modelBytes, interruptBuffer: (await handedOver).interruptBuffer });
         start = heap.from === "saved" ? "snapshot" : "shipped";
       } catch (err) {
         // Whatever went wrong, this worker starts Python the normal way,
@@ -625,13 +637,15 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
       self.fetch = realFetch;
       tracker.report();
       if (make) makeSnapshot(pyodide, key, sources);
-      setUp(pyodide, { ...sources, modelBytes, interruptBuffer: (await handedOver).interruptBuffer });
+      setUp(pyodide, { ...sources, checkerSource, modelBytes, interruptBuffer: (await handedOver).interruptBuffer });
     }
     self.fetch = realFetch;
     stages.setUp = performance.now() - t0;
     const sandbox = pyodide.pyimport("sandbox");
     const diagnosis = pyodide.pyimport("diagnosis");
-    checker = { run: sandbox.run, collect: diagnosis.collect, explain: diagnosis.explain_collected, healthy: sandbox.healthy };
+    checker = checkerSource
+      ? { run: sandbox.run, collect: pyodide.pyimport("calls").collect, explain: pyodide.pyimport("calls").explain, healthy: sandbox.healthy }
+      : { run: sandbox.run, collect: diagnosis.collect, explain: diagnosis.explain_collected, healthy: sandbox.healthy };
     const python = pyodide.runPython("import sys; sys.version.split()[0]");
     await Promise.all(pending); // the handed-off copies are complete before the next worker looks for them
     lockDown();
@@ -659,15 +673,16 @@ function makeSnapshot(py, key, sources) {
 // Everything a worker needs besides the heap: files, streams, the interrupt
 // buffer, then sandbox.start() (the per-job guard's own snapshot, taken after
 // the files exist, since it records them).
-function setUp(py, { sandboxSource, diagnosisSource, modelBytes, interruptBuffer }) {
+function setUp(py, { sandboxSource, diagnosisSource, checkerSource, modelBytes, interruptBuffer }) {
   const FS = py.FS;
   fs = { mkdirTree: FS.mkdirTree.bind(FS), writeFile: FS.writeFile.bind(FS) };
   writeExerciseFiles(FS, { sandboxSource, diagnosisSource, modelBytes });
+  if (checkerSource) FS.writeFile("/opt/mha/calls.py", checkerSource);
   py.setStdout(writer("stdout"));
   py.setStderr(writer("stderr"));
   py.setStdin({ stdin: () => null }); // sys.stdin reads nothing (sandbox.py words input())
   if (interruptBuffer) py.setInterruptBuffer(interruptBuffer);
-  py.runPython(SETUP(HOME));
+  py.runPython(SETUP(HOME, Boolean(checkerSource)));
 }
 
 function oneLine(err) {
@@ -723,14 +738,19 @@ function startJob({ type, token, source, inputs }) {
   }
 }
 
-function explain({ token }) {
+function explain({ token, expected }) {
   if (!job || job.token !== token || job.type !== "check" || job.explained) return;
   job.explained = true;
   let message;
   try {
     fs.mkdirTree("/opt/reference");
-    fs.writeFile(REFERENCE, floatsSource);
-    message = String(checker.explain());
+    if (exerciseSource) {
+      fs.writeFile(EXERCISE_FILE, exerciseSource);
+      message = String(checker.explain(EXERCISE_FILE, String(expected || "{}")));
+    } else {
+      fs.writeFile(REFERENCE, floatsSource);
+      message = String(checker.explain());
+    }
   } catch (err) {
     message = failure(err).message;
   }
