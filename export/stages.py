@@ -126,7 +126,8 @@ GRAPH: tuple[Stage, ...] = (
           summary="page 1's sentence, chosen with the four-head model"),
     Stage("build_weights", ("models/manifest.json", "models/*.onnx"), "build_weights.json",
           "export.lesson.build_weights:stage",
-          "the build exercise: the four-head model's attention weights, [out, in] with biases, from its ONNX",
+          "the build exercise: the four-head model's attention weights, [out, in] with biases, from its ONNX, "
+          "and the graph of the rest of the model after attention", also=("models/*.tail.onnx",),
           summary="build_weights.json: the build exercise's weights"),
     Stage("sweep", ("runs/<model>-seed<seed>/",), "head_sweep.json", "export.head_sweep:stage",
           "page 5's head-count sweep: every attention model (1, 2, 4, 8, 16 heads) x seed, alike-checked "

@@ -70,6 +70,47 @@ def attention_weights(onnx_path: Path) -> dict[str, np.ndarray]:
     return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in found.items()}
 
 
+# The shipped graph's nodes after attention: hidden layer (int8 weights), ReLU, vocabulary head (float16 weights).
+TAIL_INPUT = "/model/Add_1_output_0"   # E + W_O(joined) of the final slot, [1, d_model]
+TAIL_NODES = ("/model/hidden_layer/", "/model/Relu", "/model/vocab_head/", "hidden_layer.weight", "vocab_head.weight")
+
+
+def tail_path(art: Artefacts) -> Path:
+    return art.models_dir / f"{MODEL}.tail.onnx"
+
+
+def tail_graph(onnx_path: Path) -> bytes:
+    """The rest of the model after attention, as its own small graph: ``updated`` [1, d] -> ``logits`` [1, C].
+
+    The page feeds it E's final row plus the learner's final update row, so the
+    learner's attention drives the trained model. Its nodes are the shipped
+    graph's own; its weights are read, as ONNX external data, from the shipped
+    file's bytes (as the teaching graph's are), so it holds almost none itself.
+    """
+    import onnx
+    from onnx import helper
+
+    from ..teaching_graph import WEIGHTS_KEY, share_weights
+
+    shipped = Path(onnx_path).read_bytes()
+    proto = onnx.load_from_string(shipped)
+    nodes = [n for n in proto.graph.node if any(key in n.name or key in "".join(n.output) for key in TAIL_NODES)]
+    used = {i for n in nodes for i in n.input}
+    inits = [t for t in proto.graph.initializer if t.name in used]
+    d = next(t for t in proto.graph.initializer if t.name == "model.position_embedding.weight").dims[1]
+    C = next(t for t in proto.graph.initializer if t.name == "model.vocab_head.bias").dims[0]
+    for node in nodes:
+        node.input[:] = ["updated" if i == TAIL_INPUT else i for i in node.input]
+    graph = helper.make_graph(nodes, f"{MODEL}_tail", [helper.make_tensor_value_info("updated", onnx.TensorProto.FLOAT, [1, d])],
+                              [helper.make_tensor_value_info("logits", onnx.TensorProto.FLOAT, [1, C])], inits)
+    tail = helper.make_model(graph, opset_imports=list(proto.opset_import), ir_version=proto.ir_version)
+    onnx.checker.check_model(tail)
+    tail, _ = share_weights(tail, shipped, Path(onnx_path).name)
+    meta = tail.metadata_props.add()
+    meta.key, meta.value = WEIGHTS_KEY, _sha256(onnx_path)
+    return tail.SerializeToString()
+
+
 def build(art: Artefacts) -> dict:
     path = art.model_onnx(MODEL)
     if not path.is_file():
@@ -88,11 +129,16 @@ def build(art: Artefacts) -> dict:
     }
     for key in sorted(weights):
         doc[key] = _float32_list(weights[key])
+    tail = tail_path(art)
+    if tail.is_file():   # the tail graph, written beside the model by write(): its bytes are checked like the model's
+        doc["tail"] = {"file": tail.relative_to(art.root).as_posix(), "sha256": _sha256(tail), "bytes": tail.stat().st_size,
+                       "external_path": path.name}
     return doc
 
 
 def write(art: Artefacts | None = None, log=print) -> Path:
     art = art or Artefacts()
+    atomic.write_bytes(tail_path(art), tail_graph(art.model_onnx(MODEL)))
     path = atomic.write_json(art.build_weights, build(art), indent=None)
     log(f"wrote {path}")
     return path

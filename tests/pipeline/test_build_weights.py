@@ -69,3 +69,28 @@ def test_a_correct_solution_on_these_weights_gives_the_teaching_graphs_tensors(p
         rows = build_solution.project(E, doc[f"W_{name}"], doc[f"b_{name}"])
         close(build_solution.split_heads(rows, heads), out[name][0, :, -n:])
     close(build_solution.multi_head_attention(E, doc, heads), out["update"][0, -n:])
+
+
+@pytest.mark.parametrize("prompt", PROMPTS)
+def test_the_tail_graph_on_the_graphs_updated_row_gives_the_models_logits(prompt):
+    """E's final row plus the final update row, through the tail graph: the shipped model's own logits."""
+    import onnxruntime as ort
+
+    art = Artefacts()
+    doc = json.loads(art.build_weights.read_text())
+    assert doc["tail"]["sha256"] == build_weights._sha256(art.root / doc["tail"]["file"])
+    vocab = json.loads(art.vocab.read_text())
+    out = teaching_graph.run(teaching_graph.session(art.teaching_onnx(build_weights.MODEL)),
+                             context_window(prompt_history(vocab["itos"], prompt), vocab["T"]))
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    tail = ort.InferenceSession(str(build_weights.tail_path(art)), opts, providers=["CPUExecutionProvider"])
+    updated = (out["E"][0, -1] + out["update"][0, -1])[None].astype(np.float32)
+    (logits,) = tail.run(["logits"], {"updated": updated})
+    assert np.abs(logits - out["logits"]).max() <= TOLERANCE
+    assert int(logits.argmax()) == int(out["logits"].argmax())
+
+
+def test_the_tail_graph_holds_no_copy_of_the_weights():
+    art = Artefacts()
+    assert build_weights.tail_path(art).stat().st_size < 4096   # every weight is read from four_heads.onnx
