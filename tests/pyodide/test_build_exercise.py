@@ -79,7 +79,7 @@ def graph():
         "blend": ([[A[h], V[h]] for h in range(heads)], per_head("messages")),
         "multi_head_attention": ([[E, weights, heads]], [out["update"][0, -n:].tolist()]),
     }
-    tokens = [vocab["itos"][i] for i in ids]
+    tokens = ["BOS"] + [vocab["itos"][i] for i in ids[1:]]   # as the page names the rows
     return {"tests": tests, "tokens": tokens, "heads": heads}
 
 
@@ -156,7 +156,7 @@ MISTAKES = {
                           r"S\[i\]\[j\] is the model's S\[j\]\[i\]", None),
     "future_not_masked": ("causal_softmax", edit((MAX_ROW, "        top = max(row)"),
                                                  (SOFTMAX_ROW, "        e = [math.exp(s - top) for s in row]")),
-                          r"^Your scores match the model's\. The weights of receiver 0 \('<BOS>'\) are not zero on "
+                          r"^Your scores match the model's\. The weights of receiver 0 \('BOS'\) are not zero on "
                           r"source 1 \('once'\).*: the future is not hidden\.", "math.exp"),
     "future_set_to_zero": ("causal_softmax", edit((MAX_ROW, "        row = [s if j <= i else 0.0 for j, s in enumerate(row)]\n        top = max(row)"),
                                                   (SOFTMAX_ROW, "        e = [math.exp(s - top) for s in row]")),
