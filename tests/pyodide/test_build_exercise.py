@@ -240,3 +240,32 @@ def test_the_learners_code_cannot_import_the_checks(checker, graph):
     source = solution().replace('def project(E, W, b):', 'import build_attention\n\n\ndef project(E, W, b):')
     passed, message = check(checker, graph, "project", source)
     assert not passed and "ModuleNotFoundError" in message, message
+
+
+THIRD = '''"""A throwaway exercise: one file, nothing else."""
+STARTER = r\'\'\'def double(x):
+    ...
+\'\'\'
+FUNCTIONS = (("double", "twice the number"),)
+TOLERANCE = 1e-9
+
+
+def explain(job, expected):
+    if job["outputs"] == expected["outputs"]:
+        return None
+    return ("Your double gives " + repr(job["outputs"]) + ", the check wants " + repr(expected["outputs"]) + ".",
+            "Line 2: multiply by 2.", "return 2 * x")
+'''
+
+
+def test_a_third_exercise_is_one_new_file(checker, tmp_path):
+    """The shared Check (calls.py) serves any exercise file: a throwaway one, written here, works unchanged."""
+    third = tmp_path / "third.py"
+    third.write_text(THIRD)
+    inputs = json.dumps({"function": "double", "calls": [[2.0], [5.0]], "tokens": [], "n_heads": 1})
+    expected = json.dumps({"outputs": [4.0, 10.0]})
+    assert json.loads(checker.collect("def double(x):\n    return 2 * x\n", inputs))["outputs"] == [4.0, 10.0]
+    assert checker.explain(str(third), expected) == ""
+    assert json.loads(checker.collect("def double(x):\n    return x + 2\n", inputs))["outputs"] == [4.0, 7.0]
+    idea, where, code = checker.explain(str(third), expected).split(SEP)
+    assert "the check wants [4.0, 10.0]" in idea and code == "return 2 * x"
