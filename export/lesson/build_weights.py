@@ -153,5 +153,5 @@ def stale_inputs(art: Artefacts | None = None) -> list[str]:
 
 
 def stage(ctx) -> None:
-    """The stage graph's entry (export/stages.py): write build_weights.json."""
+    """The stage graph's entry (export/stages.py): write build_weights.json and the tail graph."""
     write(ctx.art)

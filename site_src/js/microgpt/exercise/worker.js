@@ -1,4 +1,7 @@
 // Module Web Worker that runs ONE job (a Run or a Check) of the learner's Python with Pyodide.
+// Its jobs, one module each: this file starts Python and speaks the job
+// protocol; downloads.js fetches (with progress and the service worker's
+// handoff); heap_choice.js picks the heap Python starts from.
 //
 // The page (microgpt/runner.js) boots a worker ahead of time, hands it one job
 // and then terminate()s it, so the next job starts in a worker whose
@@ -63,8 +66,12 @@
 // it does after a normal start. Any failure falls back to a normal start in
 // the same worker.
 
-import { unpackHeap } from "./heap_pages.js";
-import { HOME, MODEL_FILE, pyodideOptions, sha256Hex, snapshotKey, takeHeap, writeExerciseFiles } from "./heap_recipe.js";
+import { HOME, MODEL_FILE, pyodideOptions, snapshotKey, takeHeap, writeExerciseFiles } from "./heap_recipe.js";
+import {
+  PYODIDE_FETCHED, checkRuntimeFiles, countingFetch, fetchOk, fromCacheStorage, oneLine, post, prefetching,
+  progressTracker, watchModuleScripts,
+} from "./downloads.js";
+import { chooseHeap, downloadHeap, snapshotHeapBytes, watchInstantiate } from "./heap_choice.js";
 
 // Characters of printed output passed on per job. sandbox.py already cuts
 // prints at 20,000 (cheaply, in Python); this is the guard behind it.
@@ -72,18 +79,6 @@ const OUTPUT_LIMIT = 20500;
 const MEMORY_LIMIT = 1024 * 1024 * 1024; // bytes of WebAssembly memory: more is reported as a memory problem
 const REFERENCE = "/opt/reference/microgpt_floats.py"; // diagnosis.REFERENCE, outside sys.path
 const EXERCISE_FILE = "/opt/reference/exercise.py"; // an exercise of functions' checks, outside sys.path
-// The files loadPyodide needs; a missing one would leave it waiting for ever.
-const RUNTIME_FILES = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
-// Where a first visit leaves what it downloaded for the service worker (site_src/hooks/service_worker.js):
-// the files Pyodide fetch()es. Its two module scripts come through import(), which
-// the service worker finds in the HTTP cache (or serves itself, once it controls this worker).
-const HANDOFF_CACHE = "pyodide-handoff";
-const PYODIDE_FETCHED = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
-const HANDED_OFF = [...PYODIDE_FETCHED, "heap.bin"];
-// How long a worker waits for the shipped heap once everything else is ready
-// to start Python: restoring saves ~3 s of a normal start on a slow laptop,
-// and a line too slow to bring 15 MB in time starts Python the normal way.
-const WAIT_FOR_HEAP_MS = 2000;
 // Runs in every worker after the heap is ready (restored or new), then the guard's snapshot is taken.
 const SETUP = (home, checker) => `import os, sys
 os.chdir(${JSON.stringify(home)})
@@ -155,205 +150,7 @@ const handedOver = new Promise((resolve) => {
   handOver = resolve;
 });
 
-function post(message) {
-  self.postMessage(message);
-}
 
-function fileName(url) {
-  return decodeURIComponent(new URL(url).pathname.split("/").pop());
-}
-
-async function fetchOk(url, options = undefined) {
-  let response;
-  try {
-    response = await fetch(url, options);
-  } catch (err) {
-    throw new Error(`${fileName(url)} could not be downloaded (${err.message})`);
-  }
-  if (!response.ok) throw new Error(`${fileName(url)} could not be loaded (HTTP ${response.status})`);
-  return response;
-}
-
-// HEAD requests for the runtime files, so a missing one is named within seconds.
-// Only an answer counts: a HEAD that cannot reach the network at all (offline,
-// where the service worker serves the files to GET requests only) proves
-// nothing, and the load itself names any file it cannot get.
-async function checkRuntimeFiles(indexURL) {
-  await Promise.all(RUNTIME_FILES.map(async (name) => {
-    const url = indexURL + name;
-    let response;
-    try {
-      response = await fetch(url, { method: "HEAD" });
-    } catch {
-      return;
-    }
-    if (!response.ok && response.status !== 405 && response.status !== 501) {
-      throw new Error(`${name} could not be loaded (HTTP ${response.status})`);
-    }
-  }));
-}
-
-// ---------------------------------------------------------------------------
-// Downloads: bytes and percent of everything the exercise waits for.
-// ---------------------------------------------------------------------------
-function megabytes(bytes) {
-  return (bytes / 1e6).toFixed(1);
-}
-
-function progressTracker() {
-  const loaded = new Map(); // file name -> bytes received so far
-  let sizes = null; // file name -> bytes (uncompressed), from pyodide/sizes.json
-  const skipped = new Set(); // files no longer waited for (the shipped heap on a slow line)
-  let lastPost = 0;
-  const tracker = {
-    sizes(value) {
-      sizes = value && typeof value === "object" ? { ...value } : null;
-      for (const name of skipped) if (sizes) delete sizes[name];
-    },
-    skip(name) {
-      skipped.add(name);
-      loaded.delete(name);
-      if (sizes) delete sizes[name];
-      tracker.report();
-    },
-    add(name, bytes) {
-      if (skipped.has(name)) return;
-      loaded.set(name, (loaded.get(name) || 0) + bytes);
-      const now = performance.now();
-      if (now - lastPost > 100) {
-        lastPost = now;
-        tracker.report();
-      }
-    },
-    report() {
-      let got = 0;
-      for (const value of loaded.values()) got += value;
-      if (!got) return;
-      const total = sizes ? Object.values(sizes).reduce((a, b) => a + (Number(b) || 0), 0) : 0;
-      if (total > 0) {
-        const shown = Math.min(got, total);
-        const percent = Math.floor((100 * shown) / total);
-        post({ type: "progress", loaded: shown, total,
-          text: shown < total
-            ? `Downloading Python (Pyodide) and the model: ${megabytes(shown)} of ${megabytes(total)} MB (${percent} %)…`
-            : `Downloaded ${megabytes(total)} MB (100 %); starting Python…` });
-      } else {
-        post({ type: "progress", loaded: got, text: `Downloading Python (Pyodide) and the model: ${megabytes(got)} MB so far…` });
-      }
-    },
-  };
-  return tracker;
-}
-
-// A fetch that counts the bytes of each body as they arrive and, on a first
-// visit with a service worker on its way (handoff), keeps a copy of each
-// runtime file in HANDOFF_CACHE, so the service worker stores it without
-// downloading it again. Only while no service worker serves the files
-// (count): from its cache they come at once, and a response rebuilt in
-// JavaScript would lose the browser's compiled-WebAssembly cache.
-function countingFetch(realFetch, tracker, handoff, pending) {
-  return async (input, init) => {
-    const response = await realFetch(input, init);
-    const method = (init && init.method) || (input instanceof Request ? input.method : "GET");
-    if (method !== "GET" || !response.ok || !response.body) return response;
-    const url = input instanceof Request ? input.url : String(input); // (Pyodide passes URL objects)
-    const name = fileName(url);
-    const headers = new Headers(response.headers);
-    headers.delete("content-encoding"); // the body below is already decoded
-    headers.delete("content-length");
-    const reader = response.body.getReader();
-    const chunks = [];
-    let size = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-      tracker.add(name, value.byteLength);
-    }
-    tracker.report();
-    const bytes = new Uint8Array(size);
-    let at = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, at);
-      at += chunk.byteLength;
-    }
-    if (handoff && HANDED_OFF.includes(name) && self.caches) {
-      pending.push(caches.open(HANDOFF_CACHE)
-        .then((cache) => cache.put(url, new Response(bytes, { status: 200, headers })))
-        .catch(() => {}));
-    }
-    const copy = new Response(bytes, { status: response.status, statusText: response.statusText, headers });
-    Object.defineProperty(copy, "url", { value: response.url }); // Pyodide resolves paths against it
-    return copy;
-  };
-}
-
-// Answers a GET from `answer(url)` (a promise of the response, or of null:
-// then it is fetched after all) where that gives one; the rest is fetched.
-function answering(fetchFn, answer) {
-  return (input, init) => {
-    const url = input instanceof Request ? input.url : String(input);
-    const method = (init && init.method) || (input instanceof Request ? input.method : "GET");
-    const response = method === "GET" ? answer(url) : null;
-    if (!response) return fetchFn(input, init);
-    return response.then((found) => found || fetchFn(input, init));
-  };
-}
-
-// On a first visit, Pyodide's own downloads start at once instead of when
-// loadPyodide asks for them (after the heap is chosen): each file's first GET
-// is answered from the download started here.
-function prefetching(fetchFn, urls) {
-  const early = new Map(urls.map((url) => {
-    const response = fetchFn(url);
-    response.catch(() => {});
-    return [url, response];
-  }));
-  return answering(fetchFn, (url) => {
-    const response = early.get(url);
-    early.delete(url);
-    return response;
-  });
-}
-
-// Served by the service worker (a repeat visit), Pyodide's files are read
-// straight from Cache Storage, from the start, instead of through the service
-// worker when loadPyodide asks for them (which took twice as long: 15 MB in
-// 96-108 ms against 41-54 ms, bench/RESULTS.md); a file not found there is
-// fetched. Each later GET of them (Pyodide's own request for the WebAssembly
-// compiled ahead, whose body it never reads) is answered from there too.
-function fromCacheStorage(fetchFn, urls) {
-  const stored = (url) => caches.match(url).catch(() => null);
-  const early = new Map(urls.map((url) => [url, stored(url)]));
-  return answering(fetchFn, (url) => {
-    if (!urls.includes(url)) return null;
-    const response = early.get(url) || stored(url);
-    early.delete(url);
-    return response;
-  });
-}
-
-// Module scripts (pyodide.mjs, pyodide.asm.mjs) arrive through import(), which
-// no fetch wrapper sees: their sizes are counted from this worker's resource timing.
-function watchModuleScripts(tracker) {
-  if (typeof PerformanceObserver !== "function") return;
-  const counted = new Set();
-  try {
-    new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) {
-        const name = fileName(entry.name);
-        if (name.endsWith(".mjs") && !counted.has(name) && entry.decodedBodySize) {
-          counted.add(name);
-          tracker.add(name, entry.decodedBodySize);
-          tracker.report();
-        }
-      }
-    }).observe({ type: "resource", buffered: true });
-  } catch {
-    // no resource timing here: the percent then stops short of 100 until Python is ready
-  }
-}
 
 // Printed bytes -> text, cut so that at most OUTPUT_LIMIT characters are passed on,
 // however long one print is (the bytes past the limit are never decoded).
@@ -393,149 +190,7 @@ function checkModel(bytes) {
   }
 }
 
-// The heap this browser keeps (../snapshot.js), read and checked here, where
-// no learner code has run yet: {bytes} when its digest matches the record,
-// {missing} when it is absent or does not match.
-async function readSavedHeap(offer) {
-  try {
-    const response = await (await caches.open(offer.cache)).match(offer.url);
-    if (!response) return { missing: "no saved copy" };
-    const packed = new Uint8Array(await response.arrayBuffer());
-    if (packed.byteLength !== offer.size || await sha256Hex(packed) !== offer.digest) {
-      return { missing: "the saved copy does not match its digest" };
-    }
-    return { bytes: unpackHeap(packed) };
-  } catch (err) {
-    return { missing: oneLine(err) };
-  }
-}
 
-// The heap the site ships ({url, digest, size}), downloaded now; chooseHeap()
-// gives up on one that is slow to come (tracker: the progress line, on a first visit).
-function downloadHeap(shipped, tracker) {
-  const controller = new AbortController();
-  const bytes = (async () => {
-    // Straight from Cache Storage when the service worker has stored it (a repeat
-    // visit): 15 MB that need not stream through the service worker's thread.
-    const stored = self.caches ? await caches.match(shipped.url).catch(() => null) : null;
-    const response = stored || await fetchOk(shipped.url, { priority: "low", signal: controller.signal });
-    const packed = new Uint8Array(await response.arrayBuffer());
-    if (packed.byteLength !== shipped.size || await sha256Hex(packed) !== shipped.digest) {
-      throw new Error("the downloaded heap does not match this build's digest");
-    }
-    return unpackHeap(packed);
-  })();
-  bytes.catch(() => {});
-  return {
-    bytes,
-    abort() {
-      controller.abort();
-      if (tracker) tracker.skip(fileName(shipped.url));
-    },
-  };
-}
-
-// Which heap this worker starts from: {bytes, from: "saved"|"shipped"},
-// {missing, from} when one was offered and is not usable, or {} for none
-// (a normal start). A heap of this browser made for these files comes first;
-// the shipped one if it comes within WAIT_FOR_HEAP_MS.
-// startDownload(offer): the shipped heap's download (started at most once), or null.
-async function chooseHeap(offer, key, startDownload) {
-  if (key && offer.key === key && offer.digest && offer.cache) {
-    const saved = await readSavedHeap(offer);
-    if (saved.bytes) return { ...saved, from: "saved" };
-    post({ type: "snapshot-missing", key, digest: offer.digest, reason: saved.missing });
-  }
-  const download = startDownload(offer);
-  if (!download) return {};
-  let timer = null;
-  const late = new Promise((resolve) => {
-    timer = setTimeout(() => resolve(null), WAIT_FOR_HEAP_MS);
-  });
-  try {
-    const bytes = await Promise.race([download.bytes, late]);
-    if (bytes) return { bytes, from: "shipped" };
-    download.abort();
-    return {};
-  } catch (err) {
-    return { missing: oneLine(err), from: "shipped" };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-// The heap size a snapshot holds (Pyodide's header: word 1 is the header's length).
-function snapshotHeapBytes(bytes) {
-  const header = new Uint32Array(bytes.buffer, bytes.byteOffset, 2);
-  return bytes.byteLength - header[1];
-}
-
-// Pyodide instantiates its WebAssembly through WebAssembly.instantiate(Streaming);
-// wrapped here, before any learner code runs (they only ever instantiate
-// Pyodide's own module), to
-// - use the module an earlier worker compiled (`compiled`, handed on by the
-//   page): the browser shares its compiled code between workers, so this one
-//   neither compiles it again nor compiles, function by function, the code
-//   the earlier one already ran (Chrome compiles WebAssembly lazily); or the
-//   one this worker began to compile when it started (a repeat visit);
-// - grow the memory to a snapshot's heap first: Pyodide 314 restores into a
-//   heap of the default size and fails ("offset is out of bounds") when the
-//   snapshot's heap had grown past it;
-// - note when it was done (stages);
-// - compile each of the tiny modules Pyodide makes to put a JavaScript function
-//   into its function table (~260 while it starts, of ~30 distinct signatures)
-//   once per signature: a module's bytes depend only on the signature, and one
-//   compiled module can be instantiated with any function.
-function watchInstantiate({ stages, t0, compiled = null, heapBytes = 0, keep }) {
-  const done = (result) => {
-    const memory = result && result.instance && result.instance.exports.memory;
-    if (memory && memory.buffer.byteLength < heapBytes) {
-      memory.grow(Math.ceil((heapBytes - memory.buffer.byteLength) / 65536));
-    }
-    if (result && result.module instanceof WebAssembly.Module) keep(result.module);
-    stages.instantiated = performance.now() - t0;
-    return result;
-  };
-  const streaming = WebAssembly.instantiateStreaming;
-  const plain = WebAssembly.instantiate;
-  const RealModule = WebAssembly.Module;
-  const tiny = new Map(); // the bytes of a small module (as a string) -> its compiled module
-  WebAssembly.Module = new Proxy(RealModule, {
-    construct(target, args, newTarget) {
-      const bytes = args[0];
-      if (!(bytes instanceof Uint8Array) || bytes.byteLength > 128 || newTarget !== WebAssembly.Module) {
-        return Reflect.construct(target, args, newTarget === WebAssembly.Module ? target : newTarget);
-      }
-      const key = String.fromCharCode(...bytes);
-      let module = tiny.get(key);
-      if (!module) tiny.set(key, (module = new RealModule(bytes)));
-      return module;
-    },
-  });
-  // The module compiled ahead (a promise of it, or of null): instantiated from
-  // it when there is one, else (or if that fails) from Pyodide's own source.
-  const ahead = async (imports) => {
-    const module = await compiled;
-    if (!(module instanceof WebAssembly.Module)) throw new Error("no module compiled ahead");
-    return { module, instance: await plain.call(WebAssembly, module, imports) };
-  };
-  WebAssembly.instantiateStreaming = (source, imports) => {
-    stages.instantiating = performance.now() - t0;
-    return ahead(imports).then((result) => {
-      Promise.resolve(source).then((r) => r.body && r.body.cancel(), () => {}); // Pyodide's own download, not needed
-      return result;
-    }, () => streaming.call(WebAssembly, source, imports)).then(done);
-  };
-  WebAssembly.instantiate = (source, imports) => {
-    stages.instantiating = performance.now() - t0;
-    return ahead(imports).catch(() => plain.call(WebAssembly, source, imports)).then(done);
-  };
-  return () => {
-    WebAssembly.instantiateStreaming = streaming;
-    WebAssembly.instantiate = plain;
-    WebAssembly.Module = RealModule;
-  };
-}
 
 async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, checkerURL, exerciseURL, count, handoff, prefetch, module }) {
   const t0 = performance.now();
@@ -685,11 +340,6 @@ function setUp(py, { sandboxSource, diagnosisSource, checkerSource, modelBytes, 
   py.runPython(SETUP(HOME, Boolean(checkerSource)));
 }
 
-function oneLine(err) {
-  const text = String((err && err.message) || err);
-  const last = text.trim().split("\n").filter(Boolean).pop() || text;
-  return last.length > 300 ? `${last.slice(0, 300)}…` : last;
-}
 
 function memoryBytes() {
   try {
