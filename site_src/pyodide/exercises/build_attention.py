@@ -212,21 +212,21 @@ class Attention:
     def __init__(self, E, weights, n_heads):
         self.E, self.w, self.n = E, weights, n_heads
         self.qkv = {k: project(E, weights[f"W_{k}"], weights[f"b_{k}"]) for k in "QKV"}
-        self._cache = {}
+        self._messages = {}
 
     def run(self, bias_off="", by="coordinate", scale="root", mask="causal", axis="row", order="forward",
             wo=True, b_o=True):
-        key = (bias_off, by, scale, mask, axis, order, wo, b_o)
-        if key not in self._cache:
+        key = (bias_off, by, scale, mask, axis)
+        if key not in self._messages:   # the heads' messages, shared by the variants that only join or mix them
             qkv = dict(self.qkv)
             if bias_off:
                 qkv[bias_off] = project(self.E, self.w[f"W_{bias_off}"], self.w[f"b_{bias_off}"], bias=False)
             Q, K, V = (split(qkv[k], self.n, by) for k in "QKV")
-            messages = [blend_rows(softmax(score(Q[h], K[h], scale), mask, axis), V[h]) for h in range(self.n)]
-            heads = list(range(self.n))[::-1] if order == "reversed" else range(self.n)
-            joined = [[c for h in heads for c in messages[h][t]] for t in range(len(self.E))]
-            self._cache[key] = (project(joined, self.w["W_O"], self.w["b_O"], bias=b_o) if wo else joined)
-        return self._cache[key]
+            self._messages[key] = [blend_rows(softmax(score(Q[h], K[h], scale), mask, axis), V[h]) for h in range(self.n)]
+        messages = self._messages[key]
+        heads = list(range(self.n))[::-1] if order == "reversed" else range(self.n)
+        joined = [[c for h in heads for c in messages[h][t]] for t in range(len(self.E))]
+        return project(joined, self.w["W_O"], self.w["b_O"], bias=b_o) if wo else joined
 
 
 # ---------------------------------------------------------------------------
@@ -547,7 +547,14 @@ def _explain_blend(job, got, want):
 
 
 # (switches of Attention.run, the idea, a pattern for the line, where's words, the code, the function holding it)
-MHA_MISTAKES = (
+MHA_MISTAKES = (  # those that reuse the model's own messages first: they cost one W_O each
+    ({"order": "reversed"}, "Your heads are joined in the wrong order: head 4's 16 numbers come first. The joined "
+     "row is head 1's messages, then head 2's, head 3's and head 4's.", (r"reversed", r"extend|append"), "the heads' order.",
+     "join", "multi_head_attention"),
+    ({"wo": False}, "Your update rows are the joined messages themselves: W_O is left out. The update is "
+     "W_O (the joined row) + b_O.", r"\breturn\b", "W_O is not applied.", "wo", "multi_head_attention"),
+    ({"b_o": False}, "Your update rows are W_O (the joined row) without b_O: the output bias is left out.",
+     (r"W_O", r"\breturn\b"), "b_O is not added.", "wo", "multi_head_attention"),
     ({"scale": "none"}, "Your update rows are what the model gives when the scores are not scaled: the dot products "
      "are not divided by √16 = 4.", r"sum\(|\bdot\b", "the scores are not divided.", "scores", "scores"),
     ({"scale": "size"}, "Your update rows are what the model gives when the scores are divided by the head size, 16, "
@@ -564,13 +571,6 @@ MHA_MISTAKES = (
      "causal_softmax", "causal_softmax"),
     ({"by": "stride"}, "Your update rows are what the model gives when head h takes every 4th coordinate instead of "
      "16 side by side.", r"::", "scattered coordinates.", "split_heads", "split_heads"),
-    ({"order": "reversed"}, "Your heads are joined in the wrong order: head 4's 16 numbers come first. The joined "
-     "row is head 1's messages, then head 2's, head 3's and head 4's.", (r"reversed", r"extend|append"), "the heads' order.",
-     "join", "multi_head_attention"),
-    ({"wo": False}, "Your update rows are the joined messages themselves: W_O is left out. The update is "
-     "W_O (the joined row) + b_O.", r"\breturn\b", "W_O is not applied.", "wo", "multi_head_attention"),
-    ({"b_o": False}, "Your update rows are W_O (the joined row) without b_O: the output bias is left out.",
-     (r"W_O", r"\breturn\b"), "b_O is not added.", "wo", "multi_head_attention"),
     ({"bias_off": "Q"}, "Your update rows are what the model gives when the queries leave out their bias b_Q.",
      r"W_Q|b_Q", "b_Q is not added.", "project", "multi_head_attention"),
     ({"bias_off": "K"}, "Your update rows are what the model gives when the keys leave out their bias b_K.",
