@@ -142,6 +142,11 @@ class Artefacts:
         return self.root / "page_data.json"
 
     @property
+    def build_weights(self) -> Path:
+        """The build exercise's attention weights, read from the shipped four-head ONNX."""
+        return self.root / "build_weights.json"
+
+    @property
     def example_search(self) -> Path:
         """Page 1's example sentence, chosen by a search (written by the prose tooling when present)."""
         return self.root / "example_search.json"

@@ -130,6 +130,11 @@ GRAPH: tuple[Stage, ...] = (
           "export.lesson.example_search:stage",
           "page 1: the in-vocabulary sentence where two heads of the four-head model most clearly differ",
           summary="page 1's sentence, chosen with the four-head model"),
+    Stage("build_weights", ("models/manifest.json", "models/*.onnx"), "build_weights.json",
+          "export.lesson.build_weights:stage",
+          "the build exercise: the four-head model's attention weights, [out, in] with biases, from its ONNX, "
+          "and the graph of the rest of the model after attention", also=("models/*.tail.onnx",),
+          summary="build_weights.json: the build exercise's weights"),
     Stage("sweep", ("records/runs/<model>-seed<seed>.json",), "head_sweep.json", "export.head_sweep:stage",
           "page 5's head-count sweep: every attention model (1, 2, 4, 8, 16 heads) x seed, alike-checked "
           "(--time-updates: also time one update per model on one thread)",

@@ -29,6 +29,7 @@ const WIDGETS = {
   "microgpt-exercise": "./microgpt/exercise.js",
   "microgpt-source": "./microgpt/source.js",
   "microgpt-progress": "./microgpt/progress.js",
+  "build-exercise": "./build/exercise.js",
 };
 
 const mounted = new Map(); // root element -> module (null while its module loads)

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules/axe-core/axe.min.js"
 PAGES = ["", "lesson/1-why-more-heads/", "lesson/2-multihead-operation/", "lesson/3-training-examples/",
-         "lesson/4-model-training-generation/", "lesson/5-results/", "lesson/how-measured/", "compare/", "microgpt/",
+         "lesson/4-model-training-generation/", "lesson/build/", "lesson/5-results/", "lesson/how-measured/", "compare/", "microgpt/",
          "credits/"]
 
 
@@ -57,6 +57,9 @@ def test_no_serious_accessibility_violations(make_page, base_url, path, scheme):
     page.wait_for_load_state("networkidle")
     # Widgets replace their "loading" placeholders when they have mounted.
     page.wait_for_function("() => !document.querySelector('[data-mha-widget] .mha-noscript')")
+    if path == "lesson/build/":   # the editor and the prompt's rows come once the exercise has loaded
+        page.wait_for_function("() => window.mhaBuild")
+        page.evaluate("() => window.mhaBuild.ready.then(() => true)")
     if path == "microgpt/":   # Explore is built once the exercise's Python is ready (python_first.js)
         page.locator("[data-mha-widget='microgpt-explore'] .mgpt-compare").wait_for()
     expected = "slate" if scheme == "dark" else "default"

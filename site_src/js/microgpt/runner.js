@@ -94,7 +94,9 @@ export function claimRunner(callbacks) {
 }
 
 export class PythonRunner {
-  constructor(callbacks = {}) {
+  // files: the worker's files (workerFiles(), microgpt's by default; an exercise of functions adds its own).
+  constructor(callbacks = {}, files = null) {
+    this.files = files || workerFiles();
     this.attach(callbacks);
     this.isolated = Boolean(globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function");
     this.queue = Promise.resolve();
@@ -190,7 +192,7 @@ export class PythonRunner {
     // building the page while the first worker starts (~80 ms on a repeat
     // visit). What a name cannot carry follows in the "init" message.
     const settings = {
-      ...workerFiles(),
+      ...this.files,
       ...how,
       offer: this.offer, // null while it is being changed: then a "snapshot" message brings it
       module: Boolean(this.module),
@@ -319,7 +321,8 @@ export class PythonRunner {
     return this.submit("run", source);
   }
 
-  // needsExplanation(collected) -> boolean: called with {outputs, failed, stop}
+  // needsExplanation(collected) -> boolean, or {expected} (JSON text handed to the
+  // explanation of an exercise of functions): called with {outputs, failed, stop}
   // as soon as the numbers arrive; the explanation is asked for only when it says so.
   check(source, inputs, needsExplanation = () => true) {
     return this.submit("check", source, inputs, needsExplanation);
@@ -350,11 +353,12 @@ export class PythonRunner {
     job.collected = result && typeof result === "object" ? result : { outputs: [], failed: true, stop: "" };
     let explain = true;
     try {
-      explain = Boolean(job.needsExplanation(job.collected));
+      explain = job.needsExplanation(job.collected);
     } catch (err) {
       console.warn(err);
     }
-    if (explain) job.slot.worker.postMessage({ type: "explain", token: job.token });
+    const expected = explain && typeof explain === "object" ? { expected: String(explain.expected) } : {};
+    if (explain) job.slot.worker.postMessage({ type: "explain", token: job.token, ...expected });
     else this.finish(job, { message: "" }, "");
   }
 

@@ -1,4 +1,7 @@
 // Module Web Worker that runs ONE job (a Run or a Check) of the learner's Python with Pyodide.
+// Its jobs, one module each: this file starts Python and speaks the job
+// protocol; downloads.js fetches (with progress and the service worker's
+// handoff); heap_choice.js picks the heap Python starts from.
 //
 // The page (microgpt/runner.js) boots a worker ahead of time, hands it one job
 // and then terminate()s it, so the next job starts in a worker whose
@@ -8,14 +11,21 @@
 //
 // Settings, in the worker's name (JSON, read as soon as this script runs):
 //               {indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL,
-//                count, handoff, prefetch, offer, module}   (count: no service worker serves this page yet;
+//                checkerURL?, exerciseURL?, count, handoff, prefetch, offer, module}   (count: no service worker serves this page yet;
 //                offer: {key, digest, size, cache, url, failedKey, shipped}, the record ../snapshot.js
 //                keeps and the heap the site ships ({url, digest, size}, or null), or null: then a
 //                "snapshot" message brings it; module: whether the page has a compiled WebAssembly)
 // Messages in:  {type: "init", interruptBuffer?, module?}   (at once: what a name cannot carry)
 //               {type: "snapshot", key, digest, size, cache, url, failedKey, shipped}   (when offer is null)
 //               {type: "run", token, source} | {type: "check", token, source, inputs}
-//               {type: "explain", token}   (after "collected": the page wants the explanation)
+//               {type: "explain", token, expected?}   (after "collected": the page wants the explanation;
+//                 expected: JSON of the graph's numbers, for an exercise of functions)
+//
+// Two kinds of exercise share this worker and its Python heap: microgpt's
+// multi_head (diagnosis.py, the default) and an exercise of functions
+// (checkerURL: pyodide/calls.py, imported beside sandbox and diagnosis before
+// the guard's snapshot; exerciseURL: the exercise's one file, written for
+// Python only when its explanation is asked for, like microgpt's floats).
 // Messages out: {type: "progress", text, loaded?, total?}
 //               {type: "snapshot-made", key, packed} | {type: "snapshot-missing", key, digest, reason}
 //                 | {type: "snapshot-failed", key, reason} | {type: "heap-failed", digest, reason}
@@ -56,28 +66,21 @@
 // it does after a normal start. Any failure falls back to a normal start in
 // the same worker.
 
-import { unpackHeap } from "./heap_pages.js";
-import { HOME, MODEL_FILE, pyodideOptions, sha256Hex, snapshotKey, takeHeap, writeExerciseFiles } from "./heap_recipe.js";
+import { HOME, MODEL_FILE, pyodideOptions, snapshotKey, takeHeap, writeExerciseFiles } from "./heap_recipe.js";
+import {
+  PYODIDE_FETCHED, checkRuntimeFiles, countingFetch, fetchOk, fromCacheStorage, oneLine, post, prefetching,
+  progressTracker, watchModuleScripts,
+} from "./downloads.js";
+import { chooseHeap, downloadHeap, snapshotHeapBytes, watchInstantiate } from "./heap_choice.js";
 
 // Characters of printed output passed on per job. sandbox.py already cuts
 // prints at 20,000 (cheaply, in Python); this is the guard behind it.
 const OUTPUT_LIMIT = 20500;
 const MEMORY_LIMIT = 1024 * 1024 * 1024; // bytes of WebAssembly memory: more is reported as a memory problem
 const REFERENCE = "/opt/reference/microgpt_floats.py"; // diagnosis.REFERENCE, outside sys.path
-// The files loadPyodide needs; a missing one would leave it waiting for ever.
-const RUNTIME_FILES = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
-// Where a first visit leaves what it downloaded for the service worker (site_src/hooks/service_worker.js):
-// the files Pyodide fetch()es. Its two module scripts come through import(), which
-// the service worker finds in the HTTP cache (or serves itself, once it controls this worker).
-const HANDOFF_CACHE = "pyodide-handoff";
-const PYODIDE_FETCHED = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
-const HANDED_OFF = [...PYODIDE_FETCHED, "heap.bin"];
-// How long a worker waits for the shipped heap once everything else is ready
-// to start Python: restoring saves ~3 s of a normal start on a slow laptop,
-// and a line too slow to bring 15 MB in time starts Python the normal way.
-const WAIT_FOR_HEAP_MS = 2000;
+const EXERCISE_FILE = "/opt/reference/exercise.py"; // an exercise of functions' checks, outside sys.path
 // Runs in every worker after the heap is ready (restored or new), then the guard's snapshot is taken.
-const SETUP = (home) => `import os, sys
+const SETUP = (home, checker) => `import os, sys
 os.chdir(${JSON.stringify(home)})
 sys.path[:] = list(dict.fromkeys(sys.path))   # (finalizeSetup adds "" again after a restore)
 if "/opt/mha" not in sys.path:
@@ -85,7 +88,7 @@ if "/opt/mha" not in sys.path:
 import random, tempfile
 random.seed()                                 # a restored heap holds the generator's state of the snapshot
 tempfile._name_sequence = None
-import sandbox, diagnosis
+import sandbox, diagnosis${checker ? "\nimport calls" : ""}
 sandbox.start()
 `;
 
@@ -133,6 +136,7 @@ let pyodide = null;
 let fs = null; // the file-system calls, kept before any learner code runs
 let checker = null; // {run, collect, explain, healthy}
 let floatsSource = null; // microgpt's float arithmetic: written for Python only after the learner's code ran
+let exerciseSource = null; // an exercise of functions' checks: likewise
 let job = null; // {token, type, shown, cut, decoder}
 let used = false; // this worker has been given its one job
 let offerSnapshot = null;
@@ -146,234 +150,7 @@ const handedOver = new Promise((resolve) => {
   handOver = resolve;
 });
 
-function post(message) {
-  self.postMessage(message);
-}
 
-function fileName(url) {
-  return decodeURIComponent(new URL(url).pathname.split("/").pop());
-}
-
-async function fetchOk(url, options = undefined) {
-  let response;
-  try {
-    response = await fetch(url, options);
-  } catch (err) {
-    throw new Error(`${fileName(url)} could not be downloaded (${err.message})`);
-  }
-  if (!response.ok) throw new Error(`${fileName(url)} could not be loaded (HTTP ${response.status})`);
-  return response;
-}
-
-// HEAD requests for the runtime files, so a missing one is named within seconds.
-// Only an answer counts: a HEAD that cannot reach the network at all (offline,
-// where the service worker serves the files to GET requests only) proves
-// nothing, and the load itself names any file it cannot get.
-async function checkRuntimeFiles(indexURL) {
-  await Promise.all(RUNTIME_FILES.map(async (name) => {
-    const url = indexURL + name;
-    let response;
-    try {
-      response = await fetch(url, { method: "HEAD" });
-    } catch {
-      return;
-    }
-    if (!response.ok && response.status !== 405 && response.status !== 501) {
-      throw new Error(`${name} could not be loaded (HTTP ${response.status})`);
-    }
-  }));
-}
-
-// ---------------------------------------------------------------------------
-// Downloads: bytes and percent of everything the exercise waits for.
-// ---------------------------------------------------------------------------
-function megabytes(bytes) {
-  return (bytes / 1e6).toFixed(1);
-}
-
-function progressTracker() {
-  const loaded = new Map(); // file name -> bytes received so far
-  let sizes = null; // file name -> bytes (uncompressed), from pyodide/sizes.json
-  const skipped = new Set(); // files no longer waited for (the shipped heap on a slow line)
-  let lastPost = 0;
-  const tracker = {
-    sizes(value) {
-      sizes = value && typeof value === "object" ? { ...value } : null;
-      for (const name of skipped) if (sizes) delete sizes[name];
-    },
-    skip(name) {
-      skipped.add(name);
-      loaded.delete(name);
-      if (sizes) delete sizes[name];
-      tracker.report();
-    },
-    add(name, bytes) {
-      if (skipped.has(name)) return;
-      loaded.set(name, (loaded.get(name) || 0) + bytes);
-      const now = performance.now();
-      if (now - lastPost > 100) {
-        lastPost = now;
-        tracker.report();
-      }
-    },
-    report() {
-      let got = 0;
-      for (const value of loaded.values()) got += value;
-      if (!got) return;
-      const total = sizes ? Object.values(sizes).reduce((a, b) => a + (Number(b) || 0), 0) : 0;
-      if (total > 0) {
-        const shown = Math.min(got, total);
-        const percent = Math.floor((100 * shown) / total);
-        post({ type: "progress", loaded: shown, total,
-          text: shown < total
-            ? `Downloading Python (Pyodide) and the model: ${megabytes(shown)} of ${megabytes(total)} MB (${percent} %)…`
-            : `Downloaded ${megabytes(total)} MB (100 %); starting Python…` });
-      } else {
-        post({ type: "progress", loaded: got, text: `Downloading Python (Pyodide) and the model: ${megabytes(got)} MB so far…` });
-      }
-    },
-  };
-  return tracker;
-}
-
-// A fetch that counts the bytes of each body as they arrive and, on a first
-// visit with a service worker on its way (handoff), keeps a copy of each
-// runtime file in HANDOFF_CACHE, so the service worker stores it without
-// downloading it again. Only while no service worker serves the files
-// (count): from its cache they come at once, and a response rebuilt in
-// JavaScript would lose the browser's compiled-WebAssembly cache.
-// A file build.json gives a digest for (digests) is checked as it arrives: one
-// that does not match (a captive portal's page, a cut download) is asked for
-// once more past the HTTP cache, and a second mismatch is said in words
-// instead of leaving Pyodide to fail on it without a word.
-function countingFetch(realFetch, tracker, handoff, pending, digests = {}) {
-  return async (input, init) => {
-    let response = await realFetch(input, init);
-    const method = (init && init.method) || (input instanceof Request ? input.method : "GET");
-    if (method !== "GET" || !response.ok || !response.body) return response;
-    const url = input instanceof Request ? input.url : String(input); // (Pyodide passes URL objects)
-    const name = fileName(url);
-    let bytes = null;
-    for (let attempt = 0; ; attempt++) {
-      bytes = await countedBody(response, name, tracker);
-      if (!digests[name] || (await sha256Hex(bytes)) === digests[name]) break;
-      if (attempt === 1) {
-        const message = `${name} arrived damaged twice (it does not match this build's digest): something between you and the site ` +
-          "changed it (a Wi-Fi sign-in page, a proxy, a broken connection). Sign in to the network if it asks, then reload the page";
-        post({ type: "error", message });
-        throw new Error(message);
-      }
-      response = await realFetch(url, { cache: "reload" });
-      if (!response.ok || !response.body) return response;
-    }
-    const headers = new Headers(response.headers);
-    headers.delete("content-encoding"); // the body is already decoded
-    headers.delete("content-length");
-    if (handoff && HANDED_OFF.includes(name) && self.caches) {
-      pending.push(caches.open(HANDOFF_CACHE)
-        .then((cache) => cache.put(url, new Response(bytes, { status: 200, headers })))
-        .catch(() => {}));
-    }
-    const copy = new Response(bytes, { status: response.status, statusText: response.statusText, headers });
-    Object.defineProperty(copy, "url", { value: response.url }); // Pyodide resolves paths against it
-    return copy;
-  };
-}
-
-async function countedBody(response, name, tracker) {
-  const reader = response.body.getReader();
-  const chunks = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.byteLength;
-    tracker.add(name, value.byteLength);
-  }
-  tracker.report();
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes;
-}
-
-// Answers a GET from `answer(url)` (a promise of the response, or of null:
-// then it is fetched after all) where that gives one; the rest is fetched.
-function answering(fetchFn, answer) {
-  return (input, init) => {
-    const url = input instanceof Request ? input.url : String(input);
-    const method = (init && init.method) || (input instanceof Request ? input.method : "GET");
-    const response = method === "GET" ? answer(url) : null;
-    if (!response) return fetchFn(input, init);
-    return response.then((found) => found || fetchFn(input, init));
-  };
-}
-
-// On a first visit, Pyodide's own downloads start at once instead of when
-// loadPyodide asks for them (after the heap is chosen): each file's first GET
-// is answered from the download started here.
-function prefetching(fetchFn, urls) {
-  const early = new Map(urls.map((url) => {
-    const response = fetchFn(url);
-    response.catch(() => {});
-    return [url, response];
-  }));
-  return answering(fetchFn, (url) => {
-    const response = early.get(url);
-    early.delete(url);
-    return response;
-  });
-}
-
-// Served by the service worker (a repeat visit), Pyodide's files are read
-// straight from Cache Storage, from the start, instead of through the service
-// worker when loadPyodide asks for them (which took twice as long: 15 MB in
-// 96-108 ms against 41-54 ms, bench/RESULTS.md); a file not found there is
-// fetched. Each later GET of them (Pyodide's own request for the WebAssembly
-// compiled ahead, whose body it never reads) is answered from there too.
-// A copy whose digest is not build.json's (another page of this origin may
-// have rewritten it) is not used: it is asked of the service worker instead,
-// which drops it and downloads the file again.
-function fromCacheStorage(fetchFn, urls, digests = {}) {
-  const checked = async (url, response) => {
-    const expected = digests[fileName(url)];
-    if (!response || !expected) return response || null;
-    return (await sha256Hex(new Uint8Array(await response.clone().arrayBuffer()))) === expected ? response : null;
-  };
-  const stored = (url) => caches.match(url).then((response) => checked(url, response)).catch(() => null);
-  const early = new Map(urls.map((url) => [url, stored(url)]));
-  return answering(fetchFn, (url) => {
-    if (!urls.includes(url)) return null;
-    const response = early.get(url) || stored(url);
-    early.delete(url);
-    return response;
-  });
-}
-
-// Module scripts (pyodide.mjs, pyodide.asm.mjs) arrive through import(), which
-// no fetch wrapper sees: their sizes are counted from this worker's resource timing.
-function watchModuleScripts(tracker) {
-  if (typeof PerformanceObserver !== "function") return;
-  const counted = new Set();
-  try {
-    new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) {
-        const name = fileName(entry.name);
-        if (name.endsWith(".mjs") && !counted.has(name) && entry.decodedBodySize) {
-          counted.add(name);
-          tracker.add(name, entry.decodedBodySize);
-          tracker.report();
-        }
-      }
-    }).observe({ type: "resource", buffered: true });
-  } catch {
-    // no resource timing here: the percent then stops short of 100 until Python is ready
-  }
-}
 
 // Printed bytes -> text, cut so that at most OUTPUT_LIMIT characters are passed on,
 // however long one print is (the bytes past the limit are never decoded).
@@ -413,151 +190,9 @@ function checkModel(bytes) {
   }
 }
 
-// The heap this browser keeps (../snapshot.js), read and checked here, where
-// no learner code has run yet: {bytes} when its digest matches the record,
-// {missing} when it is absent or does not match.
-async function readSavedHeap(offer) {
-  try {
-    const response = await (await caches.open(offer.cache)).match(offer.url);
-    if (!response) return { missing: "no saved copy" };
-    const packed = new Uint8Array(await response.arrayBuffer());
-    if (packed.byteLength !== offer.size || await sha256Hex(packed) !== offer.digest) {
-      return { missing: "the saved copy does not match its digest" };
-    }
-    return { bytes: unpackHeap(packed) };
-  } catch (err) {
-    return { missing: oneLine(err) };
-  }
-}
 
-// The heap the site ships ({url, digest, size}), downloaded now; chooseHeap()
-// gives up on one that is slow to come (tracker: the progress line, on a first visit).
-function downloadHeap(shipped, tracker) {
-  const controller = new AbortController();
-  const bytes = (async () => {
-    // Straight from Cache Storage when the service worker has stored it (a repeat
-    // visit): 15 MB that need not stream through the service worker's thread.
-    const stored = self.caches ? await caches.match(shipped.url).catch(() => null) : null;
-    const response = stored || await fetchOk(shipped.url, { priority: "low", signal: controller.signal });
-    const packed = new Uint8Array(await response.arrayBuffer());
-    if (packed.byteLength !== shipped.size || await sha256Hex(packed) !== shipped.digest) {
-      throw new Error("the downloaded heap does not match this build's digest");
-    }
-    return unpackHeap(packed);
-  })();
-  bytes.catch(() => {});
-  return {
-    bytes,
-    abort() {
-      controller.abort();
-      if (tracker) tracker.skip(fileName(shipped.url));
-    },
-  };
-}
 
-// Which heap this worker starts from: {bytes, from: "saved"|"shipped"},
-// {missing, from} when one was offered and is not usable, or {} for none
-// (a normal start). A heap of this browser made for these files comes first;
-// the shipped one if it comes within WAIT_FOR_HEAP_MS.
-// startDownload(offer): the shipped heap's download (started at most once), or null.
-async function chooseHeap(offer, key, startDownload) {
-  if (key && offer.key === key && offer.digest && offer.cache) {
-    const saved = await readSavedHeap(offer);
-    if (saved.bytes) return { ...saved, from: "saved" };
-    post({ type: "snapshot-missing", key, digest: offer.digest, reason: saved.missing });
-  }
-  const download = startDownload(offer);
-  if (!download) return {};
-  let timer = null;
-  const late = new Promise((resolve) => {
-    timer = setTimeout(() => resolve(null), WAIT_FOR_HEAP_MS);
-  });
-  try {
-    const bytes = await Promise.race([download.bytes, late]);
-    if (bytes) return { bytes, from: "shipped" };
-    download.abort();
-    return {};
-  } catch (err) {
-    return { missing: oneLine(err), from: "shipped" };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-// The heap size a snapshot holds (Pyodide's header: word 1 is the header's length).
-function snapshotHeapBytes(bytes) {
-  const header = new Uint32Array(bytes.buffer, bytes.byteOffset, 2);
-  return bytes.byteLength - header[1];
-}
-
-// Pyodide instantiates its WebAssembly through WebAssembly.instantiate(Streaming);
-// wrapped here, before any learner code runs (they only ever instantiate
-// Pyodide's own module), to
-// - use the module an earlier worker compiled (`compiled`, handed on by the
-//   page): the browser shares its compiled code between workers, so this one
-//   neither compiles it again nor compiles, function by function, the code
-//   the earlier one already ran (Chrome compiles WebAssembly lazily); or the
-//   one this worker began to compile when it started (a repeat visit);
-// - grow the memory to a snapshot's heap first: Pyodide 314 restores into a
-//   heap of the default size and fails ("offset is out of bounds") when the
-//   snapshot's heap had grown past it;
-// - note when it was done (stages);
-// - compile each of the tiny modules Pyodide makes to put a JavaScript function
-//   into its function table (~260 while it starts, of ~30 distinct signatures)
-//   once per signature: a module's bytes depend only on the signature, and one
-//   compiled module can be instantiated with any function.
-function watchInstantiate({ stages, t0, compiled = null, heapBytes = 0, keep }) {
-  const done = (result) => {
-    const memory = result && result.instance && result.instance.exports.memory;
-    if (memory && memory.buffer.byteLength < heapBytes) {
-      memory.grow(Math.ceil((heapBytes - memory.buffer.byteLength) / 65536));
-    }
-    if (result && result.module instanceof WebAssembly.Module) keep(result.module);
-    stages.instantiated = performance.now() - t0;
-    return result;
-  };
-  const streaming = WebAssembly.instantiateStreaming;
-  const plain = WebAssembly.instantiate;
-  const RealModule = WebAssembly.Module;
-  const tiny = new Map(); // the bytes of a small module (as a string) -> its compiled module
-  WebAssembly.Module = new Proxy(RealModule, {
-    construct(target, args, newTarget) {
-      const bytes = args[0];
-      if (!(bytes instanceof Uint8Array) || bytes.byteLength > 128 || newTarget !== WebAssembly.Module) {
-        return Reflect.construct(target, args, newTarget === WebAssembly.Module ? target : newTarget);
-      }
-      const key = String.fromCharCode(...bytes);
-      let module = tiny.get(key);
-      if (!module) tiny.set(key, (module = new RealModule(bytes)));
-      return module;
-    },
-  });
-  // The module compiled ahead (a promise of it, or of null): instantiated from
-  // it when there is one, else (or if that fails) from Pyodide's own source.
-  const ahead = async (imports) => {
-    const module = await compiled;
-    if (!(module instanceof WebAssembly.Module)) throw new Error("no module compiled ahead");
-    return { module, instance: await plain.call(WebAssembly, module, imports) };
-  };
-  WebAssembly.instantiateStreaming = (source, imports) => {
-    stages.instantiating = performance.now() - t0;
-    return ahead(imports).then((result) => {
-      Promise.resolve(source).then((r) => r.body && r.body.cancel(), () => {}); // Pyodide's own download, not needed
-      return result;
-    }, () => streaming.call(WebAssembly, source, imports)).then(done);
-  };
-  WebAssembly.instantiate = (source, imports) => {
-    stages.instantiating = performance.now() - t0;
-    return ahead(imports).catch(() => plain.call(WebAssembly, source, imports)).then(done);
-  };
-  return () => {
-    WebAssembly.instantiateStreaming = streaming;
-    WebAssembly.instantiate = plain;
-    WebAssembly.Module = RealModule;
-  };
-}
-
-async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, digests, count, handoff, prefetch, module }) {
+async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, checkerURL, exerciseURL, digests, count, handoff, prefetch, module }) {
   const t0 = performance.now();
   // Milliseconds after t0; origin and t0 place them on the page's clock (bench/site_visits.py).
   const stages = { origin: performance.timeOrigin, t0 };
@@ -576,6 +211,8 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
       fetchOk(sandboxURL).then((r) => r.text()),
       fetchOk(diagnosisURL).then((r) => r.text()),
       fetchOk(floatsURL).then((r) => r.text()),
+      checkerURL ? fetchOk(checkerURL).then((r) => r.text()) : null,
+      exerciseURL ? fetchOk(exerciseURL).then((r) => r.text()) : null,
     ]);
     files.catch(() => {});
     if (count && prefetch) {
@@ -608,10 +245,11 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     if (imported.status === "rejected") throw new Error(`pyodide.mjs could not be loaded (${imported.reason.message})`);
     const { loadPyodide } = imported.value;
     stages.imported = performance.now() - t0;
-    const [model, sandboxSource, diagnosisSource, floats] = await files;
+    const [model, sandboxSource, diagnosisSource, floats, checkerSource, exercise] = await files;
     const modelBytes = new Uint8Array(model);
     checkModel(modelBytes);
     floatsSource = floats;
+    exerciseSource = exercise;
     const sources = { sandboxSource, diagnosisSource };
     const usable = Boolean(self.caches && self.crypto && crypto.subtle);
     const key = usable ? await snapshotKey(indexURL, sandboxSource, diagnosisSource).catch(() => "") : "";
@@ -628,7 +266,7 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
       try {
         pyodide = await loadPyodide({ ...pyodideOptions(indexURL), _loadSnapshot: heap.bytes });
         stages.loaded = performance.now() - t0;
-        setUp(pyodide, { ...sources, modelBytes, interruptBuffer: (await handedOver).interruptBuffer });
+        setUp(pyodide, { ...sources, checkerSource, modelBytes, interruptBuffer: (await handedOver).interruptBuffer });
         start = heap.from === "saved" ? "snapshot" : "shipped";
       } catch (err) {
         // Whatever went wrong, this worker starts Python the normal way,
@@ -654,13 +292,15 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
       self.fetch = realFetch;
       tracker.report();
       if (make) makeSnapshot(pyodide, key, sources);
-      setUp(pyodide, { ...sources, modelBytes, interruptBuffer: (await handedOver).interruptBuffer });
+      setUp(pyodide, { ...sources, checkerSource, modelBytes, interruptBuffer: (await handedOver).interruptBuffer });
     }
     self.fetch = realFetch;
     stages.setUp = performance.now() - t0;
     const sandbox = pyodide.pyimport("sandbox");
     const diagnosis = pyodide.pyimport("diagnosis");
-    checker = { run: sandbox.run, collect: diagnosis.collect, explain: diagnosis.explain_collected, healthy: sandbox.healthy };
+    checker = checkerSource
+      ? { run: sandbox.run, collect: pyodide.pyimport("calls").collect, explain: pyodide.pyimport("calls").explain, healthy: sandbox.healthy }
+      : { run: sandbox.run, collect: diagnosis.collect, explain: diagnosis.explain_collected, healthy: sandbox.healthy };
     const python = pyodide.runPython("import sys; sys.version.split()[0]");
     await Promise.all(pending); // the handed-off copies are complete before the next worker looks for them
     lockDown();
@@ -688,22 +328,18 @@ function makeSnapshot(py, key, sources) {
 // Everything a worker needs besides the heap: files, streams, the interrupt
 // buffer, then sandbox.start() (the per-job guard's own snapshot, taken after
 // the files exist, since it records them).
-function setUp(py, { sandboxSource, diagnosisSource, modelBytes, interruptBuffer }) {
+function setUp(py, { sandboxSource, diagnosisSource, checkerSource, modelBytes, interruptBuffer }) {
   const FS = py.FS;
   fs = { mkdirTree: FS.mkdirTree.bind(FS), writeFile: FS.writeFile.bind(FS) };
   writeExerciseFiles(FS, { sandboxSource, diagnosisSource, modelBytes });
+  if (checkerSource) FS.writeFile("/opt/mha/calls.py", checkerSource);
   py.setStdout(writer("stdout"));
   py.setStderr(writer("stderr"));
   py.setStdin({ stdin: () => null }); // sys.stdin reads nothing (sandbox.py words input())
   if (interruptBuffer) py.setInterruptBuffer(interruptBuffer);
-  py.runPython(SETUP(HOME));
+  py.runPython(SETUP(HOME, Boolean(checkerSource)));
 }
 
-function oneLine(err) {
-  const text = String((err && err.message) || err);
-  const last = text.trim().split("\n").filter(Boolean).pop() || text;
-  return last.length > 300 ? `${last.slice(0, 300)}…` : last;
-}
 
 function memoryBytes() {
   try {
@@ -752,14 +388,19 @@ function startJob({ type, token, source, inputs }) {
   }
 }
 
-function explain({ token }) {
+function explain({ token, expected }) {
   if (!job || job.token !== token || job.type !== "check" || job.explained) return;
   job.explained = true;
   let message;
   try {
     fs.mkdirTree("/opt/reference");
-    fs.writeFile(REFERENCE, floatsSource);
-    message = String(checker.explain());
+    if (exerciseSource) {
+      fs.writeFile(EXERCISE_FILE, exerciseSource);
+      message = String(checker.explain(EXERCISE_FILE, String(expected || "{}")));
+    } else {
+      fs.writeFile(REFERENCE, floatsSource);
+      message = String(checker.explain());
+    }
   } catch (err) {
     message = failure(err).message;
   }
