@@ -33,7 +33,7 @@ ENGINES = ("chromium", "firefox", "webkit")
 # Where each engine comes from, for the message when it is missing (`make test` installs them).
 PACKAGES = {"chromium": "chromium", "firefox": "firefox-esr", "webkit": "webkit2gtk-driver xvfb"}
 
-TIMEOUT_S = 120
+TIMEOUT_S = 240  # a loaded 2-core machine starts WebKit's first Python slowly
 
 # Reads and empties what the page's recorder kept (watched_server.RECORDER).
 _RECORDED_JS = """() => {

@@ -44,7 +44,7 @@ RECORDER = b"""<script>(() => {
 })();</script>"""
 
 
-def _handler_with_recorder(base):
+def _handler_with_recorder(base, head: bytes):
     class Watched(base):
         def do_GET(self):  # noqa: N802
             if not self._strip_prefix():
@@ -56,7 +56,7 @@ def _handler_with_recorder(base):
                 if not self._send_gzipped():
                     SimpleHTTPRequestHandler.do_GET(self)  # the prefix is already stripped
                 return
-            body = Path(path).read_bytes().replace(b"<head>", b"<head>" + RECORDER, 1)
+            body = Path(path).read_bytes().replace(b"<head>", b"<head>" + RECORDER + head, 1)
             self.send_response(HTTPStatus.OK)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
@@ -67,10 +67,11 @@ def _handler_with_recorder(base):
 
 
 class WatchedServer:
-    def __init__(self, site: Path, *, isolation: bool = True, prefix: str = "/"):
+    def __init__(self, site: Path, *, isolation: bool = True, prefix: str = "/", head: str = ""):
+        """`head`: more HTML put first in every page's head, after the recorder (a test's own script)."""
         self.server = make_server(site, port=0, isolation=isolation, prefix=prefix, quiet=True)
         plain = self.server.RequestHandlerClass  # functools.partial(handler class, directory=site)
-        self.server.RequestHandlerClass = functools.partial(_handler_with_recorder(plain.func), *plain.args, **plain.keywords)
+        self.server.RequestHandlerClass = functools.partial(_handler_with_recorder(plain.func, head.encode()), *plain.args, **plain.keywords)
         self.url = server_url(self.server, prefix)
         self.thread = threading.Thread(target=self.server.serve_forever, name="watched-site", daemon=True)
         self.thread.start()
