@@ -101,6 +101,25 @@ def test_every_page_loads_without_errors(engine, site, tab, built_site, width):
     assert not found, f"{_label(engine)} at {WIDTHS[width][0]} px: {found}"
 
 
+# What this browser lacks, as the page can tell: each lack must be said in the page's words.
+FEATURES = """() => ({ webgpu: Boolean(navigator.gpu), isolated: Boolean(globalThis.crossOriginIsolated),
+  sharedMemory: typeof SharedArrayBuffer === "function" })"""
+
+
+def _assert_lacks_said(engine, t, state) -> None:
+    """WebGPU absent and WebAssembly threads missing (and why) are said on the compare page."""
+    has = t.evaluate(FEATURES)
+    notices = " ".join(state["notices"])
+    if not has["webgpu"]:
+        assert "WebGPU is not available" in notices and "WebAssembly" in notices, (_label(engine), has, notices)
+    if not has["isolated"]:
+        assert "runs on one thread: this page is not cross-origin isolated" in notices, (_label(engine), has, notices)
+    elif not has["sharedMemory"]:
+        assert "runs on one thread: this browser offers no SharedArrayBuffer" in notices, (_label(engine), has, notices)
+    else:
+        assert re.search(r"WebAssembly runs on (one thread|\d+ threads)", notices), (_label(engine), has, notices)
+
+
 def test_compare_page_reproduces_the_saved_continuations(engine, site, tab, load_asset):
     preset = load_asset("evidence.json")["preset"]
     server = site()
@@ -108,12 +127,22 @@ def test_compare_page_reproduces_the_saved_continuations(engine, site, tab, load
     t.goto(server.url + "compare/")
     state = t.evaluate(COMPARE_READY)
     assert state["ok"] and set(state["backends"]) == set(MODELS), (_label(engine), state)
+    _assert_lacks_said(engine, t, state)
     run = t.evaluate("() => window.mhaCompare.run()")
     assert run["preset"] is True
     for name in MODELS:
         saved = preset["continuations"][name]
         got = run["results"][name]
         assert (got["ids"], got["ended_with_eos"]) == (saved["ids"], saved["ended_with_eos"]), (_label(engine), name)
+
+
+def test_without_isolation_the_compare_page_says_why_one_thread(engine, site, tab):
+    server = site(isolation=False)
+    t = tab()
+    t.goto(server.url + "compare/")
+    state = t.evaluate(COMPARE_READY)
+    assert state["ok"] and not state["crossOriginIsolated"], (_label(engine), state)
+    _assert_lacks_said(engine, t, state)
 
 
 def _verdicts(t, path: str) -> list[tuple[str, bool, str]]:
