@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -32,6 +33,16 @@ XVFB_RUN = "/usr/bin/xvfb-run"
 ENGINES = ("chromium", "firefox", "webkit")
 # Where each engine comes from, for the message when it is missing (`make test` installs them).
 PACKAGES = {"chromium": "chromium", "firefox": "firefox-esr", "webkit": "webkit2gtk-driver xvfb"}
+
+# What each engine reports of a file that could not be fetched (the server gone, and the
+# service worker without a copy): the engine's report of a network failure, not page code
+# failing. Firefox words it as an error of the page; the page itself says what is missing.
+NETWORK_FAILURES = (
+    r"Failed to load resource",                                    # Chromium
+    r"net::ERR_(INTERNET_DISCONNECTED|CONNECTION_REFUSED|FAILED)",  # Chromium
+    r"Failed to load ‘[^’]+’\. A ServiceWorker (passed a promise to FetchEvent\.respondWith\(\) that rejected"
+    r"|intercepted the request and encountered an unexpected error)",  # Firefox
+)
 
 TIMEOUT_S = 240  # a loaded 2-core machine starts WebKit's first Python slowly
 
@@ -72,15 +83,16 @@ class Tab:
     def _native_errors(self) -> list[str]:
         return []
 
-    def errors(self) -> list[str]:
-        """Errors since the last call: the engine's own reports and the page's records."""
+    def errors(self, allow: tuple[str, ...] = ()) -> list[str]:
+        """Errors since the last call: the engine's own reports and the page's records, less
+        those matching a pattern of `allow`."""
         recorded = []
         try:
             recorded = self.evaluate(_RECORDED_JS) or []
         except Exception as exc:  # noqa: BLE001 (a page that cannot be read is itself a finding)
             recorded = [f"could not read the page's error record: {exc}"]
-        native = self._native_errors()
-        return native + [e for e in recorded if e not in native]
+        found = self._native_errors() + recorded
+        return [e for e in found if not any(re.search(p, e) for p in allow)]
 
     def wait_until(self, condition: str, arg=None, timeout_s: float = 60, interval_ms: int = 200):
         """Poll the async JavaScript function `condition(arg)` inside the page until it is truthy."""
@@ -122,7 +134,8 @@ class ChromiumTab(Tab):
         self.page.set_default_timeout(TIMEOUT_S * 1000)
         self._errors: list[str] = []
         self.page.on("pageerror", lambda exc: self._errors.append(f"uncaught: {exc}"))
-        self.page.on("console", lambda m: self._errors.append(f"console error: {m.text}") if m.type == "error" else None)
+        self.page.on("console", lambda m: self._errors.append(f"console error: {m.text} ({m.location.get('url', '')})")
+                     if m.type == "error" else None)
 
     def goto(self, url):
         self.page.goto(url)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.engines.drivers import NETWORK_FAILURES
 from tests.pyodide.test_checker_without_browser import MISTAKES, solution, starter
 
 pytestmark = [pytest.mark.browser, pytest.mark.engines, pytest.mark.usefixtures("require_models")]
@@ -170,6 +171,8 @@ def test_exercise_verdicts_online_and_offline(engine, site, tab, path):
     t.reload()
     wrong = _verdicts(t, path)
     assert not wrong, f"{_label(engine)} offline: {wrong}"
+    errors = t.errors(allow=NETWORK_FAILURES)
+    assert not errors, f"{_label(engine)} offline: {errors}"
 
 
 def test_every_page_opens_offline_after_a_first_visit(engine, site, tab, built_site):
@@ -184,6 +187,36 @@ def test_every_page_opens_offline_after_a_first_visit(engine, site, tab, built_s
         title = t.wait_until("() => document.readyState === 'complete' && document.querySelector('h1')?.textContent.trim()",
                              timeout_s=30)
         opened[path] = title
-    errors = t.errors()
+    errors = t.errors(allow=NETWORK_FAILURES)  # files no page used online are not there: the pages say so
     assert not errors, f"{_label(engine)} offline: {errors}"
     assert all(opened.values()), opened
+
+
+# Leaving a page while it starts (its widgets loading, Python or the models starting), online and
+# offline, as tests/browser/ does in Chromium. Another change stops the workers on `pagehide`; until it is
+# merged, Firefox and WebKit are expected to report errors here (issue: "leaving a page mid-start").
+LEAVE_MID_START = [("lesson/2-multihead-operation/", "lesson/3-training-examples/"), ("compare/", ""),
+                   ("microgpt/", "credits/")]
+PAGEHIDE_PENDING = pytest.mark.xfail(
+    reason="uncaught errors when a page is left mid-start: the pagehide fix is on another branch; "
+           "remove this mark once it is merged", strict=False)
+
+
+@pytest.mark.parametrize("offline", [False, True], ids=["online", "offline"])
+def test_leaving_a_page_mid_start_is_quiet(engine, site, tab, offline, request):
+    if engine.name != "chromium":
+        request.applymarker(PAGEHIDE_PENDING)
+    server = site()
+    t = tab()
+    if offline:  # a first visit leaves everything with the service worker
+        for path in ("compare/", "microgpt/"):
+            _open_ready(t, server.url, path)
+        t.wait_until(PYTHON_CACHED, timeout_s=120)
+        server.offline()
+    for leave, arrive in LEAVE_MID_START:
+        t.goto(server.url + leave)
+        t.goto(server.url + arrive)
+        t.wait_until(WIDGETS_DRAWN, timeout_s=120)
+    # Offline, everything these pages use was stored on the first visit but the favicon (not precached).
+    errors = t.errors(allow=(r"favicon\.png",) if offline else ())
+    assert not errors, f"{_label(engine)}: {errors}"
