@@ -92,7 +92,10 @@ def _open_ready(t, url: str, path: str) -> None:
 def test_every_page_loads_without_errors(engine, site, tab, built_site, width):
     server = site()
     t = tab(*WIDTHS[width])
-    assert t.evaluate("() => innerWidth") == WIDTHS[width][0]
+    inner = t.evaluate("() => innerWidth")
+    # MiniBrowser's window has a minimum width (447 px here): narrower than the site's narrowest
+    # breakpoint (30em, 480 px), so it lays the pages out as a 390 px phone does.
+    assert inner == WIDTHS[width][0] or (engine.name == "webkit" and width == "phone" and inner < 480), inner
     found = {}
     for path in site_pages(built_site):
         _open_ready(t, server.url, path)
