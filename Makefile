@@ -42,6 +42,19 @@ node_modules/ready: package.json package-lock.json
 	(apt-get update -qq && apt-get install -y -qq chromium) || \
 	  (echo "Could not install Debian's chromium; install it by hand (apt-get install chromium)." >&2; exit 1)
 
+# The other two engines of the cross-engine tests (tests/engines/): Firefox, driven by
+# puppeteer-core (npm) over WebDriver BiDi, and WebKitGTK, Safari's engine, driven by its
+# WebKitWebDriver through Selenium under a virtual X display.
+/usr/bin/firefox-esr:
+	(apt-get update -qq && apt-get install -y -qq firefox-esr) || \
+	  (echo "Could not install Debian's firefox-esr; install it by hand (apt-get install firefox-esr)." >&2; exit 1)
+
+/usr/bin/WebKitWebDriver /usr/bin/xvfb-run:
+	(apt-get update -qq && apt-get install -y -qq webkit2gtk-driver xvfb xauth) || \
+	  (echo "Could not install Debian's webkit2gtk-driver and xvfb; install them by hand (apt-get install webkit2gtk-driver xvfb xauth)." >&2; exit 1)
+
+BROWSERS := /usr/bin/chromium /usr/bin/firefox-esr /usr/bin/WebKitWebDriver /usr/bin/xvfb-run
+
 setup: .venv/ready node_modules/ready
 
 site-setup: .venv-site/ready node_modules/ready
@@ -74,8 +87,8 @@ check: lint
 	$(PY) -m pytest -m "not slow and not browser" -q
 
 # Everything: the fast loop first, then the rest (the browsers and the slow tests).
-test: check .venv-site/ready /usr/bin/chromium
-	$(PY) -m pytest -m "slow or browser"
+test: check .venv-site/ready $(BROWSERS)
+	xvfb-run -a $(PY) -m pytest -m "slow or browser"
 
 # Maintainers: rerun everything from the stories to wasm_assets/ (about an hour on 2 cores).
 # One Make target per training run, so `make -j3 models` trains three at a time; a finished

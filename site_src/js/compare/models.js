@@ -3,7 +3,7 @@
 // WebAssembly, with a visible notice, wherever WebGPU does not work.
 
 import { AssetError, loadBytes } from "../runtime/assets.js";
-import { BuildMismatchError, ModelRunner, loadOrt, loadedBuild, onEngineProgress, resolveBackend, runningThreads } from "../runtime/ort.js";
+import { BuildMismatchError, ModelRunner, loadOrt, loadedBuild, onEngineProgress, probeWebGPU, resolveBackend, runningThreads } from "../runtime/ort.js";
 import { formatBytes, learnerMessage } from "./format.js";
 
 const BACKEND_LABELS = { wasm: "WebAssembly", webgpu: "WebGPU" };
@@ -14,6 +14,26 @@ export function backendText(backend) {
     return `${BACKEND_LABELS.wasm} (${n} thread${n > 1 ? "s" : ""})`;
   }
   return BACKEND_LABELS[backend] || backend;
+}
+
+// Why WebAssembly runs on `n` threads here, in words: what the browser or the host
+// lacks, or, where nothing is missing, why no more threads are used.
+export function threadsReason(n) {
+  const cores = (globalThis.navigator && navigator.hardwareConcurrency) || 1;
+  if (!globalThis.crossOriginIsolated) {
+    return "WebAssembly runs on one thread: this page is not cross-origin isolated (its host does not send the "
+      + "Cross-Origin-Opener-Policy and Cross-Origin-Embedder-Policy headers), and threads need that.";
+  }
+  if (typeof SharedArrayBuffer !== "function") {
+    return "WebAssembly runs on one thread: this browser offers no SharedArrayBuffer, which threads need.";
+  }
+  if (n > 1) return `WebAssembly runs on ${n} threads of this device's ${cores} cores.`;
+  return `WebAssembly runs on one thread: on ${cores} core${cores > 1 ? "s" : ""}, a second thread does not make these small models faster.`;
+}
+
+// What the learner reads when Auto found no WebGPU: which engine runs instead, and why.
+function noWebGPUText(gpu) {
+  return `WebGPU is not available here (${gpu.reason}), so the models run on WebAssembly, on the processor.`;
 }
 
 export class ModelSet {
@@ -143,6 +163,7 @@ export class ModelSet {
     if (!this.isCurrent(openId)) return false;
     const started = Object.keys(this.runners).length;
     if (started) {
+      if (Object.values(this.runners).some((r) => r.backend === "wasm")) view.addNotice(threadsReason(runningThreads()));
       const used = [...new Set(Object.values(this.runners).map((r) => backendText(r.backend)))].join(" and ");
       view.setStatus(`Ready: ${started} of ${names.length} models running on ${used}.`, 100);
       this.readyMs = performance.now();
@@ -179,6 +200,10 @@ export class ModelSet {
   async loadRuntime(preference) {
     const view = this.view;
     let { backend, note } = await resolveBackend(preference);
+    if (!note && preference === "auto" && backend === "wasm") {
+      const gpu = await probeWebGPU();
+      if (!gpu.available) note = noWebGPUText(gpu);
+    }
     view.addNotice(note);
     try {
       return { ort: await loadOrt(backend), backend };

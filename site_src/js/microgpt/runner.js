@@ -1,10 +1,13 @@
 // Main-thread side of the exercise's Python: a fresh Pyodide worker for every job.
 //
 // A spare worker boots in the background and waits. Each job (Run or Check)
-// is handed to the spare, the next spare starts booting at once, and the used
-// worker is terminate()d when the job ends, so no job ever sees what an
-// earlier one did: not its Python (builtins, modules, files in /tmp) and not
-// its JavaScript (code that reached it through pyodide_js).
+// is handed to the spare, and the used worker is terminate()d when the job
+// ends, so no job ever sees what an earlier one did: not its Python (builtins,
+// modules, files in /tmp) and not its JavaScript (code that reached it through
+// pyodide_js). The next spare starts booting only once the job has answered
+// (or been stopped): a start takes seconds of busy processor in some browsers
+// (1.6-5.8 s in WebKit), and beside a job it would eat into the job's time
+// limit, which must measure the learner's code alone.
 //
 // Every job gets TIME_LIMIT_MS. If it takes longer:
 // - cross-origin isolated pages write SIGINT into a SharedArrayBuffer that
@@ -12,7 +15,7 @@
 //   a readable stop; if it still has not answered GRACE_MS later (code that
 //   swallows KeyboardInterrupt), the worker is terminated;
 // - other pages terminate the worker at once.
-// Either way the spare, booting since the job began, takes over. Each worker
+// Either way a fresh spare boots and takes the next job. Each worker
 // gets its own interrupt buffer, so a new one never starts with the old one's
 // signal. Every result says how the job ended.
 //
@@ -297,9 +300,17 @@ export class PythonRunner {
   // A fresh interpreter now: the learner's "Restart Python".
   restart(why = "") {
     if (this.disposed) return;
-    if (this.pending) this.hardStop(this.pending, "restart");
+    const text = why ? `Restarting Python: ${why}…` : "Restarting Python…";
+    if (this.pending) {
+      this.hardStop(this.pending, "restart"); // which boots a fresh spare: no job has reached it
+      if (this.spare && !this.spare.info) {
+        this.spare.loadingText = text;
+        this.showSpare();
+        return;
+      }
+    }
     this.dropSpare();
-    this.boot(why ? `Restarting Python: ${why}…` : "Restarting Python…");
+    this.boot(text);
   }
 
   dropSpare() {
@@ -341,7 +352,6 @@ export class PythonRunner {
       const job = { token: token(), type, resolve, slot, shown: 0, started: performance.now(), needsExplanation };
       this.pending = job;
       this.setState({ ...this.state, phase: "busy", text: type === "check" ? "Checking your code…" : "Running your code…" });
-      this.boot("Starting a fresh Python for the next job…"); // quietly, while this job runs
       job.timer = setTimeout(() => this.overrun(job), TIME_LIMIT_MS);
       slot.worker.postMessage({ type, token: job.token, source, inputs });
     });
@@ -373,7 +383,7 @@ export class PythonRunner {
     }
   }
 
-  // The used worker goes; the spare (booting since the job began) takes the next job.
+  // The used worker goes; a fresh spare boots for the next job.
   retire(job, stop) {
     clearTimeout(job.timer);
     clearTimeout(job.grace);
@@ -394,7 +404,7 @@ export class PythonRunner {
   hardStop(job, why) {
     if (this.pending !== job) return;
     const now = performance.now();
-    const stop = { how: "restart", why, limitAt: job.limitAt ?? now, answeredAt: now, readyAt: null, usedStandby: Boolean(this.spare) };
+    const stop = { how: "restart", why, limitAt: job.limitAt ?? now, answeredAt: now, readyAt: null };
     this.retire(job, why === "restart" ? null : stop);
     if (why === "restart") this.lastStop = stop;
     job.resolve(this.stoppedResult(job, why));
