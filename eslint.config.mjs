@@ -21,7 +21,7 @@ export default [
   },
   {
     // Run by Node at build time (the exercise's Python heap).
-    files: ['site_src/hooks/*.mjs', 'eslint.config.mjs'],
+    files: ['site_src/hooks/*.mjs', 'tests/**/*.mjs', 'eslint.config.mjs'],
     languageOptions: { sourceType: 'module', globals: { ...globals.node } },
   },
   {

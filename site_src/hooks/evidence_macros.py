@@ -151,7 +151,8 @@ MACROS = {
 
 
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
+                             loader=jinja2.FileSystemLoader(Path(_HOOKS) / "page_macros" / "templates"))
     env.globals.update(MACROS)
     env.globals["fmt"] = format_value
     return env

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from export import teaching_graph

@@ -3,7 +3,7 @@
 // passed in as callbacks by compare.js.
 
 import { el, panel } from "../runtime/dom.js";
-import { MAX_SEED, MAX_TEMPERATURE } from "./options.js";
+import { MAX_TEMPERATURE } from "./options.js";
 
 const id = (s) => `mha-compare-${s}`;
 

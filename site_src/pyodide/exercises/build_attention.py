@@ -293,7 +293,6 @@ def _traceback_line(exc):
 def _problem_hint(job, name):
     problem = job.get("problem") or {}
     kind = problem.get("kind")
-    source = job.get("source", "")
     if kind == "syntax":
         exc = problem["exc"]
         return Hint("Python cannot read your code, so nothing could be checked yet.",
@@ -394,7 +393,7 @@ def explain(job, expected):
 
 
 def _generic(job, name, got, want, what):
-    for i, (g, w) in enumerate(zip(got, want)):
+    for g, w in zip(got, want):
         if shape(g) != shape(w):
             return Hint(f"{EARLIER[name]}Your {name} gives back {_shape_words(shape(g))}, where the model's {what} "
                         f"hold {' × '.join(str(n) for n in shape(w))} numbers.",
@@ -435,7 +434,7 @@ def _explain_project(job, got, want):
 
 def _explain_split(job, got, want):
     source = job.get("source", "")
-    g, w = got[0], want[0]
+    g = got[0]
     X, n_heads = _args(job, 0)
     n, d = len(X), len(X[0]) // n_heads
     if shape(g) == [n, n_heads, d] or same(g, split(X, n_heads, "token_major")):
