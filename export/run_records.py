@@ -149,7 +149,7 @@ def main(argv=None) -> int:
     p.add_argument("--runs", default="runs")
     p.add_argument("--records", default=str(RECORDS_DIR))
     p = sub.add_parser("record", help="copy one finished run's result.json into the records folder")
-    p.add_argument("name", help="<model>-seed<seed>, e.g. four_heads-seed65")
+    p.add_argument("name", help="<model>-seed<seed>, e.g. <model>-seed65 with a registry name")
     p.add_argument("--runs", default="runs")
     p.add_argument("--records", default=str(RECORDS_DIR))
     sub.add_parser("extra-runs", help="print the extra seeds' run names, for one Make target per run")

@@ -1,7 +1,7 @@
 """The "Build it yourself" exercise's weights: the four-head model's attention layers, read from the shipped ONNX.
 
 The learner writes multi-head attention in plain Python and checks it against
-the teaching graph, which runs the shipped ``four_heads.onnx``. So the weights
+the teaching graph, which runs the shipped ``<model>.onnx``. So the weights
 the learner multiplies by are read from that very file, not from a checkpoint:
 its W_Q, W_K and W_V are stored for MatMul (``[in, out]``) and are written
 here transposed, its W_O is stored for Gemm with ``transB=1`` (already
@@ -16,7 +16,6 @@ own output ``E`` on their prompt, so nothing else is needed here.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -24,15 +23,14 @@ import numpy as np
 
 from .. import atomic
 from ..artefacts import Artefacts
+from ..digest import file_sha256
+from ..models import most_heads_model
 
-MODEL = "four_heads"
+# The shipped model whose heads the lesson takes apart (four heads today), asked of the registry.
+MODEL = most_heads_model().name
 SCHEMA = "mha-build-weights/1"
 LAYERS = ("W_Q", "W_K", "W_V", "W_O")
 ORIENTATION = "[out, in], as nn.Linear stores it: y[o] = sum over i of W[o][i] * x[i], plus b[o]"
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _float32_list(array: np.ndarray) -> list:
@@ -107,7 +105,7 @@ def tail_graph(onnx_path: Path) -> bytes:
     onnx.checker.check_model(tail)
     tail, _ = share_weights(tail, shipped, Path(onnx_path).name)
     meta = tail.metadata_props.add()
-    meta.key, meta.value = WEIGHTS_KEY, _sha256(onnx_path)
+    meta.key, meta.value = WEIGHTS_KEY, file_sha256(onnx_path)
     return tail.SerializeToString()
 
 
@@ -121,7 +119,7 @@ def build(art: Artefacts) -> dict:
     doc = {
         "schema": SCHEMA,
         "model": MODEL,
-        "inputs": {path.relative_to(art.root).as_posix(): _sha256(path)},
+        "inputs": {path.relative_to(art.root).as_posix(): file_sha256(path)},
         "d_model": int(entry["d_model"]),
         "heads": int(entry["heads"]),
         "head_dim": int(entry["head_dim"]),
@@ -131,7 +129,7 @@ def build(art: Artefacts) -> dict:
         doc[key] = _float32_list(weights[key])
     tail = tail_path(art)
     if tail.is_file():   # the tail graph, written beside the model by write(): its bytes are checked like the model's
-        doc["tail"] = {"file": tail.relative_to(art.root).as_posix(), "sha256": _sha256(tail), "bytes": tail.stat().st_size,
+        doc["tail"] = {"file": tail.relative_to(art.root).as_posix(), "sha256": file_sha256(tail), "bytes": tail.stat().st_size,
                        "external_path": path.name}
     return doc
 
@@ -149,7 +147,7 @@ def stale_inputs(art: Artefacts | None = None) -> list[str]:
     art = art or Artefacts()
     recorded = json.loads(art.build_weights.read_text()).get("inputs", {})
     return sorted(name for name, digest in recorded.items()
-                  if not (art.root / name).is_file() or _sha256(art.root / name) != digest)
+                  if not (art.root / name).is_file() or file_sha256(art.root / name) != digest)
 
 
 def stage(ctx) -> None:

@@ -24,7 +24,7 @@ and checks it against the file it names):
 ``fmt`` is a Python format spec (``".2f"``, ``","``, ``".1%"``, ``""``);
 ``fn`` is an optional transform applied first: ``abs``, ``neg``, ``exp``.
 To compute with values use ``val(path)`` (evidence), ``wt_val``,
-``toy_val``; for example ``{% if val("paired.source.one_head.outcome") == "behind" %}``.
+``toy_val``; for example ``{% if val("paired.source.<model>.outcome") == "behind" %}``.
 ``has(path)`` tells whether a path exists. ``authored(x)`` marks a number
 that is authored arithmetic (e.g. the 1/4 perplexity example), not a
 measurement; the figures test allows numbers only inside macros.

@@ -78,7 +78,7 @@ def test_the_tail_graph_on_the_graphs_updated_row_gives_the_models_logits(prompt
 
     art = Artefacts()
     doc = json.loads(art.build_weights.read_text())
-    assert doc["tail"]["sha256"] == build_weights._sha256(art.root / doc["tail"]["file"])
+    assert doc["tail"]["sha256"] == build_weights.file_sha256(art.root / doc["tail"]["file"])
     vocab = json.loads(art.vocab.read_text())
     out = teaching_graph.run(teaching_graph.session(art.teaching_onnx(build_weights.MODEL)),
                              context_window(prompt_history(vocab["itos"], prompt), vocab["T"]))

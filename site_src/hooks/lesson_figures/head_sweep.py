@@ -102,7 +102,7 @@ def figure_head_sweep() -> tuple[str, str]:
             parts.append(line(x, Y2(c["low"]), x, Y2(c["high"]), "mha-sweep__ci"))
             for v in (c["low"], c["high"]):
                 parts.append(line(x - 5, Y2(v), x + 5, Y2(v), "mha-sweep__ci"))
-            parts.append(line(x - 11, Y2(c["mean"]), x + 11, Y2(c["mean"]), "mha-sweep__mean"))
+            parts.append(line(x - 3, Y2(c["mean"]), x + 14, Y2(c["mean"]), "mha-sweep__mean"))
         parts += dots(x, [Y2(d) for d in c["differences"]], ["mha-sweep__diff"] * len(c["differences"]))
         said = {"behind": "behind", "ahead": "ahead", "not_separated": "not separated"}[c["outcome"]]
         interval = (f"95 % interval {c['low']:+.2f} to {c['high']:+.2f}" if c["low"] is not None

@@ -1,7 +1,7 @@
 // Lesson page 1: replays the recorded learning curves of the trained toy task.
 //
 // The figure above it (::figure:: toy-curves, drawn at build time from
-// wasm_assets/toy_task.json) carries every run's recorded points on its paths
+// the toy task stage's toy_task.json) carries every run's recorded points on its paths
 // (data-points "update:share ..."). This widget redraws those paths up to the
 // chosen update, so the learner can watch one head stay near chance while
 // several heads leave the plateau. Nothing is trained here: these are the

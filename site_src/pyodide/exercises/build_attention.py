@@ -6,7 +6,7 @@ functions in the order they unlock (``FUNCTIONS``), and the checks' words
 the worker writes the file for Python only after the learner's code has given
 its numbers (site_src/pyodide/calls.py), so that code can never call the
 variants below. The verdict is the page's: it compares the learner's numbers
-with the teaching graph's tensors (``four_heads.steps.onnx``) within
+with the teaching graph's tensors (the shipped four-head model's ``.steps.onnx``) within
 ``TOLERANCE``; ``explain`` only says, in words, what differs.
 
 A job (calls.collect) holds the page's inputs (``doc``: function, calls,
