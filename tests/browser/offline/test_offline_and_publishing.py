@@ -68,6 +68,8 @@ def test_instant_navigation_under_a_sub_path(make_page, subpath_url):
     assert page.locator("link[rel=canonical]").get_attribute("href") == subpath_url
     page.evaluate("""() => { window.__disposed = [];
         document.addEventListener('mha:widget-disposed', (e) => window.__disposed.push(e.detail.widget)); }""")
+    home_widgets = page.evaluate(
+        "() => [...document.querySelectorAll('[data-mha-widget]')].map((w) => w.dataset.mhaWidget).sort()")  # the home page's first screen
     _click_nav(page, "Compare their stories", "/compare/")
     page.wait_for_selector(".mha-compare__status")
     page.evaluate(WAIT_READY_JS)
@@ -82,9 +84,11 @@ def test_instant_navigation_under_a_sub_path(make_page, subpath_url):
     assert page.evaluate("() => window.__disposed !== undefined"), "a page load replaced the document"
     assert page.locator(".mha-compare__status").count() == 1  # mounted once
     disposed = page.evaluate("() => window.__disposed")
-    # Leaving compare disposed it; leaving microgpt disposed every one of its widgets.
-    assert disposed[0] == "compare"
-    assert sorted(disposed[1:]) == microgpt_widgets, (disposed, microgpt_widgets)
+    # Leaving home disposed its widgets, leaving compare disposed it; leaving microgpt disposed every one of its widgets.
+    home = len(home_widgets)
+    assert sorted(disposed[:home]) == home_widgets, (disposed, home_widgets)
+    assert disposed[home] == "compare"
+    assert sorted(disposed[home + 1:]) == microgpt_widgets, (disposed, microgpt_widgets)
     watch.check()
 
 
