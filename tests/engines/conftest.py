@@ -17,7 +17,8 @@ from tests.engines.watched_server import WatchedServer
 def engine(request):
     name = request.param
     try:
-        started = drivers.start(name)
+        # Chromium shares the session's Playwright browser (tests/conftest.py): one sync_playwright per process
+        started = drivers.ChromiumEngine(request.getfixturevalue("browser")) if name == "chromium" else drivers.start(name)
     except drivers.EngineMissing as exc:
         pytest.fail(f"{name}: {exc} is missing: install Debian's {drivers.PACKAGES[name]} "
                     "(apt-get install), or run `make test`, which installs it.")

@@ -157,13 +157,17 @@ class ChromiumTab(Tab):
 class ChromiumEngine(Engine):
     name = "chromium"
 
-    def __init__(self):
+    def __init__(self, browser=None):
         if not Path(CHROMIUM).exists():
             raise EngineMissing(CHROMIUM)
-        from playwright.sync_api import sync_playwright
+        self._pw = None
+        if browser is None:  # alone; inside pytest the session's one Playwright browser is passed in, since
+            # a second sync_playwright() in the same process fails while the first is running
+            from playwright.sync_api import sync_playwright
 
-        self._pw = sync_playwright().start()
-        self.browser = self._pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            self._pw = sync_playwright().start()
+            browser = self._pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        self.browser = browser
         self.version = self.browser.version
 
     def open(self, width=1280, height=900):
@@ -172,8 +176,9 @@ class ChromiumEngine(Engine):
                                                           service_workers="allow"))
 
     def quit(self):
-        self.browser.close()
-        self._pw.stop()
+        if self._pw:  # a browser passed in belongs to whoever passed it
+            self.browser.close()
+            self._pw.stop()
 
 
 # -- Firefox ----------------------------------------------------------------------------------------
