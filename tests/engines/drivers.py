@@ -40,8 +40,9 @@ PACKAGES = {"chromium": "chromium", "firefox": "firefox-esr", "webkit": "webkit2
 NETWORK_FAILURES = (
     r"Failed to load resource",                                    # Chromium
     r"net::ERR_(INTERNET_DISCONNECTED|CONNECTION_REFUSED|FAILED)",  # Chromium
-    r"Failed to load ‘[^’]+’\. A ServiceWorker (passed a promise to FetchEvent\.respondWith\(\) that rejected"
+    r"Failed to load ‘[^’]*’\. A ServiceWorker (passed a promise to FetchEvent\.respondWith\(\) that rejected"
     r"|intercepted the request and encountered an unexpected error)",  # Firefox
+    r"The I/O read operation failed\.",                             # WebKit: a request cut short
 )
 
 TIMEOUT_S = 240  # a loaded 2-core machine starts WebKit's first Python slowly
