@@ -129,10 +129,18 @@ def results_page(built_site):
     return (built_site / "lesson/5-results/index.html").read_text()
 
 
-def test_page5_knockout_table_and_atlas_come_from_the_evidence(results_page, heads):
+@pytest.fixture(scope="module")
+def appendix_page(built_site):
+    """How the numbers were measured: the atlas, its table and its links moved here from page 5."""
+    return (built_site / "lesson/how-measured/index.html").read_text()
+
+
+def test_page5_knockout_table_and_atlas_come_from_the_evidence(results_page, appendix_page, heads):
     section = results_page[results_page.index('id="what-each-head-does"'):]
     for name in heads["knockout"]:
         assert f'data-ev="heads.knockout.{name}.test_perplexity"' in section, name
+    assert 'how-measured/#atlas' in section  # page 5 links the atlas where it now lives
+    section = appendix_page[appendix_page.index('id="atlas"'):]
     for name, model_atlas in heads["atlas"].items():
         for i, _ in enumerate(model_atlas["heads"]):
             for kind in KINDS:
@@ -146,8 +154,8 @@ def test_page5_knockout_table_and_atlas_come_from_the_evidence(results_page, hea
     assert "tendencies" in section and "not jobs anyone gave the heads" in section
 
 
-def test_page5_links_open_each_heads_clearest_window(results_page, heads):
-    links = [html.unescape(h) for h in re.findall(r'href="(\.\./\.\./compare/\?[^"]+)"', results_page)]
+def test_page5_links_open_each_heads_clearest_window(appendix_page, heads):
+    links = [html.unescape(h) for h in re.findall(r'href="(\.\./\.\./compare/\?[^"]+)"', appendix_page)]
     wanted = {(name, h["head"], h["clearest"]["prompt"]) for name, a in heads["atlas"].items() for h in a["heads"]}
     got = set()
     for link in links:
@@ -157,15 +165,14 @@ def test_page5_links_open_each_heads_clearest_window(results_page, heads):
 
 
 def test_page5_quiz_uses_the_knockout(results_page, heads):
-    quiz = results_page[results_page.index("changes the model's most likely next token"):]
+    """The knock-out question reasons from the table: the head whose removal costs least, its numbers from the evidence."""
+    quiz = results_page[results_page.index("costs the least"):]
     quiz = quiz[:quiz.index("</details>")]
     ko = heads["knockout"]
-    best = max(range(1, 5), key=lambda h: ko[f"without_{h}"]["top_token_changed"])
-    options = re.findall(r'<li class="mha-quiz__option" data-correct="(true|false)">Head (\d)</li>', quiz)
-    assert sorted(int(h) for _, h in options) == [1, 2, 3, 4]  # shown in the quiz's fixed shuffled order
-    assert [int(h) for c, h in options if c == "true"] == [best]
-    for h in range(1, 5):  # an explanation for every option, from the evidence
-        assert f'data-ev="heads.knockout.without_{h}.top_token_changed"' in quiz
+    least = min(range(1, 5), key=lambda h: ko[f"without_{h}"]["test_perplexity"])
+    assert f"Switched off alone, head {least} costs the least" in results_page
+    assert f'data-ev="heads.knockout.only_{least}.test_perplexity"' in quiz
+    assert f'data-ev="heads.knockout.without_{least}.perplexity_change"' in quiz
 
 
 def test_one_head_palette_across_the_site(heads):
