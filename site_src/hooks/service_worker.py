@@ -47,7 +47,6 @@ NOT_FETCHED = [
     "wasm_assets/example_search.json", "wasm_assets/page_data.json", "wasm_assets/heads.json",
     "wasm_assets/head_sweep.json", "wasm_assets/toy_task.json", "wasm_assets/head_atlas.svg",
     "wasm_assets/validation_traces.svg", "wasm_assets/mha-lesson.ipynb", "wasm_assets/notebook-requirements.txt",
-    "wasm_assets/build_weights.json",  # the build page reads its weights from the teaching graph
 ]
 # Not precached: the runtime files above, what no page fetches, downloads, source
 # maps and the search's other-language stemmers.

@@ -1,5 +1,5 @@
 // The "Build it yourself" page's model side: the four-head model's teaching
-// graph (models/four_heads.steps.onnx, export/teaching_graph.py) on the
+// graph (models/<model>.steps.onnx, export/teaching_graph.py) on the
 // learner's prompt, and from its tensors what each Check hands the learner's
 // function (the inputs) and what it compares the answer with (the expected
 // numbers, which never reach the Python worker before its numbers are in).
@@ -13,7 +13,6 @@ import { contextWindow, promptHistory } from "../runtime/generate.js";
 import { loadOrt, serial } from "../runtime/ort.js";
 import { Vocabulary, tokenize } from "../runtime/tokenizer.js";
 
-export const MODEL = "four_heads"; // the model build_weights.json was read from (its "model")
 export const MAX_TOKENS = 16; // BOS and up to 15 words: plain Python stays well inside a Check's time
 const LAYERS = ["W_Q", "b_Q", "W_K", "b_K", "W_V", "b_V", "W_O", "b_O"];
 
@@ -27,11 +26,13 @@ export function basics() {
     basicsPromise = Promise.all([
       loadJSON("wasm_assets/vocab.json"), loadJSON("wasm_assets/models/manifest.json"), loadJSON("wasm_assets/build_weights.json"),
     ]).then(([vocab, manifest, weights]) => {
-      const model = manifest.models.find((m) => m.name === MODEL && m.steps);
-      if (!model) throw new AssetError(`${describeFile("wasm_assets/models/manifest.json")} lists no teaching graph for ${MODEL} (run \`python -m export steps\`)`, { kind: "corrupt" });
+      // The model is the one the pipeline read the weights from (the registry's most-heads model).
+      const name = weights.model;
+      const model = manifest.models.find((m) => m.name === name && m.steps);
+      if (!model) throw new AssetError(`${describeFile("wasm_assets/models/manifest.json")} lists no teaching graph for ${name} (run \`python -m export steps\`)`, { kind: "corrupt" });
       const missing = LAYERS.filter((k) => !Array.isArray(weights[k]));
-      if (weights.model !== MODEL || missing.length) {
-        throw new AssetError(`${describeFile("wasm_assets/build_weights.json")} does not hold ${MODEL}'s attention weights (run \`python -m export build_weights\`)`, { kind: "corrupt" });
+      if (typeof name !== "string" || missing.length) {
+        throw new AssetError(`${describeFile("wasm_assets/build_weights.json")} does not hold ${name}'s attention weights (run \`python -m export build_weights\`)`, { kind: "corrupt" });
       }
       const excluded = manifest.generation && manifest.generation.excluded_ids;
       if (!Array.isArray(excluded)) throw new AssetError(`${describeFile("wasm_assets/models/manifest.json")} does not say which ids generation never picks (generation.excluded_ids)`, { kind: "corrupt" });
@@ -65,7 +66,7 @@ export function session(onProgress = () => {}) {
   return sessionPromise;
 }
 
-// The rest of the model after attention (models/four_heads.tail.onnx, export/lesson/build_weights.py):
+// The rest of the model after attention (models/<model>.tail.onnx, export/lesson/build_weights.py):
 // E's final row plus an update row in, the vocabulary's logits out; its weights are the shipped file's.
 export function tailSession() {
   if (!tailPromise) {
