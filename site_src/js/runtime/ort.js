@@ -88,10 +88,46 @@ function answerEngineFetches() {
     const waiting = method === "GET" ? answers.get(url) : null;
     if (!waiting) return realFetch(input, init);
     answers.delete(url);
-    return waiting.then((response) => response || realFetch(input, init));
+    return waitOnFailure(waiting.then((response) => response || realFetch(input, init)));
   };
   answered.mhaEngine = true;
   globalThis.fetch = answered;
+}
+
+// When onnxruntime's copy of the engine breaks off (a lost line, or the page being left, which
+// cuts every download short, in Firefox before pagehide), its fetch is left waiting instead of
+// failing: onnxruntime would retry it and log each failure as an error ("wasm streaming compile
+// failed", "falling back to ArrayBuffer instantiation"). startEngine says what failed, in
+// words, from `engineLost`; a page that is being left says nothing.
+let loseEngine = () => {};
+const engineLost = new Promise((resolve) => { loseEngine = resolve; });
+const never = () => new Promise(() => {});
+
+function waitOnFailure(responsePromise) {
+  return responsePromise.then((response) => {
+    if (!response.ok || !response.body) return response; // missing or refused: onnxruntime fails, startEngine names it
+    const reader = response.body.getReader();
+    const body = new ReadableStream({
+      async pull(controller) {
+        let part;
+        try {
+          part = await reader.read();
+        } catch (err) {
+          loseEngine(err);
+          return never();
+        }
+        if (part.done) controller.close();
+        else controller.enqueue(part.value);
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  }, (err) => {
+    loseEngine(err);
+    return never();
+  });
 }
 
 function reportEngine(loaded, total, done = false) {
@@ -176,7 +212,8 @@ async function startEngine(ort, build, downloaded) {
   const downloadError = downloaded.then(() => null, (err) => err);
   const probe = Uint8Array.from(atob(PROBE_MODEL), (c) => c.charCodeAt(0));
   try {
-    const session = await serial(() => ort.InferenceSession.create(probe, { executionProviders: ["wasm"] }));
+    const lost = engineLost.then((err) => { throw err; });
+    const session = await Promise.race([serial(() => ort.InferenceSession.create(probe, { executionProviders: ["wasm"] })), lost]);
     await serial(() => session.release());
     await downloaded.catch(() => {}); // the progress reaches the engine's last byte before "Ready"
   } catch (err) {
