@@ -13,7 +13,7 @@
 //   build that changes one of them starts an empty cache, and activate deletes
 //   the older ones.
 //
-// A new worker waits until the page asks it to take over (main.js shows "a new
+// A new worker waits until the page asks it to take over (runtime/offline.js shows "a new
 // version is ready" and sends SKIP_WAITING), so one page never mixes files of
 // two builds.
 //

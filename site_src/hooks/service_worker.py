@@ -11,7 +11,7 @@ After every other step has written its files (last in ``build_steps.STEPS``), it
 
 Precached: the pages, styles, scripts and small data files (``PRECACHE_IGNORE``
 says what is left out). Cached on first use only: ``RUNTIME_PATTERN``.
-``site_src/js/main.js`` registers the worker and says when a new build is ready.
+``site_src/js/runtime/offline.js`` (started by main.js) registers the worker and says when a new build is ready.
 Nothing is downloaded at build time.
 """
 from __future__ import annotations

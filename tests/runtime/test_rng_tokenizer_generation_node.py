@@ -79,14 +79,15 @@ def test_choose_next_matches_python():
 def test_context_window_and_options():
     got = run_node("""
       const g = await rt("generate.js");
+      const c = await rt("context.js");
       const errors = [];
       for (const opts of [{maxNewTokens: 0}, {maxNewTokens: 65}, {maxNewTokens: 2.5}, {maxNewTokens: 3, temperature: -1},
                           {maxNewTokens: 3, seed: 1.5}]) {
         try { g.checkOptions(opts, 64); errors.push(null); } catch (e) { errors.push(e.name); }
       }
-      return { short: g.contextWindow([1, 5, 6], 5, 0), long: g.contextWindow([1,2,3,4,5,6,7], 4, 0), errors,
+      return { short: c.contextWindow([1, 5, 6], 5, 0), long: c.contextWindow([1,2,3,4,5,6,7], 4, 0), errors,
                noLimit: (() => { try { g.checkOptions({maxNewTokens: 3}); return null; } catch (e) { return e.message; } })(),
-               ok: g.checkOptions({maxNewTokens: 64}, 64).maxNewTokens, padded: g.contextWindow([9], 3, 7) };""", None)
+               ok: g.checkOptions({maxNewTokens: 64}, 64).maxNewTokens, padded: c.contextWindow([9], 3, 7) };""", None)
     assert got["padded"] == [7, 7, 9]  # the pad id is the vocabulary's, not a constant
     assert "manifest" in got["noLimit"]  # the limit is the manifest's, never a constant of the browser's
     assert got["short"] == [0, 0, 1, 5, 6]

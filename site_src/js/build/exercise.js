@@ -16,7 +16,7 @@
 
 import { siteUrl } from "../runtime/assets.js";
 import { el } from "../runtime/dom.js";
-import { errorText } from "../runtime/widget.js";
+import { claim, errorText, release } from "../runtime/widget.js";
 import { TIME_LIMIT_MS, PythonRunner, workerFiles } from "../microgpt/runner.js";
 import { splitHint } from "../microgpt/exercise.js";
 import { agrees, basics, checkOf, promptIds, promptProblem, session, tensorsFor } from "./graph.js";
@@ -80,9 +80,8 @@ export function buildFiles() {
 }
 
 export function mount(root) {
-  if (mounted.has(root)) return;
-  const state = { disposed: false, runner: null, editor: null };
-  mounted.set(root, state);
+  const state = claim(mounted, root, { runner: null, editor: null });
+  if (!state) return;
   const uid = `mha-build-${Math.random().toString(36).slice(2, 8)}`;
   const progress = loadProgress();
 
@@ -311,10 +310,8 @@ export function mount(root) {
 }
 
 export function dispose(root) {
-  const state = mounted.get(root);
+  const state = release(mounted, root);
   if (!state) return;
-  mounted.delete(root);
-  state.disposed = true;
   if (state.runner) state.runner.dispose();
   if (state.editor) state.editor.destroy();
   if (window.mhaBuild === state.hook) delete window.mhaBuild;

@@ -9,7 +9,8 @@
 // file's own, from build_weights.json (export/lesson/build_weights.py).
 
 import { AssetError, describeFile, loadBytes, loadJSON } from "../runtime/assets.js";
-import { contextWindow, promptHistory } from "../runtime/generate.js";
+import { contextLength, contextWindow } from "../runtime/context.js";
+import { promptHistory } from "../runtime/generate.js";
 import { loadOrt, serial } from "../runtime/ort.js";
 import { Vocabulary, tokenize } from "../runtime/tokenizer.js";
 
@@ -36,7 +37,7 @@ export function basics() {
       }
       const excluded = manifest.generation && manifest.generation.excluded_ids;
       if (!Array.isArray(excluded)) throw new AssetError(`${describeFile("wasm_assets/models/manifest.json")} does not say which ids generation never picks (generation.excluded_ids)`, { kind: "corrupt" });
-      return { vocab: new Vocabulary(vocab), model, weights: Object.fromEntries(LAYERS.map((k) => [k, weights[k]])), heads: weights.heads,
+      return { vocab: new Vocabulary(vocab), T: contextLength(manifest, vocab), model, weights: Object.fromEntries(LAYERS.map((k) => [k, weights[k]])), heads: weights.heads,
         tail: weights.tail || null, excluded };
     });
     basicsPromise.catch(() => { basicsPromise = null; });
@@ -120,9 +121,8 @@ function block(data, offset, rows, cols, rowStride = cols, colOffset = 0) {
 
 // The graph on `ids` (BOS first): the last n rows of each tensor the exercise uses.
 export async function tensorsFor(ids) {
-  const { vocab, heads } = await basics();
+  const { vocab, T, heads } = await basics();
   const { ort, session: s } = await session();
-  const T = vocab.T;
   const window = contextWindow(ids, T, vocab.special.PAD);
   const feed = BigInt64Array.from(window, (id) => BigInt(id));
   const out = await serial(() => s.run({ ids: new ort.Tensor("int64", feed, [1, T]) }));

@@ -13,11 +13,13 @@
 //   hook.js        window.mhaCompare
 
 import { loadJSON } from "../runtime/assets.js";
+import { contextLength, contextProblem, contextWindow } from "../runtime/context.js";
 import { promptHistory } from "../runtime/generate.js";
 import { loadOrt, loadedBuild, resolveBackend, supportProblem, runningThreads } from "../runtime/ort.js";
 import { Vocabulary, detokenize, tokenize } from "../runtime/tokenizer.js";
 import { showPrompt, showSaved, showTiming } from "./columns.js";
 import { el } from "../runtime/dom.js";
+import { claim, release } from "../runtime/widget.js";
 import { formatBytes, tokenText } from "./format.js";
 import { generateColumns } from "./generation.js";
 import { addHeadToggles, inspectRequest } from "./head_toggles.js";
@@ -31,7 +33,7 @@ import { CompareView } from "./view.js";
 const MAX_PROMPT_CHARS = 100000;
 const FALLBACK_PROMPT = "Once upon a time, there was a little girl named Lily. She";
 
-let current = null; // the mounted instance (one compare widget per page)
+const state = new Map(); // root -> {saved, widget}: one compare widget per page
 
 class CompareWidget {
   constructor(root) {
@@ -107,7 +109,7 @@ class CompareWidget {
       view.fail("The site's model files do not belong together", `${mismatch}. If you built this site yourself, run \`make models\` and build again; otherwise reload the page later.`);
       return this.readyState();
     }
-    this.T = this.vocab.T;
+    this.T = contextLength(manifest, this.vocab);
     const generation = manifest.generation; // its limit and excluded ids are checked by manifestProblem
     this.limit = generation.max_new_tokens;
     // The smallest temperature above 0 (export/defaults.py): below it every model would emit padding.
@@ -174,7 +176,8 @@ class CompareWidget {
       return "wasm_assets/models/manifest.json lists no models";
     }
     const v = this.vocab;
-    if (!Number.isInteger(v.T) || v.T < 1) return "vocab.json gives no context length T";
+    const context = contextProblem(manifest, v);
+    if (context) return context;
     for (const key of ["PAD", "BOS", "EOS", "UNK"]) {
       if (!Number.isInteger(v.special?.[key])) return `vocab.json gives no ${key} id`;
       if (manifest.special && manifest.special[key] !== v.special[key]) {
@@ -186,7 +189,6 @@ class CompareWidget {
         || !g.excluded_ids.every(Number.isInteger)) {
       return "the manifest gives no generation limits (generation.max_new_tokens and excluded_ids)";
     }
-    if (manifest.T !== undefined && manifest.T !== v.T) return `the manifest says T = ${manifest.T}, vocab.json says T = ${v.T}`;
     if (manifest.C !== undefined && manifest.C !== v.itos.length) {
       return `the manifest says the vocabulary has ${manifest.C} tokens, vocab.json has ${v.itos.length}`;
     }
@@ -441,13 +443,13 @@ class CompareWidget {
     this.focus = null;
     openInspector(this.view.inspector, {
       name, label: col.label, stepIndex, step, outputs, words: this.windowWords(name, stepIndex),
-      models: this.modelList, vocab: this.vocab, T: this.T, excluded: this.excluded, colours: this.evidence?.heads?.colours,
+      models: this.modelList, vocab: this.vocab, T: this.T, excluded: this.excluded,
       onClose: () => this.closeInspector(),
       // The head switches (head_toggles.js): re-run this step without some heads.
       extend: (section) => {
         this.headToggles = addHeadToggles(section, {
           window: step.window, outputs, models: this.modelList, runners: this.models.runners, vocab: this.vocab,
-          T: this.T, excluded: this.excluded, colours: this.evidence?.heads?.colours, focus,
+          T: this.T, excluded: this.excluded, focus,
           maxNewTokens: Number.isInteger(tokens) && tokens >= 1 && tokens <= this.limit ? tokens : this.defaultTokens,
           // "Continue" samples as this column did, from its sampler's state at this step.
           sampling: { ...this.states[name].generation.options, rngState: step.rngState },
@@ -461,8 +463,7 @@ class CompareWidget {
   windowWords(name, stepIndex) {
     const ids = this.states[name].generation.ids.slice(0, stepIndex);
     const full = [...this.runWords, ...ids.map((id) => ({ text: tokenText(this.vocab, id), unknown: false }))];
-    const visible = full.slice(Math.max(0, full.length - this.T));
-    return [...new Array(this.T - visible.length).fill(null), ...visible];
+    return contextWindow(full, this.T, null);
   }
 
   async dispose() {
@@ -475,19 +476,17 @@ class CompareWidget {
 // ---------------------------------------------------------------- widget API
 
 export function mount(root) {
-  if (!root || root.dataset.mhaMounted === "true") return current?.ready;
-  if (current && current.root !== root) dispose();
-  root.dataset.mhaMounted = "true";
-  current = new CompareWidget(root);
-  window.mhaCompare = makeHook(current);
-  return current.ready;
+  const entry = claim(state, root);
+  if (!entry) return state.get(root)?.widget.ready;
+  for (const other of [...state.keys()]) if (other !== root) dispose(other);
+  entry.widget = new CompareWidget(root);
+  window.mhaCompare = makeHook(entry.widget);
+  return entry.widget.ready;
 }
 
-export function dispose() {
-  const widget = current;
-  current = null;
-  if (!widget) return undefined;
-  if (widget.root) delete widget.root.dataset.mhaMounted;
+export function dispose(root) {
+  const entry = release(state, root);
+  if (!entry) return undefined;
   if (window.mhaCompare) delete window.mhaCompare;
-  return widget.dispose();
+  return entry.widget.dispose();
 }

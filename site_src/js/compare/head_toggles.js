@@ -12,8 +12,7 @@ import { generateIds, probabilities, topK } from "../runtime/generate.js";
 import { detokenize } from "../runtime/tokenizer.js";
 import { tokenText } from "./format.js";
 import { headEffectBars, measureHeadEffects } from "./head_effects.js";
-
-const FALLBACK_COLOURS = ["#E69F00", "#0072B2", "#D55E00", "#CC79A7"];
+import { headColourVar } from "../runtime/palette.js";
 
 function percent(p) {
   return `${(p * 100).toFixed(1)}%`;
@@ -41,7 +40,7 @@ export function inspectRequest(search = location.search) {
 
 // Adds one block of switches per running attention model to the inspector.
 // view: { window, outputs: {name: {logits}}, models, runners: {name: ModelRunner},
-//   vocab, T, excluded (ids never picked), colours: {name: [css colour per head]}, maxNewTokens,
+//   vocab, T, excluded (ids never picked), maxNewTokens,
 //   focus: {model, head} | null }
 export function addHeadToggles(section, view) {
   const blocks = [];
@@ -73,7 +72,6 @@ class HeadToggles {
     this.mask = new Array(model.heads).fill(1);
     this.version = 0;
     this.fullStory = null; // the full model's continuation from this step, computed once
-    const colours = view.colours?.[model.name] || FALLBACK_COLOURS;
     const legendId = uid("mha-knock-legend");
     this.boxes = [];
     const toggles = el("fieldset", { class: "mha-knock__toggles", "aria-describedby": legendId },
@@ -85,7 +83,7 @@ class HeadToggles {
         });
         this.boxes.push(box);
         return el("label", { class: "mha-knock__toggle", "data-head": h + 1 }, box,
-          el("span", { class: "mha-knock__swatch", "aria-hidden": "true", style: { background: colours[h % colours.length] } }),
+          el("span", { class: "mha-knock__swatch", "aria-hidden": "true", style: { background: headColourVar(h) } }),
           model.heads === 1 ? "the one head" : `head ${h + 1}`);
       }));
     this.summary = el("p", { class: "mha-knock__summary", "aria-live": "polite" });

@@ -2,7 +2,8 @@
 // here goes through the same code as the page (the same runners, the same
 // Generation loop); nothing is a second implementation.
 
-import { contextWindow, generateIds, promptHistory } from "../runtime/generate.js";
+import { contextWindow } from "../runtime/context.js";
+import { generateIds, promptHistory } from "../runtime/generate.js";
 import { probeWebGPU } from "../runtime/ort.js";
 import { detokenize, tokenize } from "../runtime/tokenizer.js";
 

@@ -6,6 +6,7 @@
 import { viridis } from "../runtime/colormap.js";
 import { el } from "../runtime/dom.js";
 import { heatmapTable } from "../runtime/heatmap.js";
+import { headColourVar } from "../runtime/palette.js";
 import { probabilities, topK } from "../runtime/generate.js";
 import { tokenText } from "./format.js";
 import { siteUrl } from "../runtime/assets.js";
@@ -20,8 +21,7 @@ const STEPPER_PAGE = "lesson/4-model-training-generation/"; // page 4, where the
 //     it (an unknown word keeps its spelling), or null for padding,
 //   outputs: {modelName: {logits, attention} | {error}} for step.window,
 //   models: the manifest's entries ({name, label, heads}), in column order,
-//   vocab, T, excluded: the ids generation never picks, onClose,
-//   colours: {modelName: [css colour per head]} (optional, evidence.heads.colours) }
+//   vocab, T, excluded: the ids generation never picks, onClose }
 // Returns {heading, close}.
 export function renderInspector(section, view) {
   const { label, stepIndex, step, outputs, models, vocab, T, onClose } = view;
@@ -40,7 +40,7 @@ export function renderInspector(section, view) {
       "empty padding slots are left out). Each heatmap column is one head; a cell is how much the final position attended to that token.",
   });
   const maps = el("div", { class: "mha-heatmaps" });
-  const table = attentionTable({ real, words, outputs, models, T, colours: view.colours });
+  const table = attentionTable({ real, words, outputs, models, T });
   maps.append(table || el("p", { text: "The attention models are not running, so there is no heatmap." }));
   const tops = el("div", { class: "mha-topk" });
   for (const m of models) {
@@ -72,7 +72,7 @@ function stepperLink(view, words) {
 }
 
 // One column per head of every attention model (heads from the manifest).
-function attentionTable({ real, words, outputs, models, T, colours }) {
+function attentionTable({ real, words, outputs, models, T }) {
   const heads = [];
   const groups = [];
   for (const m of models) {
@@ -82,7 +82,7 @@ function attentionTable({ real, words, outputs, models, T, colours }) {
     groups.push({ label: m.label, count: n });
     for (let h = 0; h < n; h++) {
       const weights = real.map((slot) => out.attention[h * T + slot]);
-      heads.push({ label: n === 1 ? "one head" : `head ${h + 1}`, group: m.name, weights, colour: colours?.[m.name]?.[h] });
+      heads.push({ label: n === 1 ? "one head" : `head ${h + 1}`, group: m.name, weights, colour: headColourVar(h) });
     }
   }
   if (!heads.length) return null;

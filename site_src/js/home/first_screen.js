@@ -12,7 +12,8 @@
 
 import { loadBytes, loadJSON } from "../runtime/assets.js";
 import { el, uid } from "../runtime/dom.js";
-import { contextWindow, probabilities, promptHistory, topK } from "../runtime/generate.js";
+import { contextLength, contextWindow, lastT } from "../runtime/context.js";
+import { probabilities, promptHistory, topK } from "../runtime/generate.js";
 import { ModelRunner, loadOrt, onEngineProgress, supportProblem } from "../runtime/ort.js";
 import { Vocabulary, tokenize } from "../runtime/tokenizer.js";
 import { claim, release } from "../runtime/widget.js";
@@ -72,7 +73,8 @@ async function goLive(root, entry, button) {
       loadOrt("wasm"), // the smaller build: the download the button announced
       loadBytes(`wasm_assets/${meta.file}`, { bytes: meta.bytes, sha256: meta.sha256, onProgress: (p) => { model = p; show(); } }),
     ]);
-    const runner = await ModelRunner.create(ort, bytes, { name: meta.name, T: vocab.T, heads: meta.heads }, "wasm");
+    const T = contextLength(manifest, vocab);
+    const runner = await ModelRunner.create(ort, bytes, { name: meta.name, T, heads: meta.heads }, "wasm");
     if (entry.closed) {
       runner.release();
       return;
@@ -81,7 +83,7 @@ async function goLive(root, entry, button) {
     stop();
     status.remove();
     button.parentElement.remove();
-    buildLive(root, entry, { vocab, meta, excluded: manifest.generation.excluded_ids });
+    buildLive(root, entry, { vocab, T, meta, excluded: manifest.generation.excluded_ids });
   } catch (err) {
     stop();
     if (entry.closed) return;
@@ -91,7 +93,7 @@ async function goLive(root, entry, button) {
   }
 }
 
-function buildLive(root, entry, { vocab, meta, excluded }) {
+function buildLive(root, entry, { vocab, T, meta, excluded }) {
   const view = root.querySelector(".mha-first__view");
   const mask = new Array(meta.heads).fill(1);
   const input = el("input", { type: "text", value: root.dataset.sentence || "", spellcheck: false, autocomplete: "off", maxlength: 400 });
@@ -124,7 +126,7 @@ function buildLive(root, entry, { vocab, meta, excluded }) {
     const version = ++entry.version;
     const text = input.value;
     const history = promptHistory(vocab, text);
-    const window = contextWindow(history, vocab.T, vocab.special.PAD);
+    const window = contextWindow(history, T, vocab.special.PAD);
     root.dataset.state = "running";
     let full;
     let now;
@@ -161,8 +163,8 @@ function buildLive(root, entry, { vocab, meta, excluded }) {
 // The same table as the build's (page_macros/running.py): rows are heads, columns the words read.
 function weightsTable(vocab, text, history, window, attention, heads, mask) {
   const T = window.length;
-  const n = Math.min(history.length, T);
-  const tokens = ["start", ...tokenize(text)].slice(-n);
+  const tokens = lastT(["start", ...tokenize(text)], T);
+  const n = tokens.length;
   const ids = window.slice(T - n);
   const head = tokens.map((t, j) => el("th", { scope: "col", class: j === n - 1 ? "mha-first__receiver" : null },
     ids[j] === vocab.special.UNK ? [t, el("span", { class: "mha-sr", text: " (unknown to the model)" })] : t));

@@ -8,6 +8,7 @@
 // (wasm_assets/worksheet.json, computed by export/lesson/worksheet.py), which the
 // sum must equal.
 
+import { claimLoaded, release } from "../runtime/widget.js";
 import { el, failure, fmt, loadWorksheet, vec } from "./worksheet_ui.js";
 
 const state = new Map();
@@ -20,18 +21,9 @@ export function contribution(message, W_O, from) {
 }
 
 export async function mount(root) {
-  if (state.has(root)) return;
-  const s = { receiver: null, onPick: null };
-  state.set(root, s);
-  let ws;
-  try {
-    ws = await loadWorksheet();
-  } catch (err) {
-    state.delete(root);
-    failure(root, err);
-    return;
-  }
-  if (!root.isConnected || state.get(root) !== s) return;
+  const got = await claimLoaded(state, root, loadWorksheet, { extra: { receiver: null, onPick: null }, fail: failure });
+  if (!got) return;
+  const { entry: s, data: ws } = got;
   const T = ws.tokens.length;
   const dh = ws.head_dim;
   const explorer = document.querySelector("[data-mha-widget='head_explorer']");
@@ -84,7 +76,6 @@ export async function mount(root) {
 }
 
 export function dispose(root) {
-  const s = state.get(root);
+  const s = release(state, root);
   if (s && s.onPick) document.removeEventListener("mha:explorer-receiver", s.onPick);
-  state.delete(root);
 }

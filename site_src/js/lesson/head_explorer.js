@@ -7,6 +7,7 @@
 // rows). All numbers come from wasm_assets/worksheet.json, which
 // export/worksheet.py computes.
 
+import { claimLoaded, release } from "../runtime/widget.js";
 import { el, failure, fixed, fmt, heatStyle, loadWorksheet, uid, vec } from "./worksheet_ui.js";
 
 const state = new Map();
@@ -26,18 +27,9 @@ function radioGroup({ legend, name, options, checked, onChange, className }) {
 }
 
 export async function mount(root) {
-  if (state.has(root)) return;
-  const s = { receiver: null, head: 0 };
-  state.set(root, s);
-  let ws;
-  try {
-    ws = await loadWorksheet();
-  } catch (err) {
-    state.delete(root);
-    failure(root, err);
-    return;
-  }
-  if (!root.isConnected || state.get(root) !== s) return;
+  const got = await claimLoaded(state, root, loadWorksheet, { extra: { receiver: null, head: 0 }, fail: failure });
+  if (!got) return;
+  const { entry: s, data: ws } = got;
   const T = ws.tokens.length;
   s.receiver = T - 1;
   const group = uid("mha-hx");
@@ -147,5 +139,5 @@ export async function mount(root) {
 }
 
 export function dispose(root) {
-  state.delete(root);
+  release(state, root);
 }

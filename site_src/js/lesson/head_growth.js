@@ -8,6 +8,7 @@
 // from the same file) marks it.
 
 import { loadJSON } from "../runtime/assets.js";
+import { claim, release } from "../runtime/widget.js";
 import { el, uid } from "../runtime/dom.js";
 
 export const PATH = "wasm_assets/head_growth.json";
@@ -34,8 +35,7 @@ function attentionTable(prompt, snapshotLabel) {
 }
 
 export async function mount(root) {
-  if (state.has(root)) return;
-  state.set(root, {});
+  if (!claim(state, root)) return;
   const status = el("p", { class: "mha-panel mha-panel--info", role: "status", text: "Loading the training snapshots\u2026" });
   root.replaceChildren(status);
   let data;
@@ -97,7 +97,7 @@ export async function mount(root) {
 }
 
 export function dispose(root) {
-  state.delete(root);
+  release(state, root);
   const fig = document.getElementById("fig-head-growth");
   if (fig) delete fig.dataset.activeSnapshot;
 }

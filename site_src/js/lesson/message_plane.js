@@ -11,6 +11,7 @@
 import { DEFAULTS, VALUES, message, twoHeads } from "./two_source.js";
 import { fmt, vec } from "./worksheet_ui.js";
 import { el, uid } from "../runtime/dom.js";
+import { claim, release } from "../runtime/widget.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 export const STEP = 0.05;
@@ -44,10 +45,9 @@ function label(x, y, text, cls = "", anchor = "start") {
 const state = new Map();
 
 export function mount(root) {
-  if (state.has(root)) return;
+  const s = claim(state, root, { mode: "one", w: { one: DEFAULTS.one, setting: DEFAULTS.one, person: DEFAULTS.one } });
+  if (!s) return;
   const id = uid("mha-mp");
-  const s = { mode: "one", w: { one: DEFAULTS.one, setting: DEFAULTS.one, person: DEFAULTS.one } };
-  state.set(root, s);
 
   // --- the picture -------------------------------------------------------
   const grid = svg("g", { class: "mha-mp__grid", "aria-hidden": "true" });
@@ -286,5 +286,5 @@ export function mount(root) {
 }
 
 export function dispose(root) {
-  state.delete(root);
+  release(state, root);
 }

@@ -13,7 +13,7 @@
 // next step opens when a step is right or shown; each step is given the exact
 // inputs, so one slip does not carry into the next.
 
-import { claim, failedPanel, release } from "../runtime/widget.js";
+import { claim, failedPanel, holds, release } from "../runtime/widget.js";
 import { el, fmt, loadWorksheet, uid } from "./worksheet_ui.js";
 
 export const TOLERANCE = 0.01;
@@ -188,7 +188,8 @@ function stepView(step, onDone) {
 }
 
 export async function mount(root) {
-  if (!claim(state, root)) return;
+  const entry = claim(state, root);
+  if (!entry) return;
   let ws;
   try {
     ws = await loadWorksheet();
@@ -196,7 +197,7 @@ export async function mount(root) {
     root.replaceChildren(failedPanel("The predict-then-check exercise could not get its numbers", err));
     return;
   }
-  if (!state.has(root)) return;
+  if (!holds(state, root, entry)) return;
   const head = Number.parseInt(root.dataset.head || "1", 10) - 1;
   const receiver = Number.parseInt(root.dataset.receiver || "1", 10);
   const source = Number.parseInt(root.dataset.source || "0", 10);

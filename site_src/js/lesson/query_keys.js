@@ -11,7 +11,7 @@
 // away from is the page-2 worksheet itself. The table under the picture is its
 // text alternative and updates with it.
 
-import { claim, failedPanel, release } from "../runtime/widget.js";
+import { claim, failedPanel, holds, release } from "../runtime/widget.js";
 import { el, fmt, loadWorksheet, uid } from "./worksheet_ui.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -77,7 +77,8 @@ function numbers(root) {
 }
 
 export async function mount(root) {
-  if (!claim(state, root)) return;
+  const entry = claim(state, root);
+  if (!entry) return;
   let ws;
   try {
     ws = await loadWorksheet();
@@ -85,7 +86,7 @@ export async function mount(root) {
     root.replaceChildren(failedPanel("The query-and-keys picture could not get its numbers", err));
     return;
   }
-  if (!state.has(root)) return;
+  if (!holds(state, root, entry)) return;
   const { head, sources } = numbers(root);
   const receiver = numbers(root).receiver ?? ws.tokens.length - 1;
   const start = {

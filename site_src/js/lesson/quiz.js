@@ -16,16 +16,16 @@
 // is a polite live region. Everything is reachable with Tab, arrow keys and Enter.
 
 import { el, uid } from "../runtime/dom.js";
+import { claim, release } from "../runtime/widget.js";
 
-const state = new WeakMap(); // root -> { original: Node[] }
+const state = new Map();
 
 export function mount(root) {
-  if (state.has(root)) return;
   const question = root.querySelector(".mha-quiz__question");
   const options = [...root.querySelectorAll(".mha-quiz__option")];
   const explanation = root.querySelector(".mha-quiz__explanation");
   if (!question || options.length < 2 || !explanation) return;
-  state.set(root, { original: [...root.childNodes].map((n) => n.cloneNode(true)) });
+  if (!claim(state, root, {}, { copy: true })) return;
 
   const id = uid("mha-quiz");
   // Markup copied from the page is the build's own (evidence_macros.quiz), never learner text.
@@ -133,8 +133,5 @@ export function mount(root) {
 }
 
 export function dispose(root) {
-  const saved = state.get(root);
-  if (!saved) return;
-  state.delete(root);
-  root.replaceChildren(...saved.original);
+  release(state, root);
 }

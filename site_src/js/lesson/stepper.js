@@ -19,8 +19,9 @@
 
 import { AssetError, describeFile, loadBytes, loadJSON } from "../runtime/assets.js";
 import { el, panel, uid } from "../runtime/dom.js";
-import { errorText } from "../runtime/widget.js";
-import { contextWindow, probabilities, promptHistory, topK } from "../runtime/generate.js";
+import { claim, errorText, release } from "../runtime/widget.js";
+import { contextLength, contextWindow, dropped } from "../runtime/context.js";
+import { probabilities, promptHistory, topK } from "../runtime/generate.js";
 import { loadOrt, serial } from "../runtime/ort.js";
 import { Vocabulary, detokenize, tokenize } from "../runtime/tokenizer.js";
 
@@ -43,7 +44,7 @@ function boxInMap(svg, node) {
   return { y: Math.min(...ys), height: Math.abs(ys[1] - ys[0]) };
 }
 
-const widgets = new Map(); // root -> Stepper
+const state = new Map(); // root -> {saved, widget: Stepper}
 
 function tokenText(vocab, id) {
   const s = vocab.special;
@@ -143,7 +144,7 @@ class Stepper {
         // The ids generation never picks come from the pipeline (the manifest), as on the compare page.
         const excluded = manifest.generation && manifest.generation.excluded_ids;
         if (!Array.isArray(excluded)) throw new AssetError(`${describeFile("wasm_assets/models/manifest.json")} does not say which ids generation never picks (generation.excluded_ids)`, { kind: "corrupt" });
-        return { vocab: new Vocabulary(vocab), models, code: code.sections || {}, excluded };
+        return { vocab: new Vocabulary(vocab), T: contextLength(manifest, vocab), models, code: code.sections || {}, excluded };
       });
       this.basicsPromise.catch(() => { this.basicsPromise = null; });
     }
@@ -224,9 +225,8 @@ class Stepper {
       this.steps = mod.steps();
       this.stepsModule = mod;
     }
-    const { vocab, code } = basics;
+    const { vocab, code, T } = basics;
     const { ort, session } = await this.session(model);
-    const T = vocab.T;
     text = String(text).slice(0, MAX_PROMPT_CHARS);
     const history = promptHistory(vocab, text);
     const tokens = tokenize(text);
@@ -240,8 +240,7 @@ class Stepper {
     for (const [name, tensor] of Object.entries(out)) tensors[name] = { dims: tensor.dims.map(Number), data: tensor.data };
     // The words of each slot as the learner typed them (an unknown word keeps its spelling).
     const words = [{ text: "BOS", unknown: false }, ...tokens.map((t) => ({ text: t, unknown: !vocab.stoi.has(t) }))];
-    const visible = words.slice(Math.max(0, words.length - T));
-    const slotWords = [...new Array(T - visible.length).fill(null), ...visible];
+    const slotWords = contextWindow(words, T, null);
     const real = [];
     ids.forEach((id, s) => { if (id !== vocab.special.PAD) real.push(s); });
     const H = model.heads;
@@ -255,7 +254,7 @@ class Stepper {
     const probs = probabilities(logits, excluded);
     return {
       label: model.label, name: model.name, ms, text, tokens, ids, words: slotWords, real, n: real.length, T, C: vocab.C,
-      H, d, dh, hidden: tensors.hidden.dims[1], final: T - 1, special: vocab.special, dropped: Math.max(0, history.length - T),
+      H, d, dh, hidden: tensors.hidden.dims[1], final: T - 1, special: vocab.special, dropped: dropped(history, T),
       labels: real.map((s) => (slotWords[s] ? slotWords[s].text : tokenText(vocab, ids[s]))),
       tensors, logits, probs, top: topK(probs, 5), excluded, code, host: this.root,
       tokenText: (id) => tokenText(vocab, id),
@@ -466,9 +465,10 @@ class Stepper {
 // ---------------------------------------------------------------- widget API
 
 export function mount(root) {
-  if (widgets.has(root)) return undefined;
+  const entry = claim(state, root);
+  if (!entry) return undefined;
   const widget = new Stepper(root);
-  widgets.set(root, widget);
+  entry.widget = widget;
   // Test hook: the state of the (first) stepper and its tensors as the graph returned them.
   window.mhaStepper = {
     widget,
@@ -485,8 +485,7 @@ export function mount(root) {
 }
 
 export function dispose(root) {
-  const widget = widgets.get(root);
-  widgets.delete(root);
+  const widget = release(state, root)?.widget;
   if (widget) widget.dispose();
   if (window.mhaStepper && window.mhaStepper.widget === widget) delete window.mhaStepper;
 }

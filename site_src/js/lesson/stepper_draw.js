@@ -8,15 +8,7 @@
 // the sign of values that belong to no head.
 
 import { el } from "../runtime/dom.js";
-
-export function cssColour(node, name, fallback) {
-  const v = getComputedStyle(node).getPropertyValue(name).trim();
-  return v || fallback;
-}
-
-export function headColour(node, h) {
-  return cssColour(node, `--mha-head-${h + 1}`, "#0072b2");
-}
+import { cssColour } from "../runtime/palette.js";
 
 function setup(canvas, width, height) {
   const ratio = Math.min(3, globalThis.devicePixelRatio || 1);
@@ -65,9 +57,9 @@ export function heatmap({ host, n, labels, cell, colour, highlight = [], title =
   const top = showLabels ? left : 6;
   const size = Math.max(2, Math.floor((width - left - 4) / n));
   const ctx = setup(canvas, left + size * n + 4, top + size * n + 4);
-  const fg = cssColour(host, "--md-default-fg-color", "#000");
-  const bg = parseColour(cssColour(host, "--md-default-bg-color", "#fff"));
-  const light = cssColour(host, "--md-default-fg-color--lightest", "#ddd");
+  const fg = cssColour(host, "--md-default-fg-color");
+  const bg = parseColour(cssColour(host, "--md-default-bg-color"));
+  const light = cssColour(host, "--md-default-fg-color--lightest");
   const rgb = parseColour(colour);
   const font = labelFont(host);
   for (let r = 0; r < n; r++) {
@@ -138,10 +130,10 @@ export function strip({ host, values, label = "", highlight = [], groups = null,
   const band = groups ? 5 : 0;
   const rowH = cellH + band + 2;
   const ctx = setup(canvas, cols * size + 2, rows * rowH + 2);
-  const bg = parseColour(cssColour(host, "--md-default-bg-color", "#fff"));
-  const pos = parseColour(cssColour(host, "--mha-st-positive", "#0072b2"));
-  const neg = parseColour(cssColour(host, "--mha-st-negative", "#c24f00"));
-  const fg = cssColour(host, "--md-default-fg-color", "#000");
+  const bg = parseColour(cssColour(host, "--md-default-bg-color"));
+  const pos = parseColour(cssColour(host, "--mha-st-positive"));
+  const neg = parseColour(cssColour(host, "--mha-st-negative"));
+  const fg = cssColour(host, "--md-default-fg-color");
   const max = scale || Math.max(1e-9, ...Array.from(values, (v) => Math.abs(v)));
   for (let i = 0; i < n; i++) {
     const x = 1 + (i % cols) * size;

@@ -11,7 +11,8 @@
 // (see stepper.js): nothing here computes a tensor, it only reads and draws.
 
 import { el } from "../runtime/dom.js";
-import { bars, cssColour, headColour, heatmap, strip } from "./stepper_draw.js";
+import { cssColour, headColour } from "../runtime/palette.js";
+import { bars, heatmap, strip } from "./stepper_draw.js";
 
 const f3 = (x) => (Math.abs(x) < 0.0005 ? 0 : x).toFixed(3).replace("-", "−"); // three places, so printed sums add up
 export const f2 = (x) => (Number.isFinite(x) ? (Math.abs(x) < 0.005 ? 0 : x).toFixed(2).replace("-", "−") : x > 0 ? "∞" : "−∞");
@@ -175,7 +176,7 @@ const STEPS = [
         else pad++;
       }
       const openFinal = r.real.filter((s) => !r.t.mask(r.final, s)).length;
-      heatmap({ host: view.picture, n: r.n, labels: r.labels, colour: cssColour(r.host, "--mha-mask-open", "#0072b2"),
+      heatmap({ host: view.picture, n: r.n, labels: r.labels, colour: cssColour(r.host, "--mha-mask-open"),
         title: "real slots: receivers (rows) × sources (columns); open = may read, hatched = blocked",
         cell: (a, b) => ({ t: 0.7, blocked: r.t.mask(r.real[a], r.real[b]) }) });
       const pads = r.T - r.n;

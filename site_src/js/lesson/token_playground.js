@@ -13,7 +13,7 @@
 import { loadJSON } from "../runtime/assets.js";
 import { BPE } from "../runtime/bpe.js";
 import { el, uid } from "../runtime/dom.js";
-import { claim, failedPanel, release } from "../runtime/widget.js";
+import { claim, failedPanel, holds, release } from "../runtime/widget.js";
 import { tokenize, Vocabulary } from "../runtime/tokenizer.js";
 
 const VOCAB = "wasm_assets/vocab.json";
@@ -47,7 +47,8 @@ function chips(tokens, { unk = () => false, title = null, cls = "" } = {}) {
 }
 
 export async function mount(root) {
-  if (!claim(state, root)) return;
+  const entry = claim(state, root);
+  if (!entry) return;
   let vocab;
   let bpe;
   let example;
@@ -60,7 +61,7 @@ export async function mount(root) {
     root.replaceChildren(failedPanel("The tokenizer playground could not start", err));
     return;
   }
-  if (!state.has(root)) return;
+  if (!holds(state, root, entry)) return;
   const id = uid("mha-tp");
   const name = (i) => vocab.itos[i];
   const input = el("input", { type: "text", id: `${id}-text`, class: "mha-tp__input", value: root.dataset.text || example,

@@ -8,9 +8,10 @@
 // recorded runs, and the widget says so.
 
 import { el } from "../runtime/dom.js";
+import { claim, release } from "../runtime/widget.js";
 
 const FRAME_MS = 140;
-const state = new WeakMap();
+const state = new Map();
 
 function parse(pathEl) {
   return pathEl.dataset.points.trim().split(/\s+/).map((p) => p.split(":").map(Number));
@@ -21,6 +22,8 @@ function pct(x) {
 }
 
 export function mount(root) {
+  const s = claim(state, root, { timer: null });
+  if (!s) return;
   const figure = document.getElementById("fig-toy-curves");
   const svg = figure && figure.querySelector("svg");
   const frame = svg && svg.querySelector(".mha-toy__replay");
@@ -68,7 +71,6 @@ export function mount(root) {
     slider.setAttribute("aria-valuetext", `update ${upto}`);
   };
 
-  const s = { timer: null };
   const stop = () => {
     clearTimeout(s.timer);
     s.timer = null;
@@ -88,12 +90,10 @@ export function mount(root) {
     stop();
     draw(Number(slider.value));
   });
-  state.set(root, s);
   draw(updates.length - 1);
 }
 
 export function dispose(root) {
-  const s = state.get(root);
+  const s = release(state, root);
   if (s) clearTimeout(s.timer);
-  state.delete(root);
 }

@@ -6,6 +6,7 @@
 // Sliders change the weights; every result and every step of the arithmetic
 // is computed here from the values below, never typed in.
 
+import { claim, release } from "../runtime/widget.js";
 import { el, fmt, uid, vec } from "./worksheet_ui.js";
 
 // Authored toy numbers (not measured): value rows of the two sources.
@@ -60,9 +61,8 @@ function sumText(w, k) {
 }
 
 export function mount(root) {
-  if (state.has(root)) return;
-  const s = {};
-  state.set(root, s);
+  const s = claim(state, root);
+  if (!s) return;
 
   // One head: one weight pair for both coordinates.
   const oneResult = el("output", { class: "mha-ts__result", "data-ts": "one-head", "aria-live": "polite" });
@@ -141,5 +141,5 @@ export function mount(root) {
 }
 
 export function dispose(root) {
-  state.delete(root);
+  release(state, root);
 }

@@ -10,8 +10,9 @@ import { loadJSON } from "../runtime/assets.js";
 import { viridis } from "../runtime/colormap.js";
 import { el } from "../runtime/dom.js";
 import { heatmapTable } from "../runtime/heatmap.js";
+import { claim, release } from "../runtime/widget.js";
 
-const roots = new WeakSet();
+const state = new Map();
 const PAD_TOKEN = "<PAD>"; // the vocabulary's padding item as walkthrough.json names its slots
 
 function heatmap(data, b, h) {
@@ -49,8 +50,7 @@ function legend() {
 }
 
 export async function mount(root) {
-  if (roots.has(root)) return;
-  roots.add(root);
+  if (!claim(state, root)) return;
   const status = el("p", { class: "mha-panel mha-panel--info", role: "status", text: "Loading the trained model's attention weights…" });
   root.replaceChildren(status);
   let data;
@@ -76,5 +76,5 @@ export async function mount(root) {
 }
 
 export function dispose(root) {
-  roots.delete(root);
+  release(state, root);
 }

@@ -6,6 +6,7 @@
 // update, output. Per-head stages (Q, K, V, scores, A, H) show both heads.
 // The numbers come from wasm_assets/worksheet.json (export/worksheet.py).
 
+import { claimLoaded, release } from "../runtime/widget.js";
 import { el, failure, loadWorksheet, matrixTable } from "./worksheet_ui.js";
 
 const state = new Map();
@@ -61,19 +62,13 @@ function render(ws, show) {
 }
 
 export async function mount(root) {
-  if (state.has(root)) return;
-  state.set(root, true);
-  try {
-    const ws = await loadWorksheet();
-    if (!root.isConnected || !state.has(root)) return;
-    const tables = render(ws, root.dataset.show || "E");
-    root.replaceChildren(el("div", { class: `mha-ws__stage${tables.length > 1 ? " mha-ws__stage--pair" : ""}` }, ...tables));
-  } catch (err) {
-    state.delete(root);
-    failure(root, err);
-  }
+  const tablesOf = async () => render(await loadWorksheet(), root.dataset.show || "E");
+  const got = await claimLoaded(state, root, tablesOf, { fail: failure });
+  if (!got) return;
+  const tables = got.data;
+  root.replaceChildren(el("div", { class: `mha-ws__stage${tables.length > 1 ? " mha-ws__stage--pair" : ""}` }, ...tables));
 }
 
 export function dispose(root) {
-  state.delete(root);
+  release(state, root);
 }

@@ -20,6 +20,7 @@ import { TIME_LIMIT_MS, claimRunner } from "./runner.js";
 import { getProgress, onProgress, updateProgress } from "./progress.js";
 import { exerciseCases, failMessage, inputsOf, judge, passMessage } from "./verdict.js";
 import { loadModel } from "./ui.js";
+import { claim, release } from "../runtime/widget.js";
 
 const SHOW_SOLUTION_AFTER = 3;
 // How pyodide/diagnosis.py joins a hint's tiers (SEP there).
@@ -76,9 +77,8 @@ function textareaEditor({ parent, doc, label, describedBy, onChange }) {
 }
 
 export function mount(root) {
-  if (mounted.has(root)) return;
-  const state = { runner: null, editor: null, off: null, disposed: false };
-  mounted.set(root, state);
+  const state = claim(mounted, root, { runner: null, editor: null, off: null });
+  if (!state) return;
 
   const uid = `mgpt-ex-${Math.random().toString(36).slice(2, 8)}`;
   const spinner = el("span", { class: "mgpt-spinner", "aria-hidden": "true" });
@@ -324,10 +324,8 @@ export function mount(root) {
 }
 
 export function dispose(root) {
-  const state = mounted.get(root);
+  const state = release(mounted, root);
   if (!state) return;
-  mounted.delete(root);
-  state.disposed = true;
   if (state.off) state.off();
   if (state.runner) state.runner.dispose();
   if (state.editor) state.editor.destroy();

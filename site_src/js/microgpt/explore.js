@@ -16,14 +16,14 @@ import { forwardAttention, sampleNames } from "./model.js";
 import { el, loadModel, nameField, ONE_HEAD_PATH, START_LABEL, uid } from "./ui.js";
 import { loadJSON } from "../runtime/assets.js";
 import { HEADS_PATH, headsOff, whereHeadsMatter } from "./where_heads_matter.js";
+import { claim, release } from "../runtime/widget.js";
 
 const mounted = new Map();
 const SAMPLE_COUNT = 10;
 
 export function mount(root) {
-  if (mounted.has(root)) return;
-  const state = { disposed: false };
-  mounted.set(root, state);
+  const state = claim(mounted, root);
+  if (!state) return;
   root.replaceChildren(el("p", { class: "mgpt-loading", text: "Loading the trained model…" }));
   // Its charts and the comparison (~0.1 s of the page's thread) wait until the
   // exercise's Python is ready, or until the reader comes near (python_first.js).
@@ -199,7 +199,5 @@ function build(root, model, state) {
 }
 
 export function dispose(root) {
-  const state = mounted.get(root);
-  if (state) state.disposed = true;
-  mounted.delete(root);
+  release(mounted, root);
 }

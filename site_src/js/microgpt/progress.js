@@ -9,6 +9,7 @@
 // updateProgress(patch) and hear about changes through onProgress(fn).
 
 import { el } from "../runtime/dom.js";
+import { claim, release } from "../runtime/widget.js";
 
 export const STORAGE_KEY = "mha-microgpt-progress";
 const VERSION = 1;
@@ -119,7 +120,8 @@ export function onProgress(fn) {
 const roots = new Map();
 
 export function mount(root) {
-  if (roots.has(root)) return;
+  const entry = claim(roots, root, { off: null });
+  if (!entry) return;
   const summary = el("p", { class: "mgpt-progress__summary", "aria-live": "polite" });
   const button = el("button", { type: "button", class: "md-button", text: "Clear my progress", onclick: () => clearProgress() });
   const note = el("p", { class: "mgpt-progress__note",
@@ -135,11 +137,10 @@ export function mount(root) {
     render(progress);
     if (reason === "clear") summary.textContent += " Progress cleared.";
   });
-  roots.set(root, off);
+  entry.off = off;
 }
 
 export function dispose(root) {
-  const off = roots.get(root);
-  if (off) off();
-  roots.delete(root);
+  const entry = release(roots, root);
+  if (entry && entry.off) entry.off();
 }

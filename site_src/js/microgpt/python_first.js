@@ -10,7 +10,7 @@
 //
 // prestart.js runs as a bundle of its own, with its own copy of this module,
 // so the promise is handed to the page's modules on the global object (where
-// main.js, which imports nothing, also reads it: the service worker's sweep of
+// runtime/offline.js, the service worker's client, also reads it: its sweep of
 // the HTTP cache waits for it).
 
 const LATEST_MS = 5000;

@@ -70,7 +70,7 @@ export function workerFiles() {
 }
 
 // The handed-off files are complete: the service worker may store them now
-// (without a controller yet, main.js asks it again once it takes over).
+// (without a controller yet, runtime/offline.js asks it again once it takes over).
 function tellServiceWorker() {
   const controller = globalThis.navigator && navigator.serviceWorker && navigator.serviceWorker.controller;
   if (controller) controller.postMessage({ type: "CACHE_FROM_HTTP_CACHE" });

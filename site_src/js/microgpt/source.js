@@ -22,6 +22,7 @@ import { siteUrl } from "../runtime/assets.js";
 import { getProgress, onProgress } from "./progress.js";
 import { whenWanted } from "./python_first.js";
 import { el } from "./ui.js";
+import { claim, release } from "../runtime/widget.js";
 
 export const SOURCE_PATH = "wasm_assets/microgpt.py";
 const BEGIN = "# --- multi-head attention begins ---";
@@ -36,9 +37,8 @@ export function findBlock(lines) {
 }
 
 export function mount(root) {
-  if (mounted.has(root)) return;
-  const state = { off: null, disposed: false };
-  mounted.set(root, state);
+  const state = claim(mounted, root, { off: null });
+  if (!state) return;
   root.replaceChildren(el("p", { class: "mgpt-loading", text: "Loading microgpt.py…" }));
   const text = fetch(siteUrl(SOURCE_PATH)).then((r) => {
     if (!r.ok) throw new Error(`${SOURCE_PATH} is missing on this site (HTTP ${r.status})`);
@@ -151,10 +151,6 @@ function build(root, lines, state) {
 }
 
 export function dispose(root) {
-  const state = mounted.get(root);
-  if (state) {
-    state.disposed = true;
-    if (state.off) state.off();
-  }
-  mounted.delete(root);
+  const state = release(mounted, root);
+  if (state && state.off) state.off();
 }

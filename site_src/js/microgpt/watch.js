@@ -10,13 +10,13 @@
 
 import { forwardAttention, nameProblem, sampleNames } from "./model.js";
 import { el, heatmapTable, loadModel, nameField, uid } from "./ui.js";
+import { claim, release } from "../runtime/widget.js";
 
 const mounted = new Map();
 
 export function mount(root) {
-  if (mounted.has(root)) return;
-  const state = { disposed: false };
-  mounted.set(root, state);
+  const state = claim(mounted, root);
+  if (!state) return;
   const ready = loadModel();
   const hookReady = ready.then((model) => ({ config: model.config, uchars: model.uchars }));
   hookReady.catch(() => {}); // the widget shows the failure; a test that waits on it gets the rejection
@@ -166,10 +166,6 @@ function scrollBox(box, label) {
 }
 
 export function dispose(root) {
-  const state = mounted.get(root);
-  if (state) {
-    state.disposed = true;
-    if (window.mhaMicrogpt === state.hook) delete window.mhaMicrogpt;
-  }
-  mounted.delete(root);
+  const state = release(mounted, root);
+  if (state && window.mhaMicrogpt === state.hook) delete window.mhaMicrogpt;
 }

@@ -106,7 +106,7 @@ export function liveBuild() {
 
 function staleError(path, url) {
   if (globalThis.dispatchEvent && typeof CustomEvent === "function") {
-    dispatchEvent(new CustomEvent("mha:new-build", { detail: { path } })); // main.js shows the update notice
+    dispatchEvent(new CustomEvent("mha:new-build", { detail: { path } })); // runtime/offline.js shows the update notice
   }
   return new AssetError(STALE_MESSAGE, {
     kind: "stale", url, advice: `This page belongs to the earlier version; its files (${path} among them) have been replaced.`,

@@ -1,6 +1,8 @@
 // Colour-blind-safe sequential colour map (viridis, sampled at 9 stops and
 // interpolated) plus a text colour with enough contrast on top of it.
 
+import { INK } from "./palette.js";
+
 const VIRIDIS = [
   [68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 141],
   [39, 173, 129], [92, 200, 99], [170, 220, 50], [253, 231, 37],
@@ -30,5 +32,5 @@ export function cellColours(x) {
   const L = relativeLuminance([r, g, b]);
   const onBlack = (L + 0.05) / 0.05;
   const onWhite = 1.05 / (L + 0.05);
-  return { background: `rgb(${r}, ${g}, ${b})`, color: onBlack >= onWhite ? "#000" : "#fff" };
+  return { background: `rgb(${r}, ${g}, ${b})`, color: onBlack >= onWhite ? INK.dark : INK.light };
 }

@@ -10,13 +10,8 @@
 // come from the manifest only ("generation": max_new_tokens, excluded_ids,
 // whose values export/generate.py sets), so a change there reaches the browser.
 
+import { contextWindow } from "./context.js";
 import { Mulberry32 } from "./rng.js";
-
-// The last T ids of history, left-padded with PAD (export.windows.context_window).
-export function contextWindow(history, T, pad) {
-  const visible = history.slice(Math.max(0, history.length - T));
-  return [...new Array(T - visible.length).fill(pad), ...visible];
-}
 
 // BOS plus the prompt's ids (no EOS: the story goes on).
 export function promptHistory(vocab, text) {
