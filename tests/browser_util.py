@@ -16,6 +16,11 @@ CHROMIUM_ARGS = [
 LOCAL_HOSTS = {"127.0.0.1"}
 
 
+def filter_errors(found: list[str], allow) -> list[str]:
+    """The errors of `found` that match no pattern of `allow` (regular expressions, searched)."""
+    return [e for e in found if not any(re.search(p, e) for p in allow)]
+
+
 class PageWatch:
     """Collects console errors, uncaught exceptions and requests to other origins.
 
@@ -37,8 +42,8 @@ class PageWatch:
         page.route("**/*", self._route)
 
     def _on_console(self, msg) -> None:
-        if msg.type == "error" and not any(p.search(msg.text) for p in self.allow):
-            self.console_errors.append(msg.text)
+        if msg.type == "error":
+            self.console_errors += filter_errors([msg.text], self.allow)
 
     def _route(self, route) -> None:
         url = route.request.url

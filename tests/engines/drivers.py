@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 from pathlib import Path
 
-from tests.browser_util import CHROMIUM, CHROMIUM_ARGS
+from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, filter_errors
 
 ROOT = Path(__file__).resolve().parents[2]
 FIREFOX = "/usr/bin/firefox-esr"
@@ -92,8 +91,7 @@ class Tab:
             recorded = self.evaluate(_RECORDED_JS) or []
         except Exception as exc:  # noqa: BLE001 (a page that cannot be read is itself a finding)
             recorded = [f"could not read the page's error record: {exc}"]
-        found = self._native_errors() + recorded
-        return [e for e in found if not any(re.search(p, e) for p in allow)]
+        return filter_errors(self._native_errors() + recorded, allow)
 
     def wait_until(self, condition: str, arg=None, timeout_s: float = 60, interval_ms: int = 200):
         """Poll the async JavaScript function `condition(arg)` inside the page until it is truthy."""

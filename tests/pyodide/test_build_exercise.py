@@ -21,6 +21,7 @@ from export.artefacts import Artefacts
 from export.generate import prompt_history
 from export.lesson.build_weights import MODEL
 from export.windows import context_window
+from tests.pyodide.sandbox_home import sandbox_home
 
 ROOT = Path(__file__).resolve().parents[2]
 PYODIDE = ROOT / "site_src" / "pyodide"
@@ -83,19 +84,12 @@ def graph():
 
 @pytest.fixture(scope="module")
 def checker(tmp_path_factory):
-    # The worker's home, as the browser's shared runtime writes it (microgpt's model included): sandbox.py
-    # takes its home from the folder it is first imported in, for every exercise of this test session.
-    home = tmp_path_factory.mktemp("pyodide_home")
-    (home / "microgpt-trained.json").write_bytes((ROOT / "wasm_assets" / "microgpt-trained.json").read_bytes())
-    mp = pytest.MonkeyPatch()
-    mp.chdir(home)
-    mp.syspath_prepend(str(PYODIDE))   # calls imports sandbox by name, as in the browser
-    import calls
-    import sandbox
+    with sandbox_home(tmp_path_factory):
+        import calls
+        import sandbox
 
-    sandbox.start()
-    yield calls
-    mp.undo()
+        sandbox.start()
+        yield calls
 
 
 def judge(got, want, tolerance) -> bool:

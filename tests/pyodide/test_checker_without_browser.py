@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.pyodide.sandbox_home import sandbox_home
+
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISE = ROOT / "site_src" / "pyodide"
 MODEL = ROOT / "wasm_assets" / "microgpt-trained.json"
@@ -162,20 +164,15 @@ def cases_doc():
 
 @pytest.fixture(scope="module")
 def checker(tmp_path_factory):
-    home = tmp_path_factory.mktemp("pyodide_home")
-    (home / "microgpt-trained.json").write_bytes(MODEL.read_bytes())
-    mp = pytest.MonkeyPatch()
-    mp.chdir(home)
-    mp.syspath_prepend(str(EXERCISE))    # diagnosis imports sandbox by name, as in the browser
-    import diagnosis
-    import sandbox
+    with sandbox_home(tmp_path_factory) as mp:
+        import diagnosis
+        import sandbox
 
-    # The reference by its file's path, as the browser's worker hands it over (never importable by name).
-    mp.setattr(diagnosis, "REFERENCE", str(ROOT / "export" / "microgpt" / "floats.py"))
-    sandbox.start()
-    yield types.SimpleNamespace(check=diagnosis.check, run=sandbox.run, start=sandbox.start,
-                                healthy=lambda: sandbox.healthy())
-    mp.undo()
+        # The reference by its file's path, as the browser's worker hands it over (never importable by name).
+        mp.setattr(diagnosis, "REFERENCE", str(ROOT / "export" / "microgpt" / "floats.py"))
+        sandbox.start()
+        yield types.SimpleNamespace(check=diagnosis.check, run=sandbox.run, start=sandbox.start,
+                                    healthy=lambda: sandbox.healthy())
 
 
 @pytest.mark.parametrize("name", list(MISTAKES))

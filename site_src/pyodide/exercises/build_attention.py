@@ -413,23 +413,30 @@ def _args(job, i):
     return job["doc"]["calls"][i]
 
 
-def _explain_project(job, got, want):
-    source = job.get("source", "")
-    labels = "QKV"
+def _first_wrong_call(job, got, want):
+    """(index, yours, the model's, the call's arguments) for the first call whose numbers differ, or None."""
     for i, (g, w) in enumerate(zip(got, want)):
-        if same(g, w):
-            continue
-        E, W, b = _args(job, i)
-        if same(g, project(E, W, b, bias=False)):
-            return Hint(f"Your {labels[i]} rows are E times W_{labels[i]} without its bias: every output o is "
-                        "missing + b[o].", where(source, "project", r"sum\(|\+=", "the bias b[o] is not added."),
-                        CODE["project"])
-        if same(g, project(E, W, b, transposed=True)):
-            return Hint("Your rows use the columns of W: W is stored [out, in], so output o is row W[o] (one "
-                        "weight per input coordinate) times x, plus b[o].",
-                        where(source, "project", r"W\[", "W is indexed [in][out] here."), CODE["project"])
-        return _generic(job, "project", [g], [w], f"{labels[i]} rows")
+        if not same(g, w):
+            return i, g, w, _args(job, i)
     return None
+
+
+def _explain_project(job, got, want):
+    labels = "QKV"
+    source = job.get("source", "")
+    wrong = _first_wrong_call(job, got, want)
+    if wrong is None:
+        return None
+    i, g, w, (E, W, b) = wrong
+    if same(g, project(E, W, b, bias=False)):
+        return Hint(f"Your {labels[i]} rows are E times W_{labels[i]} without its bias: every output o is "
+                    "missing + b[o].", where(source, "project", r"sum\(|\+=", "the bias b[o] is not added."),
+                    CODE["project"])
+    if same(g, project(E, W, b, transposed=True)):
+        return Hint("Your rows use the columns of W: W is stored [out, in], so output o is row W[o] (one "
+                    "weight per input coordinate) times x, plus b[o].",
+                    where(source, "project", r"W\[", "W is indexed [in][out] here."), CODE["project"])
+    return _generic(job, "project", [g], [w], f"{labels[i]} rows")
 
 
 def _explain_split(job, got, want):
@@ -459,31 +466,30 @@ def _explain_split(job, got, want):
 
 def _explain_scores(job, got, want):
     source = job.get("source", "")
-    for i, (g, w) in enumerate(zip(got, want)):
-        if same(g, w):
-            continue
-        q, k = _args(job, i)
-        d = len(q[0])
-        if same(g, score(q, k, "none")):
-            return Hint(f"{EARLIER['scores']}Your scores are {math.sqrt(d):g} times the model's: the dot products "
-                        f"are not scaled down by the root of the head size, √{d} = {math.sqrt(d):g}.",
-                        where(source, "scores", r"sum\(|\bdot\b", "the dot product is not divided."),
-                        CODE["scores"])
-        if same(g, score(q, k, "size")):
-            return Hint(f"{EARLIER['scores']}Your scores are {math.sqrt(d):g} times smaller than the model's: "
-                        f"divided by the head size, {d}, instead of its square root, √{d} = {math.sqrt(d):g}.",
-                        where(source, "scores", r"/", "divide by the square root."), CODE["scores"])
-        if same(g, score(q, k, "root_model")):
-            return Hint(f"{EARLIER['scores']}Your scores are divided by √64 = 8, the root of a whole row's size; "
-                        f"each head's dot products run over its {d} coordinates, so the model divides by "
-                        f"√{d} = {math.sqrt(d):g}.", where(source, "scores", r"/", "the wrong size."),
-                        CODE["scores"])
-        if same(g, score(q, k, transposed=True)):
-            return Hint(f"{EARLIER['scores']}Your S[i][j] is the model's S[j][i]: row i must be receiver i's query "
-                        "against every source's key.", where(source, "scores", r"for\b", "the loops are swapped."),
-                        CODE["scores"])
-        return _generic(job, "scores", [g], [w], f"scores of head {i + 1}")
-    return None
+    wrong = _first_wrong_call(job, got, want)
+    if wrong is None:
+        return None
+    i, g, w, (q, k) = wrong
+    d = len(q[0])
+    if same(g, score(q, k, "none")):
+        return Hint(f"{EARLIER['scores']}Your scores are {math.sqrt(d):g} times the model's: the dot products "
+                    f"are not scaled down by the root of the head size, √{d} = {math.sqrt(d):g}.",
+                    where(source, "scores", r"sum\(|\bdot\b", "the dot product is not divided."),
+                    CODE["scores"])
+    if same(g, score(q, k, "size")):
+        return Hint(f"{EARLIER['scores']}Your scores are {math.sqrt(d):g} times smaller than the model's: "
+                    f"divided by the head size, {d}, instead of its square root, √{d} = {math.sqrt(d):g}.",
+                    where(source, "scores", r"/", "divide by the square root."), CODE["scores"])
+    if same(g, score(q, k, "root_model")):
+        return Hint(f"{EARLIER['scores']}Your scores are divided by √64 = 8, the root of a whole row's size; "
+                    f"each head's dot products run over its {d} coordinates, so the model divides by "
+                    f"√{d} = {math.sqrt(d):g}.", where(source, "scores", r"/", "the wrong size."),
+                    CODE["scores"])
+    if same(g, score(q, k, transposed=True)):
+        return Hint(f"{EARLIER['scores']}Your S[i][j] is the model's S[j][i]: row i must be receiver i's query "
+                    "against every source's key.", where(source, "scores", r"for\b", "the loops are swapped."),
+                    CODE["scores"])
+    return _generic(job, "scores", [g], [w], f"scores of head {i + 1}")
 
 
 def _future_weight(job, g):
@@ -496,53 +502,51 @@ def _future_weight(job, g):
 
 def _explain_softmax(job, got, want):
     source = job.get("source", "")
-    for h, (g, w) in enumerate(zip(got, want)):
-        if same(g, w):
-            continue
-        (S,) = _args(job, h)
-        if shape(g) != shape(w):
-            return _generic(job, "causal_softmax", [g], [w], f"weights of head {h + 1}")
-        future = _future_weight(job, g)
-        if same(g, softmax(S, axis="column")) or same(g, softmax(S, "none", "column")):
-            return Hint(f"{EARLIER['causal_softmax']}Your columns add up to 1, not your rows: the softmax ran down "
-                        "each source's column (over receivers) instead of along each receiver's row (over the "
-                        "sources it may see).", where(source, "causal_softmax", (r"exp", r"for\b"), "a softmax per column."),
-                        CODE["causal_softmax"])
-        if future is not None:
-            i, j, value = future
-            how = (" Setting a later score to 0 does not hide it: e⁰ = 1 still gets weight."
-                   if same(g, softmax(S, "zero")) else "")
-            return Hint(f"{EARLIER['causal_softmax']}The weights of receiver {_token(job, i)} are not zero on "
-                        f"source {_token(job, j)} ({value:.3g}): the future is not hidden.{how}",
-                        where(source, "causal_softmax", r"exp", "every source gets weight here, later ones too."),
-                        CODE["causal_softmax"])
-        if same(g, softmax(S, "unnormalized")):
-            total = sum(g[-1])
-            return Hint(f"{EARLIER['causal_softmax']}The weights of receiver {_token(job, len(g) - 1)} add up to "
-                        f"{total:.4g}, not 1: each e^score must be divided by the sum over the sources the "
-                        "receiver sees.", where(source, "causal_softmax", r"exp", "nothing divides by the sum."),
-                        CODE["causal_softmax"])
-        for i, row in enumerate(g):
-            if not close(sum(row), 1.0):
-                return Hint(f"{EARLIER['causal_softmax']}The weights of receiver {_token(job, i)} add up to "
-                            f"{sum(row):.4g}, not 1.", where(source, "causal_softmax", r"sum\(|/", "check the sum."),
-                            CODE["causal_softmax"])
+    wrong = _first_wrong_call(job, got, want)
+    if wrong is None:
+        return None
+    h, g, w, (S,) = wrong
+    if shape(g) != shape(w):
         return _generic(job, "causal_softmax", [g], [w], f"weights of head {h + 1}")
-    return None
+    future = _future_weight(job, g)
+    if same(g, softmax(S, axis="column")) or same(g, softmax(S, "none", "column")):
+        return Hint(f"{EARLIER['causal_softmax']}Your columns add up to 1, not your rows: the softmax ran down "
+                    "each source's column (over receivers) instead of along each receiver's row (over the "
+                    "sources it may see).", where(source, "causal_softmax", (r"exp", r"for\b"), "a softmax per column."),
+                    CODE["causal_softmax"])
+    if future is not None:
+        i, j, value = future
+        how = (" Setting a later score to 0 does not hide it: e⁰ = 1 still gets weight."
+               if same(g, softmax(S, "zero")) else "")
+        return Hint(f"{EARLIER['causal_softmax']}The weights of receiver {_token(job, i)} are not zero on "
+                    f"source {_token(job, j)} ({value:.3g}): the future is not hidden.{how}",
+                    where(source, "causal_softmax", r"exp", "every source gets weight here, later ones too."),
+                    CODE["causal_softmax"])
+    if same(g, softmax(S, "unnormalized")):
+        total = sum(g[-1])
+        return Hint(f"{EARLIER['causal_softmax']}The weights of receiver {_token(job, len(g) - 1)} add up to "
+                    f"{total:.4g}, not 1: each e^score must be divided by the sum over the sources the "
+                    "receiver sees.", where(source, "causal_softmax", r"exp", "nothing divides by the sum."),
+                    CODE["causal_softmax"])
+    for i, row in enumerate(g):
+        if not close(sum(row), 1.0):
+            return Hint(f"{EARLIER['causal_softmax']}The weights of receiver {_token(job, i)} add up to "
+                        f"{sum(row):.4g}, not 1.", where(source, "causal_softmax", r"sum\(|/", "check the sum."),
+                        CODE["causal_softmax"])
+    return _generic(job, "causal_softmax", [g], [w], f"weights of head {h + 1}")
 
 
 def _explain_blend(job, got, want):
     source = job.get("source", "")
-    for h, (g, w) in enumerate(zip(got, want)):
-        if same(g, w):
-            continue
-        A, v = _args(job, h)
-        if same(g, blend_rows(A, v, transposed=True)):
-            return Hint(f"{EARLIER['blend']}Your message for receiver i weights the values by column i of A (what "
-                        "each receiver gives source i); receiver i's message uses its own row A[i].",
-                        where(source, "blend", r"A\[|zip\(", "A is read by column."), CODE["blend"])
-        return _generic(job, "blend", [g], [w], f"messages of head {h + 1}")
-    return None
+    wrong = _first_wrong_call(job, got, want)
+    if wrong is None:
+        return None
+    h, g, w, (A, v) = wrong
+    if same(g, blend_rows(A, v, transposed=True)):
+        return Hint(f"{EARLIER['blend']}Your message for receiver i weights the values by column i of A (what "
+                    "each receiver gives source i); receiver i's message uses its own row A[i].",
+                    where(source, "blend", r"A\[|zip\(", "A is read by column."), CODE["blend"])
+    return _generic(job, "blend", [g], [w], f"messages of head {h + 1}")
 
 
 # (switches of Attention.run, the idea, a pattern for the line, where's words, the code, the function holding it)
