@@ -40,11 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = options.Parser(prog="python -m export", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    for stage in stages.GRAPH:
-        p = sub.add_parser(stage.name, help=stage.summary)
-        stage.options(p)
-        p.set_defaults(func=stage.command or "export.stages:command")
-    for name, helptext, add_options, func in COMMANDS:
+    stage_commands = [(s.name, s.summary, s.options, s.command or "export.stages:command") for s in stages.GRAPH]
+    for name, helptext, add_options, func in [*stage_commands, *COMMANDS]:
         p = sub.add_parser(name, help=helptext)
         add_options(p)
         p.set_defaults(func=func)

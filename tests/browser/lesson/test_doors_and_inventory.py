@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.lesson.lesson_pages import PAGES, read_pages
+
 pytestmark = pytest.mark.browser
 
-PAGES = ["lesson/1-why-more-heads/", "lesson/2-multihead-operation/", "lesson/3-training-examples/",
-         "lesson/4-model-training-generation/", "lesson/5-results/"]
 APPENDIX = "lesson/how-measured/"
 MAX_DOORS = 3
 ITEMS_JS = Path(__file__).with_name("lesson_items.js").read_text(encoding="utf-8")
@@ -89,18 +89,8 @@ INVENTORY += ["table model | test perplexity", "quiz Suppose two heads"]
 
 @pytest.fixture(scope="module")
 def pages(browser, servers):
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
-    page = context.new_page()
-    page.set_default_timeout(60000)
-    out = {}
-    try:
-        for path in [*PAGES, APPENDIX]:
-            page.goto(servers["isolated"] + path)
-            page.wait_for_function("() => !document.querySelector('[data-mha-widget] .mha-noscript')")
-            out[path] = page.evaluate(ITEMS_JS)
-    finally:
-        context.close()
-    return out
+    return read_pages(browser, servers["isolated"], [*PAGES, APPENDIX],
+                      "() => !document.querySelector('[data-mha-widget] .mha-noscript')", ITEMS_JS)
 
 
 @pytest.mark.parametrize("path", PAGES)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-PAGES = ["lesson/1-why-more-heads/", "lesson/2-multihead-operation/", "lesson/3-training-examples/",
-         "lesson/4-model-training-generation/", "lesson/5-results/"]
+from tests.browser.lesson.lesson_pages import PAGES, read_pages
+
 PAGE_LIMIT = 1000
 LESSON_LIMIT = 4500
 OPEN_LISTINGS = 3
@@ -33,19 +33,7 @@ WIDGETS_DRAWN = """() => [...document.querySelectorAll('[data-mha-widget]')]
 
 @pytest.fixture(scope="module")
 def counts(browser, servers):
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
-    page = context.new_page()
-    page.set_default_timeout(60000)
-    out = {}
-    try:
-        for path in PAGES:
-            page.goto(servers["isolated"] + path)
-            page.wait_for_function(WIDGETS_DRAWN)
-            page.evaluate("() => document.fonts.ready.then(() => true)")
-            out[path] = page.evaluate(COUNT_JS)
-    finally:
-        context.close()
-    return out
+    return read_pages(browser, servers["isolated"], PAGES, WIDGETS_DRAWN, COUNT_JS)
 
 
 @pytest.mark.parametrize("path", PAGES)
