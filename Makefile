@@ -21,7 +21,7 @@ export SOURCE_DATE_EPOCH
 endif
 SERVE_URL = http://$(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST)):$(PORT)/$(patsubst /%,%,$(PREFIX))
 
-.PHONY: setup site-setup serve build site-check check lint test models train-runs extra-seeds record-runs microgpt bench clean
+.PHONY: setup site-setup serve build site-check check format-check lint test models train-runs extra-seeds record-runs microgpt bench clean
 
 .venv/ready: pyproject.toml
 	python3 -m venv .venv
