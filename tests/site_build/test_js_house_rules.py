@@ -3,8 +3,8 @@
 * Every widget main.js mounts takes and gives back its slot through runtime/widget.js
   (claim / claimLoaded on mount, release on dispose) and keeps no register of slots of its own.
 * One module crops a story to the context window (runtime/context.js).
-* Colours are typed in the palette module only (runtime/palette.js); everything else reads
-  the palette's CSS variables through it.
+* Colours are typed in the palette module only (runtime/palette.js), and head and model
+  colours reach a script only through it, as the palette's CSS variables.
 * No module passes 500 lines.
 """
 from __future__ import annotations
@@ -112,6 +112,13 @@ def test_colours_are_typed_in_the_palette_module_only():
     assert COLOUR.search('const FALLBACK = ["#E69F00", "#0072B2"];')
     assert COLOUR.search('ctx.fillStyle = "rgb(0, 114, 178)";')
     assert not COLOUR.search("`rgb(${r}, ${g}, ${b})`")  # computed from a colour map, not typed
+
+
+def test_head_and_model_colours_come_through_the_palette_module():
+    """The palette's variables are named in one module, so a head's colour has one route into a script."""
+    naming = sorted(path for path, source in modules().items()
+                    if path != PALETTE_MODULE and re.search(r"--mha-(head|model)\b", code_only(source)))
+    assert not naming, f"{naming} name the palette's head or model variables; use {PALETTE_MODULE}"
 
 
 def test_no_module_passes_500_lines():

@@ -5,6 +5,7 @@
 // the head colours are the palette's CSS variables (wasm_assets/palette.css).
 
 import { el } from "../runtime/dom.js";
+import { headColourVar } from "../runtime/palette.js";
 import { probabilities, topK } from "../runtime/generate.js";
 import { tokenText } from "./format.js";
 
@@ -43,7 +44,7 @@ export function headEffectBars(effects, vocab, context = "") {
     el("p", { class: "mha-effect__title", text: context ? `Probability of “${word}” after “${context}”` : `Probability of “${word}”` }),
     el("ol", { class: "mha-effect__bars" },
       row("all heads", effects.pAll, null),
-      effects.without.map((w) => row(`without head ${w.head}`, w.p, `--head:var(--mha-head-${w.head})`))),
+      effects.without.map((w) => row(`without head ${w.head}`, w.p, `--head:${headColourVar(w.head - 1)}`))),
     el("figcaption", {
       text: `What each head did to this prediction: the probability of the model's guess “${word}” with all heads and ` +
         "with one head switched off (nothing retrained), on one scale from 0 to a little above the largest." +

@@ -13,6 +13,7 @@
 import { loadBytes, loadJSON } from "../runtime/assets.js";
 import { el, uid } from "../runtime/dom.js";
 import { contextLength, contextWindow, lastT } from "../runtime/context.js";
+import { headColourVar } from "../runtime/palette.js";
 import { probabilities, promptHistory, topK } from "../runtime/generate.js";
 import { ModelRunner, loadOrt, onEngineProgress, supportProblem } from "../runtime/ort.js";
 import { Vocabulary, tokenize } from "../runtime/tokenizer.js";
@@ -104,7 +105,7 @@ function buildLive(root, entry, { vocab, T, meta, excluded }) {
       mask[h] = box.checked ? 1 : 0;
       update();
     });
-    return el("label", { style: `--head:var(--mha-head-${h + 1})` }, box,
+    return el("label", { style: `--head:${headColourVar(h)}` }, box,
       el("span", { class: "mha-first__swatch", "aria-hidden": "true" }), `head ${h + 1}`);
   });
   const guess = el("p", { class: "mha-first__guess", "aria-live": "polite" });
@@ -168,7 +169,7 @@ function weightsTable(vocab, text, history, window, attention, heads, mask) {
   const ids = window.slice(T - n);
   const head = tokens.map((t, j) => el("th", { scope: "col", class: j === n - 1 ? "mha-first__receiver" : null },
     ids[j] === vocab.special.UNK ? [t, el("span", { class: "mha-sr", text: " (unknown to the model)" })] : t));
-  const rows = Array.from({ length: heads }, (_, h) => el("tr", { style: `--head:var(--mha-head-${h + 1})`, class: mask[h] ? null : "mha-first__off" },
+  const rows = Array.from({ length: heads }, (_, h) => el("tr", { style: `--head:${headColourVar(h)}`, class: mask[h] ? null : "mha-first__off" },
     el("th", { scope: "row" }, el("span", { class: "mha-first__swatch", "aria-hidden": "true" }), `head ${h + 1}`),
     ids.map((_, j) => {
       const w = attention[h * T + (T - n) + j];

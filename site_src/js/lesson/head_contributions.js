@@ -8,6 +8,7 @@
 // (wasm_assets/worksheet.json, computed by export/lesson/worksheet.py), which the
 // sum must equal.
 
+import { headColourVar } from "../runtime/palette.js";
 import { claimLoaded, release } from "../runtime/widget.js";
 import { el, failure, fmt, loadWorksheet, vec } from "./worksheet_ui.js";
 
@@ -49,7 +50,7 @@ export async function mount(root) {
     title.textContent = `Receiver \u201c${ws.tokens[i]}\u201d (slot ${i}): what each head adds to the update`;
     const rows = parts.map((p, h) => el("tr", { class: `mha-hc__row mha-hc__row--h${h + 1}`, "data-head": String(h + 1),
       "data-contribution": JSON.stringify(p) },
-    el("th", { scope: "row" }, el("span", { class: "mha-swatch", style: `background: var(--mha-head-${h + 1})`, "aria-hidden": "true" }),
+    el("th", { scope: "row" }, el("span", { class: "mha-swatch", style: `background: ${headColourVar(h)}`, "aria-hidden": "true" }),
       ` head ${h + 1}`),
     el("td", { text: `${vec(ws.H[h][i])} \u00d7 W_O rows ${h * dh}\u2013${(h + 1) * dh - 1}` }),
     el("td", { class: "mha-hc__vec", text: vec(p) })));
