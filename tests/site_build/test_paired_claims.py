@@ -2,11 +2,13 @@
 
 The intervals are recomputed from the per-seed perplexities in the evidence
 (``paired_claims.py``, with scipy's t quantile, independent of the pipeline's
-``export/paired.py``). Two doctored sweep files show the check failing: one
-where two heads' runs would be clearly behind four heads' while the page's
-findings say what the real runs give, and one where the findings claim for
-two heads an outcome other than the one their real runs give (whichever that
-is: the fixture reads it, so it keeps failing as more seeds are folded in).
+``export/paired.py``). Two doctored sweep files show the check failing, each
+doctored against the real outcome for two heads against four (read from the
+real runs, so both keep failing as more seeds are folded in): one where two
+heads' runs give another outcome (clearly behind four heads', or clearly not
+separated where the real runs are behind) while the page's findings still say
+the real one, and one where the findings claim another outcome than the real
+runs give.
 """
 from __future__ import annotations
 
@@ -72,14 +74,47 @@ def _with_ppl(run: dict, ppl: float) -> dict:
     return {**run, "test_perplexity": ppl, "test_loss": math.log(ppl)}
 
 
+def _four_heads_ppl(sweep: dict) -> dict[int, float]:
+    return {r["seed"]: r["test_perplexity"] for m in sweep["models"] if m["name"] == "four_heads"
+            for r in m["runs"] + m.get("extra_runs", [])}
+
+
 def _two_heads_clearly_behind(evidence: dict) -> dict:
     """Two heads' runs three perplexity points above four heads' on every seed; findings left as they were."""
     sweep = evidence["head_sweep"]
-    four = {r["seed"]: r["test_perplexity"] for m in sweep["models"] if m["name"] == "four_heads" for r in m["runs"]}
+    four = _four_heads_ppl(sweep)
     for m in sweep["models"]:
         if m["name"] == "two_heads":
-            m["runs"] = [_with_ppl(r, four[r["seed"]] + 3.0 + 0.1 * k) for k, r in enumerate(m["runs"])]
+            for key in ("runs", "extra_runs"):
+                m[key] = [_with_ppl(r, four[r["seed"]] + 3.0 + 0.1 * k) for k, r in enumerate(m.get(key, []))]
     return evidence
+
+
+def _two_heads_not_separated(evidence: dict) -> dict:
+    """Two heads' runs a point above, then below, four heads' seed by seed (mean near zero, interval wide)."""
+    sweep = evidence["head_sweep"]
+    four = _four_heads_ppl(sweep)
+    k = 0
+    for m in sweep["models"]:
+        if m["name"] == "two_heads":
+            for key in ("runs", "extra_runs"):
+                doctored = []
+                for r in m.get(key, []):
+                    doctored.append(_with_ppl(r, four[r["seed"]] + (1.0 if k % 2 == 0 else -1.1)))
+                    k += 1
+                m[key] = doctored
+    return evidence
+
+
+def _two_heads_runs_flipped(evidence: dict) -> dict:
+    """Two heads' runs doctored to an outcome other than the real one (clearly behind four heads, or, where
+    the real runs are behind, clearly not separated); the findings are left as the real runs made them."""
+    real = _two_heads_outcome(evidence, "all")
+    return (_two_heads_not_separated if real == "behind" else _two_heads_clearly_behind)(evidence)
+
+
+def _flipped_runs_give(real: dict) -> str:
+    return "not_separated" if _two_heads_outcome(real, "all") == "behind" else "behind"
 
 
 # The outcome a flipped finding claims instead of the real one.
@@ -133,7 +168,7 @@ def _build(tmp: Path, evidence: dict) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("doctor, expect", [
-    (_two_heads_clearly_behind, lambda real: "behind"),
+    (_two_heads_runs_flipped, _flipped_runs_give),
     (_findings_flip_two_heads, lambda real: _two_heads_outcome(real, "all")),
 ])
 def test_the_check_fails_on_a_doctored_sweep(tmp_path, doctor, expect):
