@@ -13,9 +13,11 @@ runs give.
 from __future__ import annotations
 
 import copy
+import html
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -182,9 +184,52 @@ def test_the_check_fails_on_a_doctored_sweep(tmp_path, doctor, expect):
 
 
 def test_the_check_passes_once_the_findings_follow_the_doctored_runs(tmp_path):
-    """Control: with two heads clearly behind and the findings recomputed, the page says so, and passes."""
+    """Control: with two heads clearly behind and the findings recomputed, the page says so, and passes;
+    the sweep's quiz then gives two heads among the counts separated from four."""
     evidence = _refound(_two_heads_clearly_behind(copy.deepcopy(_evidence())))
     assert evidence["head_sweep"]["findings"]["paired"]["source"]["two_heads"]["outcome"] == "behind"
     pages = _build(tmp_path, evidence)
     assert problems(pages["lesson/5-results/index.html"], evidence) == []
     assert "Two heads <strong>are behind</strong> four heads" in pages["lesson/5-results/index.html"]
+    assert _sweep_quiz_answer(pages["lesson/5-results/index.html"]) == _separated_in_words(evidence)
+    assert 2 in _separated(evidence)
+
+
+# The sweep's predict-then-check question: its right option is the counts separated from four heads ----
+
+SWEEP_QUESTION = "which head counts does the rule above separate"
+OPTION = re.compile(r'<li class="mha-quiz__option" data-correct="(true|false)">(.*?)</li>', re.S)
+
+
+def _separated(evidence: dict) -> list[int]:
+    sweep = evidence["head_sweep"]
+    ref = sweep["findings"]["paired"]["reference"]
+    return [m["heads"] for m in sweep["models"] if m["name"] != ref
+            and interval(evidence, f"head_sweep.findings.paired.all.{m['name']}")["outcome"] != "not_separated"]
+
+
+def _separated_in_words(evidence: dict) -> str:
+    sweep = evidence["head_sweep"]
+    others = [m["heads"] for m in sweep["models"] if m["name"] != sweep["findings"]["paired"]["reference"]]
+    hs = _separated(evidence)
+    if not hs:
+        return "None of them."
+    if len(hs) == len(others):
+        return "Every one of them."
+    listed = ", ".join(map(str, hs[:-1])) + " and " + str(hs[-1]) if len(hs) > 1 else str(hs[0])
+    return f"{listed} head{'s' if hs != [1] else ''} only."
+
+
+def _sweep_quiz_answer(page: str) -> str:
+    assert SWEEP_QUESTION in page, "page 5 has no quiz on the sweep"
+    start = page.index(SWEEP_QUESTION)
+    options = OPTION.findall(page[start:page.index('class="mha-quiz__whys"', start)])
+    assert len(options) == 3 and [c for c, _ in options].count("true") == 1, options
+    texts = [html.unescape(re.sub(r"<[^>]+>", "", t)).strip() for _, t in options]
+    assert len(set(texts)) == 3, texts  # no wrong option repeats the right one
+    return next(t for (c, _), t in zip(options, texts) if c == "true")
+
+
+def test_the_sweep_quiz_answer_is_read_from_the_paired_evidence(built_site):
+    page = (built_site / "lesson/5-results/index.html").read_text(encoding="utf-8")
+    assert _sweep_quiz_answer(page) == _separated_in_words(_evidence())
