@@ -157,7 +157,7 @@ def test_the_captions_state_the_recomputed_interval(artefact, figures):
     pair = _task(artefact, "pair")
     want = _paired(pair, pair["gap"]["multi_heads"])
     stated = (f"{pair['gap']['multi_heads']} heads minus one head, seed by seed over {want['n']} seeds: "
-              f"{_points(want['mean'])} percentage points on average, 95 % interval {_points(want['low'])} to "
+              f"mean {_points(want['mean'])} points, 95 % interval {_points(want['low'])} to "
               f"{_points(want['high'])}, above zero: a gap")
     for name in ("toy-accuracy", "toy-summary"):  # page 1 and the appendix
         text = html.unescape(figures.render(name))

@@ -46,7 +46,7 @@ def gap_words(gap: dict) -> str:
     """A gap (export/toy_task.py's ``head_gap``) in words, one branch per verdict: several heads minus one head
     in share solved, paired by seed, its mean and its 95 % interval."""
     said = (f"{_heads_label(gap['multi_heads'])} minus one head, seed by seed over {gap['n']} seeds: "
-            f"{_points(gap['accuracy_difference'])} percentage points on average")
+            f"mean {_points(gap['accuracy_difference'])} points")
     if gap["low"] is None:
         return f"{said}, too few seeds for an interval: no clear gap"
     interval = f"95 % interval {_points(gap['low'])} to {_points(gap['high'])}"
@@ -133,9 +133,8 @@ def figure_toy_accuracy() -> tuple[str, str]:
     cfg = data["config"]
     one = t["by_heads"]["1"]
     cap = (f"**A task one head cannot learn.** Share of {cfg['heldout']:,} held-out sequences solved after "
-           f"{cfg['steps']:,} updates: a dot per seed, the mean as a bar beside them; same width and "
-           f"{one['parameters']:,} parameters for every head count. A seed gives every head count the same first "
-           f"weights and batches, so seeds pair: {gap_words(t['gap'])}.")
+           f"{cfg['steps']:,} updates (dots: seeds; bars: means), with the same width and {one['parameters']:,} "
+           f"parameters for every head count. {gap_words(t['gap'])}.")
     return body, cap
 
 
