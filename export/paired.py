@@ -1,4 +1,5 @@
-"""Two models compared paired by seed: per-seed differences of test perplexity and a 95 % t-interval.
+"""Two models compared paired by seed: per-seed differences of test perplexity (or of any measured value,
+as the toy task compares its share solved) and a 95 % t-interval.
 
 The same seed gives two models the same batches in the same order (and draws
 their first weights from the same generator state), so a seed that is easy for

@@ -78,12 +78,14 @@ def figure_model_map() -> tuple[str, str]:
     parts.append(b("wo", cx - 150, y, 300, 36, [(f"W_O {shape([D, D])} → update {shape(['B', T, D])}", "")], True))
     y += 52
     parts.append(arrow(cx, y - 16, cx, y - 1))
-    parts.append(b("residual", cx - 150, y, 300, 36, [(f"E + update {shape(['B', T, D])}", "")]))
+    # The residual box starts right of centre-left, so the route from E ends in a run long enough to
+    # carry its label level with the box, in the page's words: E is added back to the update.
+    res_x = cx - 96
+    parts.append(b("residual", res_x, y, cx + 150 - res_x, 36, [(f"E + update {shape(['B', T, D])}", "")]))
     res_y = y + 18
-    parts.append(path(f"M{cx - 120:g},122 L12,122 L12,{res_y:g} L{cx - 152:g},{res_y:g}",
+    parts.append(path(f"M{cx - 120:g},122 L12,122 L12,{res_y:g} L{res_x - 2:g},{res_y:g}",
                       "mha-fig__wire mha-fig__wire--residual"))
-    parts.append(f'<text x="8" y="{(122 + res_y) / 2:g}" class="mha-fig__small" font-size="{FONT - 1}" '
-                 f'transform="rotate(-90 8 {(122 + res_y) / 2:g})" text-anchor="middle" dy="-2">residual: E</text>')
+    parts.append(text(16, res_y - 5, "E, added back", "mha-fig__small", size=FONT - 1.5))
     y += 52
     parts.append(arrow(cx, y - 16, cx, y - 1))
     parts.append(b("hidden", cx - 150, y, 300, 40, [(f"final slot {shape(['B', D])} → ReLU layer", ""),

@@ -38,6 +38,25 @@ def _heads_label(h: int) -> str:
     return "1 head" if h == 1 else f"{h} heads"
 
 
+def _points(x: float) -> str:
+    return f"{100 * x:+.0f}".replace("-", "\u2212")
+
+
+def gap_words(gap: dict) -> str:
+    """A gap (export/toy_task.py's ``head_gap``) in words, one branch per verdict: several heads minus one head
+    in share solved, paired by seed, its mean and its 95 % interval."""
+    said = (f"{_heads_label(gap['multi_heads'])} minus one head, seed by seed over {gap['n']} seeds: "
+            f"mean {_points(gap['accuracy_difference'])} points")
+    if gap["low"] is None:
+        return f"{said}, too few seeds for an interval: no clear gap"
+    interval = f"95 % interval {_points(gap['low'])} to {_points(gap['high'])}"
+    if gap["verdict"] == "multi-head better":
+        return f"{said}, {interval}, above zero: a gap"
+    if gap["verdict"] == "one head better":
+        return f"{said}, {interval}, below zero: a gap the other way"
+    return f"{said}, but the {interval} contains zero: no clear gap"
+
+
 def figure_toy_summary() -> tuple[str, str]:
     data = _data()
     cfg = data["config"]
@@ -62,17 +81,14 @@ def figure_toy_summary() -> tuple[str, str]:
              f'<th scope="col">result</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
     main = _task(MAIN)
     one, best = main["by_heads"]["1"], main["by_heads"][str(main["gap"]["multi_heads"])]
-    gap = main["gap"]
-    ratio = (f"{gap['ratio_to_sd']:.0f} times the larger seed sd" if gap["ratio_to_sd"]
-             else "with no spread between seeds")
     cap = (f"**Every task of the stage, the same budget for every head count.** Share of held-out sequences "
            f"solved, mean ± sd (percentage points) over {len(cfg['seeds'])} seeds, of attention models with the "
            f"same width ({cfg['d_model']}) and the same {one['parameters']:,} parameters, split into 1, 2 or 4 "
            f"heads; each trained {cfg['steps']:,} updates with the better of {len(cfg['lr_grid'])} learning rates "
            f"(chosen on a separate seed). On the pair task one head solves {_pc(one['accuracy_mean'])} and "
-           f"{_heads_label(best['heads'])} {_pc(best['accuracy_mean'])}: a gap of "
-           f"{100 * gap['accuracy_difference']:.0f} points, {ratio}. \"Result\" calls a gap only when it is over "
-           "5 points and 5 times the larger sd.")
+           f"{_heads_label(best['heads'])} {_pc(best['accuracy_mean'])}; {gap_words(main['gap'])}. "
+           "\"Result\" calls a gap only when the 95 % interval of the per-seed differences excludes zero: the "
+           f"rule of page 5, on the share solved (over {main['gap']['n']} seeds a t-interval's ends can pass ±100 points).")
     return (f'<div class="mha-toy__scroll" tabindex="0" role="region" aria-label="Every task tried, '
             f'by head count (scrolls sideways on a narrow screen)">{table}</div>', cap)
 
@@ -117,8 +133,8 @@ def figure_toy_accuracy() -> tuple[str, str]:
     cfg = data["config"]
     one = t["by_heads"]["1"]
     cap = (f"**A task one head cannot learn.** Share of {cfg['heldout']:,} held-out sequences solved after "
-           f"{cfg['steps']:,} updates: a dot per seed, the mean as a bar beside them; same width and "
-           f"{one['parameters']:,} parameters for every head count.")
+           f"{cfg['steps']:,} updates (dots: seeds; bars: means), with the same width and {one['parameters']:,} "
+           f"parameters for every head count. {gap_words(t['gap'])}.")
     return body, cap
 
 

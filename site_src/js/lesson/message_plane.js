@@ -42,6 +42,61 @@ function label(x, y, text, cls = "", anchor = "start") {
   return t;
 }
 
+// Places for a head's tag around its handle (offset from the handle's centre, text anchor), in order of
+// preference: beside it, then above or below, then a line further out (two handles on one spot).
+const NEAR = [[-14, 5, "end"], [14, 5, "start"], [-8, -14, "end"], [8, -14, "start"], [-8, 25, "end"],
+  [8, 25, "start"], [0, -16, "middle"], [0, 28, "middle"]];
+const FAR = [[-8, -30, "end"], [8, -30, "start"], [-8, 41, "end"], [8, 41, "start"], [0, -32, "middle"],
+  [0, 44, "middle"], [-24, 5, "end"], [24, 5, "start"], [-24, -22, "end"], [-24, 22, "end"], [-8, -46, "end"]];
+const AROUND = [...NEAR, ...FAR];
+const AROUND_PERSON = [[8, -14, "start"], [-8, -14, "end"], [14, 5, "start"], [-14, 5, "end"], [8, 25, "start"],
+  [-8, 25, "end"], [0, -16, "middle"], [0, 28, "middle"], ...FAR];
+const VIEW = { width: 360, height: BOX.bottom + 42 };
+
+function setTag(t, x, y, anchor) {
+  t.setAttribute("x", x);
+  t.setAttribute("y", y);
+  t.setAttribute("text-anchor", anchor);
+}
+
+// getBBox throws in some engines for an element that is not drawn (a widget in a closed door).
+function bbox(node) {
+  try {
+    return node.getBBox();
+  } catch {
+    return { x: 0, y: 0, width: 0, height: 0 };
+  }
+}
+
+// A label's box in the picture's units, through its own transform (the rotated axis title).
+function boxInPicture(picture, node) {
+  const b = bbox(node);
+  const m = picture.getScreenCTM()?.inverse().multiply(node.getScreenCTM());
+  if (!m) return b;
+  const pts = [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]]
+    .map(([x, y]) => new DOMPoint(x, y).matrixTransform(m));
+  const xs = pts.map((q) => q.x), ys = pts.map((q) => q.y);
+  return { x: Math.min(...xs), y: Math.min(...ys), width: Math.max(...xs) - Math.min(...xs),
+    height: Math.max(...ys) - Math.min(...ys) };
+}
+
+function circleBox(cx, cy, r) {
+  return { x: cx - r, y: cy - r, width: 2 * r, height: 2 * r };
+}
+
+// The area two boxes share (a little margin around the first), and how far one sticks out of the picture.
+function overlap(a, b, pad = 2) {
+  const w = Math.min(a.x + a.width + pad, b.x + b.width) - Math.max(a.x - pad, b.x);
+  const h = Math.min(a.y + a.height + pad, b.y + b.height) - Math.max(a.y - pad, b.y);
+  return w > 0 && h > 0 ? w * h : 0;
+}
+
+function outside(b) {
+  const over = Math.max(0, -b.x) + Math.max(0, b.x + b.width - VIEW.width) +
+    Math.max(0, -b.y) + Math.max(0, b.y + b.height - BOX.bottom);
+  return over * 100;
+}
+
 const state = new Map();
 
 export function mount(root) {
@@ -65,13 +120,7 @@ export function mount(root) {
   const hi = [Math.max(R[0], F[0]), Math.max(R[1], F[1])];
   const rect = svg("rect", { class: "mha-mp__rect", x: sx(lo[0]), y: sy(hi[1]), width: sx(hi[0]) - sx(lo[0]),
     height: sy(lo[1]) - sy(hi[1]), "aria-hidden": "true" });
-  const rectLabel = label(sx(lo[0]) + 6, sy(lo[1]) - 8, "two heads reach this rectangle", "mha-mp__rect-label");
   const segment = svg("line", { class: "mha-mp__segment", x1: sx(F[0]), y1: sy(F[1]), x2: sx(R[0]), y2: sy(R[1]), "aria-hidden": "true" });
-  // Written along the line, just below its middle.
-  const angle = (Math.atan2(sy(R[1]) - sy(F[1]), sx(R[0]) - sx(F[0])) * 180) / Math.PI;
-  const segLabel = label(0, 0, "one head reaches this line", "mha-mp__seg-label", "middle");
-  segLabel.setAttribute("transform", `translate(${sx((R[0] + F[0]) / 2)} ${sy((R[1] + F[1]) / 2)}) ` +
-    `rotate(${angle.toFixed(2)}) translate(-40 20)`);
 
   const sources = svg("g", { "aria-hidden": "true" },
     svg("circle", { class: "mha-mp__source", cx: sx(R[0]), cy: sy(R[1]), r: 5 }),
@@ -112,11 +161,11 @@ export function mount(root) {
 
   const titleId = `${id}-title`;
   const descId = `${id}-desc`;
-  const picture = svg("svg", { class: "mha-mp__svg", viewBox: `0 0 360 ${BOX.bottom + 42}`, role: "group",
+  const picture = svg("svg", { class: "mha-mp__svg", viewBox: `0 0 ${VIEW.width} ${VIEW.height}`, role: "group",
     "aria-labelledby": titleId, "aria-describedby": descId });
   const title = svg("title", { id: titleId });
   title.textContent = "The plane of messages: the two value rows, the target and the head handles";
-  picture.append(title, grid, ticks, rect, rectLabel, segment, segLabel, sources, target, guides, combined,
+  picture.append(title, grid, ticks, rect, segment, sources, target, guides, combined,
     headTags.one, headTags.setting, headTags.person, handles.one, handles.setting, handles.person);
 
   // --- the controls and the words ------------------------------------------
@@ -128,6 +177,13 @@ export function mount(root) {
       radios[value].addEventListener("change", () => setMode(value));
       return el("label", { class: "mha-mp__mode" }, radios[value], ` ${text}`);
     }));
+  // The line and the rectangle are named in a legend under the picture: written inside it, their words
+  // sat where the handles and their tags move.
+  const rectKey = el("li", { class: "mha-mp__key" }, el("span", { class: "mha-mp__swatch mha-mp__swatch--rect" }),
+    "two heads reach this rectangle");
+  const legend = el("ul", { class: "mha-mp__legend", "data-mp": "legend" },
+    el("li", { class: "mha-mp__key" }, el("span", { class: "mha-mp__swatch mha-mp__swatch--line" }),
+      "one head reaches this line"), rectKey);
   const desc = el("p", { class: "mha-mp__desc", id: descId, "data-mp": "positions" });
   const status = el("p", { class: "mha-mp__status", role: "status", "aria-live": "polite", "data-mp": "status" });
   const hint = el("p", { class: "mha-mp__hint", text: "Drag a coloured handle along the line, or focus it " +
@@ -160,24 +216,14 @@ export function mount(root) {
       h.dataset.w = String(w);
       place(h, p[key]);
     }
-    // Tags sit beside their handle, clear of the guides: the setting (and one) head's to its left, below
-    // the line, the person head's above it to the right; near an edge they move.
-    for (const key of ["one", "setting", "person"]) {
-      const [hx, hy] = [sx(p[key][0]), sy(p[key][1])];
-      let at = key === "person" ? [hx + 6, hy - 16, "start"] : [hx - 14, hy + 5, "end"];
-      if (key === "person" && hx > 250) at = [hx - 4, hy - 18, "end"];
-      if (key !== "person" && hx < 130) at = [hx + 8, hy + 26, "start"];
-      headTags[key].setAttribute("x", at[0]);
-      headTags[key].setAttribute("y", at[1]);
-      headTags[key].setAttribute("text-anchor", at[2]);
-    }
-    for (const n of [rect, rectLabel, guides, combined]) n.style.display = two ? "" : "none";
+    for (const n of [rect, rectKey, guides, combined]) n.style.display = two ? "" : "none";
     guideV.setAttribute("x1", sx(p.setting[0])); guideV.setAttribute("y1", sy(p.setting[1]));
     guideV.setAttribute("x2", sx(p.combined[0])); guideV.setAttribute("y2", sy(p.combined[1]));
     guideH.setAttribute("x1", sx(p.person[0])); guideH.setAttribute("y1", sy(p.person[1]));
     guideH.setAttribute("x2", sx(p.combined[0])); guideH.setAttribute("y2", sy(p.combined[1]));
     combined.setAttribute("cx", sx(p.combined[0]));
     combined.setAttribute("cy", sy(p.combined[1]));
+    placeTags(p, two);
 
     const result = two ? p.combined : p.one;
     const reached = same(result, TARGET);
@@ -203,6 +249,32 @@ export function mount(root) {
     } else {
       status.textContent = `Not reached: ${vec(result)}. Every weight keeps one head's message on the line, ` +
         `and the target ${vec(TARGET)} is not on it. Try two heads.`;
+    }
+  }
+
+  // Each visible head's tag goes to the first place around its handle where it meets no other label,
+  // no handle, no combined point and no target, inside the picture: the one or setting head's tag
+  // prefers its left, the person head's above right.
+  function placeTags(p, two) {
+    const keys = two ? ["setting", "person"] : ["one"];
+    const marks = keys.map((key) => circleBox(sx(p[key][0]), sy(p[key][1]), 10));
+    if (two) marks.push(circleBox(sx(p.combined[0]), sy(p.combined[1]), 9));
+    // The sources, ticks and target never move: their boxes are measured once the picture is drawn.
+    if (!fixedBoxes.some((b) => b.width)) fixedBoxes = [...fixedLabels.map((t) => boxInPicture(picture, t)), bbox(target)];
+    const taken = [...fixedBoxes, ...marks];
+    for (const key of keys) {
+      const [hx, hy] = [sx(p[key][0]), sy(p[key][1])];
+      const order = key === "person" ? AROUND_PERSON : AROUND;
+      let best = null;
+      for (const [dx, dy, anchor] of order) {
+        setTag(headTags[key], hx + dx, hy + dy, anchor);
+        const b = bbox(headTags[key]);
+        const cost = taken.reduce((sum, o) => sum + overlap(b, o), 0) + outside(b);
+        if (!best || cost < best.cost) best = { cost, at: [hx + dx, hy + dy, anchor] };
+        if (cost === 0) break;
+      }
+      setTag(headTags[key], ...best.at);
+      taken.push(bbox(headTags[key]));
     }
   }
 
@@ -280,8 +352,10 @@ export function mount(root) {
     render();
   });
 
+  const fixedLabels = [...sources.querySelectorAll("text"), ...ticks.querySelectorAll("text")];
+  let fixedBoxes = [];
   root.replaceChildren(el("div", { class: "mha-mp" },
-    modes, el("div", { class: "mha-mp__scroll" }, picture), status, desc, hint));
+    modes, el("div", { class: "mha-mp__scroll" }, picture), legend, status, desc, hint));
   render();
 }
 

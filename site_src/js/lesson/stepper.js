@@ -429,6 +429,12 @@ class Stepper {
     }
     svg.setAttribute("viewBox", view);
     this.map.classList.toggle("mha-st__map--band", view !== this.wholeView);
+    // A label the band cuts through would show as half a line of text: only whole ones show.
+    const [, top, , band] = view.split(/[\s,]+/).map(Number);
+    for (const t of svg.querySelectorAll("text")) {
+      const b = view === this.wholeView ? null : boxInMap(svg, t);
+      t.style.visibility = !b || (b.y >= top - 0.5 && b.y + b.height <= top + band + 0.5) ? "" : "hidden";
+    }
   }
 
   drawCode(names, sections) {

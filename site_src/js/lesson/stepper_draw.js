@@ -41,6 +41,8 @@ function labelFont(node) {
   return (px) => `${px}px ${family}`;
 }
 
+const LABEL_PX = 11; // the heatmaps' word labels, in CSS px at the canvas's own size
+
 function fit(text, max) {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
@@ -95,7 +97,8 @@ export function heatmap({ host, n, labels, cell, colour, highlight = [], title =
   ctx.lineWidth = 1;
   if (showLabels) {
     ctx.fillStyle = fg;
-    ctx.font = font(11);
+    ctx.font = font(LABEL_PX);
+    canvas.dataset.labelPx = String(LABEL_PX); // what tests read back, with the canvas's drawn scale
     ctx.textAlign = "right";
     ctx.textBaseline = "middle";
     labels.forEach((l, i) => ctx.fillText(fit(l, 9), left - 4, top + i * size + size / 2));

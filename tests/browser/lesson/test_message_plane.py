@@ -128,6 +128,8 @@ def test_target_reached_only_with_two_heads_mouse_and_keyboard(make_page, base_u
     assert not p.handle("one").is_visible()
 
     # Two heads, mouse: the person head (drawn on top while they coincide) to 0.2, the setting head to 0.8.
+    # (Choosing with the keyboard may have scrolled the radios into view and the picture's foot out of it.)
+    p.root.locator("svg").scroll_into_view_if_needed()
     p.drag(p.handle("person"), p.screen(0.2))
     assert p.w("person") == pytest.approx(0.2) and not p.reached()
     assert p.w("setting") == pytest.approx(0.95)
@@ -171,3 +173,50 @@ def test_plane_fits_a_phone_and_passes_axe(make_page, base_url, scheme):
       return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
     }""")
     assert found == []
+
+
+# Every label of the plane as drawn (the picture's text and the legend under it), for the setting and
+# person heads at every tenth of their weight: the pairs of labels whose boxes intersect.
+_CROSSING_LABELS_JS = """async (mode) => {
+  const root = document.querySelector("[data-mha-widget='message_plane']");
+  root.querySelector(`input[data-mode='${mode}']`).click();
+  const key = (h, k, n = 1) => { for (let i = 0; i < n; i++) root.querySelector(`[data-handle='${h}']`)
+    .dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true })); };
+  const labels = () => [...root.querySelectorAll('svg text, .mha-mp__legend li')]
+    .filter((t) => t.textContent.trim() && t.getClientRects().length && t.getBoundingClientRect().width > 0)
+    .map((t) => [t.textContent.trim(), t.getBoundingClientRect()]);
+  const crossing = new Set();
+  let seen = 0;
+  const heads = mode === 'two' ? ['setting', 'person'] : ['one'];
+  const tenth = (h, a) => { key(h, 'Home'); key(h, 'PageDown', Math.floor(a / 2)); key(h, 'ArrowRight', 2 * (a % 2)); };
+  for (let a = 0; a <= 10; a++) for (let b = 0; b <= (mode === 'two' ? 10 : 0); b++) {
+    tenth(heads[0], a);
+    if (mode === 'two') tenth(heads[1], b);
+    const boxes = labels();
+    seen = Math.max(seen, boxes.length);
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const [p, q] = [boxes[i][1], boxes[j][1]];
+      if (p.left < q.right && q.left < p.right && p.top < q.bottom && q.top < p.bottom) {
+        crossing.add(`${boxes[i][0]} | ${boxes[j][0]} (weights ${a / 10}, ${b / 10})`);
+      }
+    }
+  }
+  return { seen, crossing: [...crossing].slice(0, 10) };
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_no_two_labels_overlap_wherever_the_heads_are(make_page, base_url, width):
+    """The head tags move with their handles: in two-head mode (and one-head mode) at every tenth of each
+    head's weight on river, no label's box meets another's, at 1280 and 390 px."""
+    page, watch = _open(make_page, base_url, viewport={"width": width, "height": 900})
+    for mode in ("two", "one"):
+        found = page.evaluate(_CROSSING_LABELS_JS, mode)
+        # the ticks, the axis titles, river, fisherman, the target, the head tags and the legend
+        assert found["seen"] >= (20 if mode == "two" else 18), found
+        assert not found["crossing"], f"{mode} heads at {width} px: {found['crossing']}"
+    # the tags still sit by their handles: the setting head's tag within a few lines of its dot
+    tag = page.locator(".mha-mp text", has_text="one head").bounding_box()
+    dot = page.locator("[data-handle='one'] .mha-mp__dot").bounding_box()
+    assert abs(tag["y"] - dot["y"]) < 80 and abs(tag["x"] - dot["x"]) < 200, (tag, dot)
+    watch.check()

@@ -168,6 +168,54 @@ def test_on_a_phone_the_map_is_a_readable_band_around_the_step(make_page, base_u
     page.wait_for_function("(v) => document.querySelector('.mha-st__map svg').getAttribute('viewBox') === v", arg=whole)
 
 
+# Every label the stepper draws, as rendered: the map's SVG text (font size times the SVG's scale on
+# screen; a label the band hides is skipped, a shown one must lie wholly inside the band) and the
+# heatmaps' canvas labels (their CSS px times the canvas's drawn scale).
+_STEPPER_LABELS_JS = """() => {
+  const out = [];
+  const svg = document.querySelector('.mha-st__map svg');
+  const frame = svg.getBoundingClientRect();
+  for (const t of svg.querySelectorAll('text')) {
+    if (!t.textContent.trim() || getComputedStyle(t).visibility === 'hidden') continue;
+    const r = t.getBoundingClientRect();
+    if (r.bottom <= frame.top || r.top >= frame.bottom) continue;  // wholly outside the band: not drawn
+    const m = t.getScreenCTM();
+    out.push({ text: t.textContent.trim(), px: parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b),
+               inside: r.top >= frame.top - 0.5 && r.bottom <= frame.bottom + 0.5 });
+  }
+  for (const c of document.querySelectorAll('.mha-st__panel canvas[data-label-px]')) {
+    const drawn = c.getBoundingClientRect().width / parseFloat(c.style.width);
+    out.push({ text: 'heatmap labels', px: Number(c.dataset.labelPx) * drawn, inside: true });
+  }
+  return out;
+}"""
+
+
+def test_every_stepper_label_is_at_least_11_px_on_a_phone(make_page, base_url):
+    page, watch = make_page(viewport={"width": 390, "height": 844})
+    _open(page, base_url, prompt="Lily found a")
+    page.locator(".mha-st__title").focus()
+    seen, heatmaps = set(), 0
+    for key in KEYS:
+        if key == "A":
+            page.get_by_role("button", name="Reveal the weights").click()
+        labels = page.evaluate(_STEPPER_LABELS_JS)
+        assert labels, key
+        small = [(round(l["px"], 2), l["text"]) for l in labels if l["px"] < 11 - 0.05]
+        assert not small, f"{key}: labels below 11 px at 390 px: {small}"
+        cut = [l["text"] for l in labels if not l["inside"]]
+        assert not cut, f"{key}: labels cut by the map's band: {cut}"
+        seen |= {l["text"] for l in labels}
+        heatmaps += sum(l["text"] == "heatmap labels" for l in labels)
+        page.keyboard.press("ArrowRight")
+    assert heatmaps, "no heatmap with labels was measured"
+    # the residual route says what it carries in the page's words, and the map's words all showed somewhere
+    assert "E, added back" in seen
+    assert not page.locator("text=residual: E").count()
+    assert {"head 1", "scores", "softmax A"} <= seen
+    watch.check()
+
+
 def test_one_head_append_runs_again_and_long_prompt_crops(make_page, base_url):
     page, _ = make_page(viewport={"width": 390, "height": 800})
     long = " ".join(["Tom and Sam went to the park to play with a big red ball ."] * 6)
