@@ -8,6 +8,8 @@
 // a "mha:widget-disposed" event fires on document). New widgets only need a
 // module and an entry below.
 
+import { watchStalls } from "./runtime/stall_notice.js";
+
 const WIDGETS = {
   compare: "./compare/compare.js",
   quiz: "./lesson/quiz.js",
@@ -144,6 +146,7 @@ function dropStaleAnchor() {
 }
 
 function start() {
+  watchStalls(); // a download that stops, on any page, says so with a Retry button
   // Material exposes document$ (emits on the first load and after every instant navigation).
   if (window.document$ && typeof window.document$.subscribe === "function") {
     window.document$.subscribe(() => {
