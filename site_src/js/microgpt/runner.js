@@ -32,6 +32,7 @@
 // worker's explanation of a wrong answer.
 
 import { OFFLINE_ADVICE, STALE_MESSAGE, fileDigest, liveBuild, siteUrl } from "../runtime/assets.js";
+import { relayStalls } from "../runtime/download_watch.js";
 import { forgetSnapshot, markShippedFailed, markSnapshotFailed, saveSnapshot, snapshotOffer } from "./snapshot.js";
 
 export const TIME_LIMIT_MS = 5000;
@@ -223,6 +224,7 @@ export class PythonRunner {
       if (slot.failed || slot.info) return;
       slot.failed = reason;
       clearTimeout(slot.slowTimer);
+      relayStalls(slot, [], null);
       // A file that did not come: offline, or replaced by a new build (runtime/assets.js liveBuild).
       const live = await liveBuild();
       const text = live === "new" ? `${STALE_MESSAGE} (${reason})`
@@ -246,6 +248,10 @@ export class PythonRunner {
           slot.progress = { loaded: msg.loaded, total: msg.total };
           if (!this.pending) this.setState({ phase: "loading", text: slot.loadingText, loaded: msg.loaded, total: msg.total });
         }
+      } else if (msg.type === "stalled") {
+        // Said by the page's stall notice (runtime/stall_notice.js), whose Retry the worker hears.
+        relayStalls(slot, Array.isArray(msg.list) && !slot.info && !slot.failed ? msg.list : [],
+          () => worker.postMessage({ type: "retry" }));
       } else if (msg.type === "heap-failed") {
         if (slot.info || slot.failed || !msg.digest) return;
         console.warn(`Python's shipped start-up could not be used (${msg.reason}); it starts the normal way.`);
@@ -272,6 +278,7 @@ export class PythonRunner {
       } else if (msg.type === "ready") {
         if (slot.info || slot.failed) return;
         clearTimeout(slot.slowTimer);
+        relayStalls(slot, [], null);
         if (!this.module && msg.module instanceof WebAssembly.Module) this.module = msg.module;
         const now = performance.now();
         slot.info = {
@@ -334,6 +341,7 @@ export class PythonRunner {
     if (this.spare) {
       clearTimeout(this.spare.slowTimer);
       this.spare.worker.terminate();
+      relayStalls(this.spare, [], null);
     }
     this.spare = null;
   }

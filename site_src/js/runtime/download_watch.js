@@ -18,8 +18,11 @@
 export const STALL_MS = 15000;
 export const PROGRESS_CHANNEL = "mha-download-progress";
 
-const stalls = new Map(); // download -> {what, loaded, total, retry}
-const events = new EventTarget();
+// One list per page, on the global object: the exercise's early start (microgpt/prestart.js)
+// runs as a bundle with its own copy of this module, and its stalls belong in the same notice.
+const shared = globalThis.mhaDownloadStalls || (globalThis.mhaDownloadStalls = { stalls: new Map(), events: new EventTarget() });
+const stalls = shared.stalls; // download -> {what, loaded, total, retry}
+const events = shared.events;
 
 function changed() {
   events.dispatchEvent(new Event("change"));
@@ -35,7 +38,15 @@ export function onStalls(fn) {
 
 // Every stalled download, aborted and asked for again.
 export function retryStalled() {
-  for (const stall of [...stalls.values()]) stall.retry();
+  for (const retry of new Set([...stalls.values()].map((stall) => stall.retry))) retry();
+}
+
+// The stalls a worker reported (the list its own onStalls gave), shown with the page's;
+// retry() asks that worker to retry them. An empty list clears them.
+export function relayStalls(from, list, retry) {
+  for (const [key, stall] of stalls) if (stall.from === from) stalls.delete(key);
+  for (const { what, loaded, total } of list) stalls.set({}, { what: String(what), loaded: Number(loaded) || 0, total: Number(total) || 0, from, retry });
+  changed();
 }
 
 function percentOf({ loaded, total }) {
@@ -77,11 +88,13 @@ function hearServiceWorker(url, fn) {
 // ------------------------------------------------------------ the watch
 
 // fetch(url) whose answer's body stalls in words and survives a retry.
-// what: the file in words; total: its bytes when known; onProgress({loaded, total});
-// fetchFn: the fetch to use (onnxruntime's engine bypasses a wrapped global fetch).
+// what: the file in words; total: its bytes when known (or a function giving them, 0 while not known);
+// onProgress({loaded, total});
+// fetchFn: the fetch to use (onnxruntime's engine bypasses a wrapped global fetch);
+// init: the request's options (its signal, when given, ends the download for good).
 // Resolves to the Response (an answer that is not ok is returned as it came);
 // rejects as fetch() does when the first request fails.
-export function watchedFetch(url, { fetchFn = (...args) => fetch(...args), what = url, total = 0, onProgress = () => {} } = {}) {
+export function watchedFetch(url, { fetchFn = (...args) => fetch(...args), init = {}, what = url, total = 0, onProgress = () => {} } = {}) {
   let controller = null;
   let delivered = 0; // bytes handed to the body's reader
   let heardOf = 0; // the most bytes the service worker said it holds
@@ -93,9 +106,10 @@ export function watchedFetch(url, { fetchFn = (...args) => fetch(...args), what 
   let restarting = false;
   const key = {};
   const loaded = () => Math.max(delivered, heardOf);
+  const size = () => (typeof total === "function" ? total() : total);
   const report = () => {
     try {
-      onProgress({ loaded: loaded(), total });
+      onProgress({ loaded: loaded(), total: size() });
     } catch (err) {
       console.warn(err);
     }
@@ -105,7 +119,7 @@ export function watchedFetch(url, { fetchFn = (...args) => fetch(...args), what 
   };
   const stalled = () => {
     if (done || !waiting) return;
-    stalls.set(key, { what, loaded: loaded(), total, retry });
+    stalls.set(key, { what, loaded: loaded(), total: size(), retry });
     changed();
   };
   const wait = (on) => {
@@ -142,13 +156,15 @@ export function watchedFetch(url, { fetchFn = (...args) => fetch(...args), what 
   async function head(again) {
     for (;;) {
       controller = new AbortController();
-      const request = fetchFn(url, again ? { cache: "reload", signal: controller.signal } : { signal: controller.signal });
+      if (done) controller.abort();
+      const request = fetchFn(url, { ...init, ...(again ? { cache: "reload" } : {}), signal: controller.signal });
       request.catch(() => {});
       const asked = new Promise((resolve) => { retried = () => resolve("retry"); });
       wait(true);
       const answer = await Promise.race([request, asked]);
       retried = null;
       if (answer === "retry") {
+        if (done) throw new DOMException("The download was aborted.", "AbortError"); // by the caller's signal
         again = true;
         restarting = false;
         continue;
@@ -157,6 +173,15 @@ export function watchedFetch(url, { fetchFn = (...args) => fetch(...args), what 
       wait(false);
       return answer;
     }
+  }
+  if (init.signal) {
+    const abort = () => {
+      end();
+      if (controller) controller.abort();
+      if (retried) retried();
+    };
+    if (init.signal.aborted) done = true;
+    else init.signal.addEventListener("abort", abort, { once: true });
   }
   return (async () => {
     let response;
@@ -221,6 +246,8 @@ export function watchedFetch(url, { fetchFn = (...args) => fetch(...args), what 
     const headers = new Headers(response.headers);
     headers.delete("content-encoding"); // the body is already decoded
     headers.delete("content-length");
-    return new Response(body, { status: response.status, statusText: response.statusText, headers });
+    const watched = new Response(body, { status: response.status, statusText: response.statusText, headers });
+    Object.defineProperty(watched, "url", { value: response.url }); // what relative paths resolve against
+    return watched;
   })();
 }

@@ -168,3 +168,28 @@ def test_progress_moves_while_the_service_worker_checks_the_files(browser, line)
         watch.check()
     finally:
         context.close()
+
+
+def test_a_stalled_python_download_says_so_and_retry_starts_python(browser, line):
+    """Pyodide's files, downloaded by the exercise's worker on a first visit, are watched the same way."""
+    name = "pyodide.asm.wasm"
+    line.stall(name)
+    context = browser.new_context(service_workers="block")
+    try:
+        page = context.new_page()
+        watch = PageWatch(page, allow_console=ABORTED)
+        page.set_default_timeout(180000)
+        page.goto(line.url + "microgpt/")
+        notice = wait_until(page, """() => {
+          const box = document.querySelector('.mha-stall');
+          return box && box.innerText.includes('stalled') ? box.innerText : '';
+        }""", timeout_ms=90000)
+        assert name in notice and "88 %" in notice and "check your connection" in notice, notice
+        page.get_by_role("button", name="Retry").click()
+        info = page.evaluate("async () => await window.mhaExercise.ready")
+        assert info["python"], info
+        page.wait_for_function("() => !document.querySelector('.mha-stall')")
+        assert line.gets[name] == 2, line.gets
+        watch.check()
+    finally:
+        context.close()
