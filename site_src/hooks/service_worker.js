@@ -106,20 +106,52 @@ async function sha256Hex(buffer) {
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+// A file coming from the network is read whole here before the page gets a
+// byte of it; meanwhile the page hears how much has come (runtime/download_watch.js),
+// so its progress moves and a slow file is not taken for a stalled one.
+const progress = typeof BroadcastChannel === "function" ? new BroadcastChannel("mha-download-progress") : null;
+
+async function bodyOf(url, response, told) {
+  if (!told || !progress || !response.body) return response.clone().arrayBuffer();
+  const reader = response.clone().body.getReader();
+  const chunks = [];
+  let loaded = 0;
+  let said = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    loaded += value.byteLength;
+    if (Date.now() - said > 100) {
+      said = Date.now();
+      progress.postMessage({ url, loaded });
+    }
+  }
+  progress.postMessage({ url, loaded });
+  const bytes = new Uint8Array(loaded);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
+}
+
 // Whether `response` (a complete 200 answer; a clone of it is read) holds this build's `url`.
-async function isThisBuilds(url, response) {
+// told: the page is waiting for it (its progress is sent on).
+async function isThisBuilds(url, response, told = false) {
   const expected = DIGESTS.get(url);
   if (!expected || !response || response.status !== 200) return false;
   try {
-    return (await sha256Hex(await response.clone().arrayBuffer())).startsWith(expected);
+    return (await sha256Hex(await bodyOf(url, response, told))).startsWith(expected);
   } catch {
     return false; // the body broke off: not the file either
   }
 }
 
 // Stores `response` as `url` when it is this build's file; true when stored.
-async function storeChecked(url, response) {
-  if (!(await isThisBuilds(url, response))) return false;
+async function storeChecked(url, response, told = false) {
+  if (!(await isThisBuilds(url, response, told))) return false;
   await (await caches.open(RUNTIME_CACHE)).put(url, response.clone());
   return true;
 }
@@ -150,7 +182,7 @@ async function runtimeAnswer(request) {
   for (const init of [undefined, { cache: "reload" }]) {
     const response = await (init ? fetch(url, { ...init, credentials: "same-origin" }) : fetch(request));
     if (response.status !== 200) return response; // missing, partial: as it is, never stored
-    if (await storeChecked(url, response)) return response;
+    if (await storeChecked(url, response, true)) return response;
   }
   return damagedAnswer(url);
 }

@@ -9,6 +9,7 @@
 // module and an entry below.
 
 import { checkForUpdate, copyFromHttpCacheSoon, startServiceWorker } from "./runtime/offline.js";
+import { watchStalls } from "./runtime/stall_notice.js";
 
 const WIDGETS = {
   compare: "./compare/compare.js",
@@ -146,6 +147,7 @@ function dropStaleAnchor() {
 }
 
 function start() {
+  watchStalls(); // a download that stops, on any page, says so with a Retry button
   // Material exposes document$ (emits on the first load and after every instant navigation).
   if (window.document$ && typeof window.document$.subscribe === "function") {
     window.document$.subscribe(() => {

@@ -74,3 +74,73 @@ def test_a_slow_spare_start_does_not_stop_a_correct_solution(engine, site, tab):
         got = t.evaluate(CHECK_TIMED, solution())
         assert got["passed"] and not got["timedOut"], (engine.name, attempt, got)
         assert got["during"] == 0, f"{engine.name}: a spare Python was started while the job ran: {got}"
+
+
+# The page stores a Python heap of its own when the site's is not used (here: marked failed in
+# this browser, as after a failed restore), right after its first Python is ready: the moment a
+# learner's first Check may start. The store is forced slow: while the heap is written to Cache
+# Storage every core is taken by busy loops, for STORE_MS at least. A job that ran beside it would
+# overrun its limit; the page records when each store and each job ran, so the test also says
+# plainly whether they overlapped.
+STORE_MS = 7000
+SLOW_STORE = """<script>(() => {
+  localStorage.setItem("mha-pyodide-heap-failed", "SHIPPED_DIGEST");
+  const Native = window.Worker;
+  const loop = URL.createObjectURL(new Blob(["for (;;) {}"], { type: "text/javascript" }));
+  const stores = window.mhaTestStores = [];
+  const jobs = window.mhaTestJobs = [];
+  const put = Cache.prototype.put;
+  Cache.prototype.put = async function (request, response) {
+    const url = String(request && request.url || request);
+    if (!url.includes("pyodide-snapshot/")) return put.call(this, request, response);
+    const record = { start: performance.now(), end: null };
+    stores.push(record);
+    const hogs = Array.from({ length: HOGS_PER_CORE * (navigator.hardwareConcurrency || 2) }, () => new Native(loop));
+    try {
+      await put.call(this, request, response);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, record.start + STORE_MS - performance.now())));
+    } finally {
+      hogs.forEach((h) => h.terminate());
+      record.end = performance.now();
+    }
+  };
+  window.Worker = class extends Native {
+    constructor(url, options) {
+      super(url, options);
+      if (!/\\/exercise\\//.test(String(url))) return;
+      this.mhaJob = null;
+      this.addEventListener("message", () => { if (this.mhaJob) this.mhaJob.end = performance.now(); });
+    }
+    postMessage(message, ...rest) {
+      if (message && (message.type === "check" || message.type === "run")) {
+        this.mhaJob = { start: performance.now(), end: null };
+        jobs.push(this.mhaJob);
+      }
+      return super.postMessage(message, ...rest);
+    }
+  };
+})();</script>""".replace("HOGS_PER_CORE", str(HOGS_PER_CORE)).replace("STORE_MS", str(STORE_MS))
+
+CHECK_BESIDE_STORE = """async (source) => {
+  await window.mhaExercise.ready;
+  const verdict = await window.mhaExercise.check(source);
+  for (let i = 0; i < 600 && !window.mhaTestStores.every((s) => s.end !== null); i++) await new Promise((r) => setTimeout(r, 50));
+  const stores = window.mhaTestStores, jobs = window.mhaTestJobs;
+  const overlaps = jobs.filter((j) => stores.some((s) => s.start < j.end && (s.end === null || s.end > j.start))).length;
+  return { passed: verdict.passed, timedOut: verdict.timedOut, message: verdict.message, stores: stores.length,
+           jobs: jobs.length, overlaps };
+}"""
+
+
+def test_storing_a_new_python_heap_does_not_stop_a_correct_solution(engine, site, tab, built_site):
+    from tests.site_paths import versions
+
+    digest = versions(built_site)["digests"]["vendor/pyodide-heap/heap.bin"]
+    server = site(head=SLOW_STORE.replace("SHIPPED_DIGEST", digest))
+    t = tab()
+    t.goto(server.url + "microgpt/")
+    assert t.evaluate(HOOK), "the exercise never appeared"
+    got = t.evaluate(CHECK_BESIDE_STORE, solution())
+    assert got["stores"] == 1, f"{engine.name}: the page stored no heap of its own: {got}"
+    assert got["passed"] and not got["timedOut"], (engine.name, got)
+    assert got["overlaps"] == 0, f"{engine.name}: a job ran while the page stored a Python heap: {got}"

@@ -7,7 +7,9 @@
 // pyodide_js). The next spare starts booting only once the job has answered
 // (or been stopped): a start takes seconds of busy processor in some browsers
 // (1.6-5.8 s in WebKit), and beside a job it would eat into the job's time
-// limit, which must measure the learner's code alone.
+// limit, which must measure the learner's code alone. For the same reason the
+// page hashes and stores a new Python heap only between jobs (betweenJobs): a
+// job waits for a store under way, and a store for the job under way.
 //
 // Every job gets TIME_LIMIT_MS. If it takes longer:
 // - cross-origin isolated pages write SIGINT into a SharedArrayBuffer that
@@ -30,6 +32,7 @@
 // worker's explanation of a wrong answer.
 
 import { OFFLINE_ADVICE, STALE_MESSAGE, fileDigest, liveBuild, siteUrl } from "../runtime/assets.js";
+import { relayStalls } from "../runtime/download_watch.js";
 import { forgetSnapshot, markShippedFailed, markSnapshotFailed, saveSnapshot, snapshotOffer } from "./snapshot.js";
 
 export const TIME_LIMIT_MS = 5000;
@@ -113,6 +116,7 @@ export class PythonRunner {
     this.offer = snapshotOffer();
     this.snapshot = Promise.resolve(this.offer);
     this.module = null; // Pyodide's compiled WebAssembly, from the first worker that was ready
+    this.storing = null; // a heap being hashed and stored (betweenJobs), settled or not
     this.spawned = false; // whether a worker was started (the first one downloads differently)
     this.boot("Starting Python (Pyodide)…");
   }
@@ -161,6 +165,19 @@ export class PythonRunner {
     }, () => {});
   }
 
+  // Runs task() once no job is running; a job asked for meanwhile starts its clock after it.
+  async betweenJobs(task) {
+    while (this.pending) await this.pending.answered;
+    const work = task();
+    const storing = Promise.resolve(work).catch(() => {});
+    this.storing = storing;
+    try {
+      return await work;
+    } finally {
+      if (this.storing === storing) this.storing = null;
+    }
+  }
+
   // Start the next spare worker; this.ready resolves when it can take a job.
   boot(loadingText = "Starting Python (Pyodide)…") {
     if (this.disposed) return null;
@@ -207,6 +224,7 @@ export class PythonRunner {
       if (slot.failed || slot.info) return;
       slot.failed = reason;
       clearTimeout(slot.slowTimer);
+      relayStalls(slot, [], null);
       // A file that did not come: offline, or replaced by a new build (runtime/assets.js liveBuild).
       const live = await liveBuild();
       const text = live === "new" ? `${STALE_MESSAGE} (${reason})`
@@ -230,6 +248,10 @@ export class PythonRunner {
           slot.progress = { loaded: msg.loaded, total: msg.total };
           if (!this.pending) this.setState({ phase: "loading", text: slot.loadingText, loaded: msg.loaded, total: msg.total });
         }
+      } else if (msg.type === "stalled") {
+        // Said by the page's stall notice (runtime/stall_notice.js), whose Retry the worker hears.
+        relayStalls(slot, Array.isArray(msg.list) && !slot.info && !slot.failed ? msg.list : [],
+          () => worker.postMessage({ type: "retry" }));
       } else if (msg.type === "heap-failed") {
         if (slot.info || slot.failed || !msg.digest) return;
         console.warn(`Python's shipped start-up could not be used (${msg.reason}); it starts the normal way.`);
@@ -241,10 +263,11 @@ export class PythonRunner {
         const key = String(msg.key);
         const after = this.snapshot.catch(() => ({})); // one change of the stored snapshot at a time
         if (msg.type === "snapshot-made" && msg.packed instanceof Uint8Array) {
-          // Stored once this worker is ready, so the page's hashing and writing never delay "ready".
+          // Stored once this worker is ready, so the page's hashing and writing never delay "ready",
+          // and between jobs, so they never take the processor from one.
           const made = msg.packed;
           this.changeOffer(Promise.all([after, slot.ready.catch(() => {})])
-            .then(() => saveSnapshot(key, made)).catch(snapshotOffer));
+            .then(() => this.betweenJobs(() => saveSnapshot(key, made))).catch(snapshotOffer));
         } else if (msg.type === "snapshot-missing") {
           this.changeOffer(after.then(() => forgetSnapshot(String(msg.digest))).then(snapshotOffer, snapshotOffer));
         } else if (msg.type === "snapshot-failed") {
@@ -255,6 +278,7 @@ export class PythonRunner {
       } else if (msg.type === "ready") {
         if (slot.info || slot.failed) return;
         clearTimeout(slot.slowTimer);
+        relayStalls(slot, [], null);
         if (!this.module && msg.module instanceof WebAssembly.Module) this.module = msg.module;
         const now = performance.now();
         slot.info = {
@@ -317,6 +341,7 @@ export class PythonRunner {
     if (this.spare) {
       clearTimeout(this.spare.slowTimer);
       this.spare.worker.terminate();
+      relayStalls(this.spare, [], null);
     }
     this.spare = null;
   }
@@ -345,11 +370,16 @@ export class PythonRunner {
     while (!slot) {
       await this.ready; // (a Restart Python meanwhile puts a new spare in its place)
       if (this.disposed) throw new Error("the exercise was closed");
+      if (this.storing) {
+        await this.storing; // a heap being stored finishes first: the clock measures the job alone
+        continue;
+      }
       if (this.spare && this.spare.info) slot = this.spare;
     }
     this.spare = null;
     return new Promise((resolve) => {
       const job = { token: token(), type, resolve, slot, shown: 0, started: performance.now(), needsExplanation };
+      job.answered = new Promise((done) => { job.markAnswered = done; });
       this.pending = job;
       this.setState({ ...this.state, phase: "busy", text: type === "check" ? "Checking your code…" : "Running your code…" });
       job.timer = setTimeout(() => this.overrun(job), TIME_LIMIT_MS);
@@ -389,6 +419,7 @@ export class PythonRunner {
     clearTimeout(job.grace);
     job.slot.worker.terminate();
     this.pending = null;
+    job.markAnswered();
     if (this.disposed) return;
     if (!this.spare) this.boot("Starting a fresh Python…");
     this.showSpare();
@@ -451,6 +482,7 @@ export class PythonRunner {
       clearTimeout(job.grace);
       job.slot.worker.terminate();
       this.pending = null;
+      job.markAnswered();
       job.resolve(this.stoppedResult(job, "restart"));
     }
     this.dropSpare();

@@ -13,6 +13,7 @@
 // only ever asks for the files of the build it came from.
 
 import { BUILD_ID, FILE_DIGESTS, FILE_SIZES, FILE_VERSIONS, FOLDER_VERSIONS } from "./asset_map.js";
+import { watchedFetch } from "./download_watch.js";
 import { sha256HexJS } from "./sha256.js";
 
 export const SITE_ROOT = new URL("../../", import.meta.url);
@@ -167,10 +168,11 @@ export function damagedError(path, url) {
 }
 
 // fetch() that turns a network failure or an HTTP error into an AssetError.
-async function fetchOk(path, url) {
+// fetcher: how to ask (loadBytes watches its downloads for a stall).
+async function fetchOk(path, url, fetcher = fetch) {
   let response;
   try {
-    response = await fetch(url);
+    response = await fetcher(url);
   } catch (err) {
     throw await explainFailure(path, url,
       new AssetError(`${describeFile(path)} could not be downloaded (the connection failed: ${err.message})`, { kind: "network", url }));
@@ -278,19 +280,17 @@ export async function sha256Hex(bytes) {
   return sha256HexJS(bytes);
 }
 
-// The body of `response`, reporting progress as it arrives.
-async function readBody(response, total, report) {
+// The body of `response` (its progress is reported by the watch that fetched it).
+async function readBody(response) {
   if (response.body && response.body.getReader) {
     const reader = response.body.getReader();
     const chunks = [];
     let loaded = 0;
-    report(0, total);
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       chunks.push(value);
       loaded += value.byteLength;
-      report(loaded, Math.max(total, loaded));
     }
     const data = new Uint8Array(loaded);
     let offset = 0;
@@ -326,12 +326,16 @@ export function loadBytes(path, { bytes: expectedBytes, sha256, onProgress } = {
   }
   const promise = (async () => {
     const controlled = servedByWorker();
-    const response = await fetchOk(path, url);
-    const header = Number(response.headers.get("Content-Length"));
-    const total = expectedBytes || (Number.isFinite(header) && header > 0 ? header : 0);
+    const total = expectedBytes || fileSize(path);
+    report(0, total);
+    // Watched: a download that stops says so within seconds and can be asked for again;
+    // the progress counts the bytes as they come, also while the service worker checks them.
+    const watched = (href) => watchedFetch(href, { what: describeFile(path), total,
+      onProgress: ({ loaded }) => report(loaded, Math.max(total, loaded)) });
+    const response = await fetchOk(path, url, watched);
     let data;
     try {
-      data = await readBody(response, total, report);
+      data = await readBody(response);
     } catch (err) {
       throw await explainFailure(path, url,
         new AssetError(`${describeFile(path)} could not be downloaded (the connection failed: ${err.message})`, { kind: "network", url }));

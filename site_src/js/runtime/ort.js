@@ -7,6 +7,7 @@
 // Without cross-origin isolation WebAssembly runs on one thread.
 
 import { AssetError, damagedError, damagedTwice, describeFile, explainFailure, fileSize, handOff, servedByWorker, siteUrl } from "./assets.js";
+import { watchedFetch } from "./download_watch.js";
 import { NonFiniteLogitsError } from "./generate.js";
 
 export const ORT_DIR = "vendor/ort/";
@@ -168,7 +169,10 @@ async function downloadEngine(build) {
   const controlled = servedByWorker();
   let response;
   try {
-    response = await realFetch(url);
+    // Watched: a stall says so and can be retried; the bytes count as they come (also while the
+    // service worker checks them), and onnxruntime's copy reads on across a retry.
+    response = await watchedFetch(url, { fetchFn: realFetch, what: describeFile(path), total,
+      onProgress: ({ loaded }) => reportEngine(loaded, total) });
   } catch (err) {
     answer(null);
     reportEngine(0, total, true);
@@ -196,7 +200,6 @@ async function downloadEngine(build) {
       if (done) break;
       loaded += value.byteLength;
       if (chunks) chunks.push(value);
-      reportEngine(loaded, total);
     }
   } catch (err) {
     reportEngine(loaded, total, true);

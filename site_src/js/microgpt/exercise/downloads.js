@@ -3,6 +3,7 @@
 // checks that name a missing file within seconds. (worker.js starts Python
 // from them; heap_choice.js picks the heap it starts from.)
 
+import { watchedFetch } from "../../runtime/download_watch.js";
 import { sha256Hex } from "./heap_recipe.js";
 
 // Every message to the page goes through here.
@@ -91,6 +92,10 @@ export function progressTracker() {
         tracker.report();
       }
     },
+    // The bytes of `name` (0 while sizes.json has not come).
+    size(name) {
+      return sizes ? Number(sizes[name]) || 0 : 0;
+    },
     report() {
       let got = 0;
       for (const value of loaded.values()) got += value;
@@ -121,13 +126,17 @@ export function progressTracker() {
 // that does not match (a captive portal's page, a cut download) is asked for
 // once more past the HTTP cache, and a second mismatch is said in words
 // instead of leaving Pyodide to fail on it without a word.
+// Each GET is watched (runtime/download_watch.js): one that stalls is reported
+// to the page (worker.js), which offers a retry.
 export function countingFetch(realFetch, tracker, handoff, pending, digests = {}) {
   return async (input, init) => {
-    let response = await realFetch(input, init);
     const method = (init && init.method) || (input instanceof Request ? input.method : "GET");
-    if (method !== "GET" || !response.ok || !response.body) return response;
     const url = input instanceof Request ? input.url : String(input); // (Pyodide passes URL objects)
     const name = fileName(url);
+    const watched = (options) => watchedFetch(url, { fetchFn: realFetch, init: options, what: `${name} (part of Python)`,
+      total: () => tracker.size(name) });
+    let response = method === "GET" && !(input instanceof Request) ? await watched(init || {}) : await realFetch(input, init);
+    if (method !== "GET" || !response.ok || !response.body) return response;
     let bytes = null;
     for (let attempt = 0; ; attempt++) {
       bytes = await countedBody(response, name, tracker);
@@ -138,7 +147,7 @@ export function countingFetch(realFetch, tracker, handoff, pending, digests = {}
         post({ type: "error", message });
         throw new Error(message);
       }
-      response = await realFetch(url, { cache: "reload" });
+      response = await watched({ cache: "reload" });
       if (!response.ok || !response.body) return response;
     }
     const headers = new Headers(response.headers);

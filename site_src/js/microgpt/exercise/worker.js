@@ -16,6 +16,7 @@
 //                keeps and the heap the site ships ({url, digest, size}, or null), or null: then a
 //                "snapshot" message brings it; module: whether the page has a compiled WebAssembly)
 // Messages in:  {type: "init", interruptBuffer?, module?}   (at once: what a name cannot carry)
+//               {type: "retry"}   (the learner's Retry of the downloads reported stalled)
 //               {type: "snapshot", key, digest, size, cache, url, failedKey, shipped}   (when offer is null)
 //               {type: "run", token, source} | {type: "check", token, source, inputs}
 //               {type: "explain", token, expected?}   (after "collected": the page wants the explanation;
@@ -27,6 +28,7 @@
 // the guard's snapshot; exerciseURL: the exercise's one file, written for
 // Python only when its explanation is asked for, like microgpt's floats).
 // Messages out: {type: "progress", text, loaded?, total?}
+//               {type: "stalled", list: [{what, loaded, total}]}   (the downloads stalled now; [] when none)
 //               {type: "snapshot-made", key, packed} | {type: "snapshot-missing", key, digest, reason}
 //                 | {type: "snapshot-failed", key, reason} | {type: "heap-failed", digest, reason}
 //                 (all before "ready")
@@ -72,6 +74,7 @@ import {
   progressTracker, watchModuleScripts,
 } from "./downloads.js";
 import { chooseHeap, downloadHeap, snapshotHeapBytes, watchInstantiate } from "./heap_choice.js";
+import { onStalls, retryStalled } from "../../runtime/download_watch.js";
 
 // Characters of printed output passed on per job. sandbox.py already cuts
 // prints at 20,000 (cheaply, in Python); this is the guard behind it.
@@ -203,6 +206,8 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
   try {
     post({ type: "progress", text: "Starting Python (Pyodide)…" });
     if (count) self.fetch = countingFetch(realFetch, tracker, Boolean(handoff), pending, digests || {});
+    // A download that stalls is said on the page, whose Retry comes back as a "retry" message.
+    onStalls((list) => post({ type: "stalled", list: list.map(({ what, loaded, total }) => ({ what, loaded, total })) }));
     if (count && sizesURL) {
       realFetch(sizesURL).then((r) => (r.ok ? r.json() : null)).then((s) => tracker.sizes(s), () => {});
     }
@@ -459,5 +464,7 @@ self.onmessage = (event) => {
     startJob(message);
   } else if (message.type === "explain") {
     explain(message);
+  } else if (message.type === "retry") {
+    retryStalled();
   }
 };
