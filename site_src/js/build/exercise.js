@@ -22,7 +22,7 @@ import { el } from "../runtime/dom.js";
 import { errorText } from "../runtime/widget.js";
 import { TIME_LIMIT_MS, claimRunner, exerciseFiles } from "../microgpt/runner.js";
 import { splitHint } from "../microgpt/exercise.js";
-import { agrees, basics, checkOf, promptIds, promptProblem, session, tensorsFor } from "./graph.js";
+import { agrees, basics, checkOf, promptIds, promptProblem, session, tailSession, tensorsFor } from "./graph.js";
 import { driveBlock } from "./drive.js";
 
 const STORAGE_KEY = "mha-build-exercise";
@@ -291,6 +291,9 @@ export function mount(root) {
     await usePrompt(promptInput.value);
     return performance.now(); // the graph's numbers for the prompt are in
   })();
+  // Once the first Check can answer: the rest of the model, for the continuation
+  // (its file is then kept for offline visits too, though no continuation ran yet).
+  Promise.all([runner.ready, loaded]).then(() => tailSession()).catch(() => {});
   loaded.catch((err) => {
     verdict.className = "mgpt-ex__verdict mha-panel mha-panel--error";
     verdict.textContent = `The exercise could not load: ${errorText(err)}`;
