@@ -103,10 +103,13 @@ def main(argv=None) -> int:
     server.shutdown()
     load_after = ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
-    def ready_rows(rows):
-        return [f"{r['ready']:,.0f} (Python {r['python']:,.0f}, graph {r['graph']:,.0f})" for _, r in rows]
+    def ms(value):   # (a site from before graphAt and timings existed has neither)
+        return f"{value:,.0f}" if isinstance(value, (int, float)) else "–"
 
-    steps, jobs = drive["timings"]["steps"], drive["timings"]["jobs"]
+    def ready_rows(rows):
+        return [f"{ms(r['ready'])} (Python {ms(r['python'])}, graph {ms(r['graph'])})" for _, r in rows]
+
+    steps, jobs = (drive["timings"]["steps"], drive["timings"]["jobs"]) if drive["timings"] else ([], [])
     print(f"Machine: {machine()}")
     print(f"Load average before: {load_before}; after: {load_after}")
     print(f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; prompt: {PROMPT!r} (16 tokens with BOS)")
@@ -120,9 +123,9 @@ def main(argv=None) -> int:
               f"{', '.join(f'{ms:,.0f}' for ms in checks[name])} |")
     print(f"| Check multi_head_attention straight after another | {statistics.median(back_to_back):,.0f} | "
           f"{', '.join(f'{ms:,.0f}' for ms in back_to_back)} |")
-    print(f"| 12-word continuation driven by the learner's function | {drive['ms']:,.0f} | "
-          f"{len(steps)} words; per word median {statistics.median(steps):,.0f}, slowest {max(steps):,.0f}; "
-          f"the learner's call within it median {statistics.median(jobs):,.0f} |")
+    each = (f"{len(steps)} words; per word median {statistics.median(steps):,.0f}, slowest {max(steps):,.0f}; "
+            f"the learner's call within it median {statistics.median(jobs):,.0f}") if steps else "–"
+    print(f"| 12-word continuation driven by the learner's function | {drive['ms']:,.0f} | {each} |")
     return 0
 
 
