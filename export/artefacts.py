@@ -147,6 +147,11 @@ class Artefacts:
         return self.root / "build_weights.json"
 
     @property
+    def build_notebook(self) -> Path:
+        """The build exercise as a notebook, for the downloads (export/lesson/build_notebook.py)."""
+        return self.root / "build-it-yourself.ipynb"
+
+    @property
     def example_search(self) -> Path:
         """Page 1's example sentence, chosen by a search (written by the prose tooling when present)."""
         return self.root / "example_search.json"

@@ -13,6 +13,9 @@ After the pages are written it puts into ``site/downloads/``:
 * ``mha-lesson.ipynb``: the same notebook on its own, saved with its outputs
   (``wasm_assets/mha-lesson.ipynb``, written by
   ``python -m export.lesson.notebook --execute wasm_assets/mha-lesson.ipynb``).
+* ``build-it-yourself.ipynb``: the "Build it yourself" exercise as a notebook,
+  starters only, its numbers inside it (``wasm_assets/build-it-yourself.ipynb``,
+  written by ``python -m export.lesson.build_notebook``).
 
 ``tests/site_build/test_downloads.py`` unpacks the archive into an empty folder,
 makes a fresh virtual environment from its requirements and runs the notebook
@@ -103,7 +106,11 @@ def build_zip(path: Path) -> Path:
 
 def post_build(config) -> None:
     out = Path(config["site_dir"]) / "downloads"
-    notebook = artefacts.Artefacts().notebook
+    art = artefacts.Artefacts()
+    notebook, build = art.notebook, art.build_notebook
+    if not build.is_file():
+        raise PluginError(f"downloads: {build} is missing; run `python -m export.lesson.build_notebook`")
     build_zip(out / ZIP_NAME)
     (out / notebook.name).write_bytes(notebook.read_bytes())
-    log.info("downloads: %s and %s written", ZIP_NAME, notebook.name)
+    (out / build.name).write_bytes(build.read_bytes())
+    log.info("downloads: %s, %s and %s written", ZIP_NAME, notebook.name, build.name)

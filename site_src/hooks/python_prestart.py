@@ -9,10 +9,12 @@ what it writes), it
 * bundles ``js/microgpt/prestart.js`` and the modules it imports (the runner,
   the snapshot record, the asset map) with esbuild into one classic script,
   ``js/microgpt/prestart.bundle.js``;
-* adds that script to the head of every page that holds the exercise's widget
-  (``data-mha-widget="microgpt-exercise"``), where it runs before the body is
-  parsed and boots the first Python worker (the widget claims that runner,
-  ``runner.js`` ``claimRunner``).
+* adds that script to the head of every page that holds an exercise's widget
+  (microgpt's ``data-mha-widget="microgpt-exercise"``, or any widget naming an
+  exercise of functions' one file, ``data-exercise="pyodide/exercises/…"``,
+  which the tag passes on), where it runs before the body is parsed and boots
+  the first Python worker with that exercise's files (the widget claims that
+  runner, ``runner.js`` ``claimRunner``).
 
 ``import.meta.url`` becomes the bundle's own address, which lies in
 ``js/microgpt/`` like ``runner.js``, so the worker's and the site's addresses
@@ -30,7 +32,9 @@ ROOT = Path(__file__).resolve().parents[2]
 ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
 ENTRY = Path("js") / "microgpt" / "prestart.js"
 BUNDLE = Path("js") / "microgpt" / "prestart.bundle.js"
-WIDGET = 'data-mha-widget="microgpt-exercise"'
+MICROGPT = 'data-mha-widget="microgpt-exercise"'
+# An exercise of functions: its widget names the exercise's one file (attributes in any order).
+FUNCTIONS = re.compile(r'<(?=[^>]*\bdata-mha-widget=")[^>]*\bdata-exercise="([^"]+)"')
 CHARSET = re.compile(r"<meta charset=[^>]*>", re.IGNORECASE)  # stays first: it must come within 1024 bytes
 # Read while the script runs (document.currentScript), kept for workers started later.
 BANNER = "var mhaPrestartUrl = document.currentScript && document.currentScript.src;"
@@ -51,22 +55,25 @@ def bundle(site: Path) -> Path:
     return out
 
 
-def head_tag(page_url: str) -> str:
-    """The script tag for a page at `page_url` (a directory URL such as "microgpt/")."""
+def head_tag(page_url: str, exercise: str = "") -> str:
+    """The script tag for a page at `page_url` (a directory URL such as "microgpt/"), naming `exercise`'s file."""
     depth = len([part for part in page_url.split("/") if part])
-    return f'<script src="{"../" * depth}{BUNDLE.as_posix()}"></script>\n'
+    named = f' data-exercise="{exercise}"' if exercise else ""
+    return f'<script src="{"../" * depth}{BUNDLE.as_posix()}"{named}></script>\n'
 
 
 def on_post_page(output: str, page, config) -> str:
-    if WIDGET not in output or "</head>" not in output:
+    functions = FUNCTIONS.search(output)
+    if (MICROGPT not in output and not functions) or "</head>" not in output:
         return output
+    tag = head_tag(page.url, functions.group(1) if functions else "")
     charset = CHARSET.search(output, 0, output.index("</head>"))
     if not charset:
-        return output.replace("</head>", head_tag(page.url) + "</head>", 1)
+        return output.replace("</head>", tag + "</head>", 1)
     # First in the head: a classic script waits for every stylesheet above it,
     # and the worker it creates starts only when the page's thread is free
     # between tasks, so it must be asked for before the theme's long scripts.
-    return output[:charset.end()] + "\n" + head_tag(page.url) + output[charset.end():]
+    return output[:charset.end()] + "\n" + tag + output[charset.end():]
 
 
 def post_build(config) -> None:

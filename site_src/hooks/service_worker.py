@@ -47,6 +47,7 @@ NOT_FETCHED = [
     "wasm_assets/example_search.json", "wasm_assets/page_data.json", "wasm_assets/heads.json",
     "wasm_assets/head_sweep.json", "wasm_assets/toy_task.json", "wasm_assets/head_atlas.svg",
     "wasm_assets/validation_traces.svg", "wasm_assets/mha-lesson.ipynb", "wasm_assets/notebook-requirements.txt",
+    "wasm_assets/build-it-yourself.ipynb",
 ]
 # Not precached: the runtime files above, what no page fetches, downloads, source
 # maps and the search's other-language stemmers.

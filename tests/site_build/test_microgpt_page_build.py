@@ -114,13 +114,17 @@ def test_the_shipped_heap_is_the_recipes_byte_for_byte(built_site: Path, tmp_pat
     assert hashlib.sha256(again.read_bytes()).hexdigest() == hashlib.sha256(data).hexdigest()
 
 
-def test_only_the_exercise_page_boots_python_from_its_head(built_site: Path):
-    tag = '<script src="../js/microgpt/prestart.bundle.js"></script>'
-    page = (built_site / "microgpt/index.html").read_text()
-    head = page.split("</head>", 1)[0]
-    assert tag in head and 'src="../js/main.js"' not in head   # before the page's other scripts
+def test_only_the_exercise_pages_boot_python_from_their_heads(built_site: Path):
+    # microgpt's exercise, and the build page's exercise of functions with its one file named on the tag
+    tags = {"microgpt/index.html": '<script src="../js/microgpt/prestart.bundle.js"></script>',
+            "lesson/build/index.html": '<script src="../../js/microgpt/prestart.bundle.js" '
+                                       'data-exercise="pyodide/exercises/build_attention.py"></script>'}
+    for path, tag in tags.items():
+        head = (built_site / path).read_text().split("</head>", 1)[0]
+        up = "../" * path.count("/")
+        assert tag in head and f'src="{up}js/main.js"' not in head, path   # before the page's other scripts
     for other in built_site.rglob("index.html"):
-        if other != built_site / "microgpt/index.html":
+        if other.relative_to(built_site).as_posix() not in tags:
             assert "prestart" not in other.read_text(), other
     bundle = (built_site / "js/microgpt/prestart.bundle.js").read_text()
     assert "import.meta" not in bundle and not re.search(r"^\s*import[\s{]", bundle, re.M)   # a classic script

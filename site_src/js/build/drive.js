@@ -3,8 +3,9 @@
 // model (the tail graph: residual, ReLU layer, vocabulary head) predicts from
 // the final row. Their top 5 next words stand beside the model's own, then a
 // greedy continuation in which every step is one job of the learner's
-// function in a fresh Python (so each step has its own 5-second stop),
-// beside the model's own continuation.
+// function (so each step has its own 5-second stop), all of them in one fresh
+// Python that runs nothing else (runner.js series: a fresh start per word
+// took longer than the word), beside the model's own continuation.
 //
 // When the learner's update rows differ from the model's everywhere but the
 // last row (the mask removed), the prediction cannot change: only the final
@@ -26,14 +27,14 @@ function topWords(vocab, logits, excluded) {
   return topK(probs, 5).map((id) => ({ id, word: vocab.itos[id], p: probs[id] }));
 }
 
-// The learner's update rows for the history `ids` (one job), or throws with the job's words.
-async function learnerUpdate(runner, source, g, weights, heads, tokens) {
+// The learner's update rows for the history `ids` (one job of the series), or throws with the job's words.
+async function learnerUpdate(call, g, weights, heads, tokens) {
   const inputs = { function: "multi_head_attention", calls: [[g.E, weights, heads]], tokens, n_heads: heads };
-  const result = await runner.check(source, inputs, () => false);
+  const result = await call(inputs);
   if (result.timedOut || result.failed || result.stop || !Array.isArray(result.outputs) || !Array.isArray(result.outputs[0])) {
     throw new Error(result.message || "your multi_head_attention did not give update rows");
   }
-  return result.outputs[0];
+  return { rows: result.outputs[0], ms: result.ms };
 }
 
 // Both continuations of `ids`: the model's own and the one the learner's function drives.
@@ -52,25 +53,31 @@ export async function drive({ runner, source, ids, tokens, tolerance, steps = ST
     model.words.push(vocab.itos[next]);
   }
   let question = false;
-  for (let s = 0; s < steps; s++) {
-    onProgress(s, steps);
-    const g = await tensorsFor(mine.ids);
-    const words = [...tokens, ...mine.words];
-    const update = await learnerUpdate(runner, source, g, weights, heads, words);
-    const logits = await logitsAfter(g.E[g.n - 1], update[update.length - 1]);
-    if (s === 0) {
-      first.mine = topWords(vocab, logits, excluded);
-      const rest = (rows) => rows.slice(0, -1);
-      question = !agrees(rest(update), rest(g.update), tolerance) && agrees(update.slice(-1), g.update.slice(-1), tolerance);
+  const timings = { steps: [], jobs: [] }; // ms of each word, and of the learner's call within it (bench/build_bench.py)
+  await runner.series(source, async (call) => {
+    for (let s = 0; s < steps; s++) {
+      onProgress(s, steps);
+      const started = performance.now();
+      const g = await tensorsFor(mine.ids);
+      const words = [...tokens, ...mine.words];
+      const { rows: update, ms } = await learnerUpdate(call, g, weights, heads, words);
+      const logits = await logitsAfter(g.E[g.n - 1], update[update.length - 1]);
+      if (s === 0) {
+        first.mine = topWords(vocab, logits, excluded);
+        const rest = (rows) => rows.slice(0, -1);
+        question = !agrees(rest(update), rest(g.update), tolerance) && agrees(update.slice(-1), g.update.slice(-1), tolerance);
+      }
+      const next = argmax(logits, excluded);
+      timings.steps.push(performance.now() - started);
+      timings.jobs.push(ms);
+      if (next === EOS) break;
+      mine.ids.push(next);
+      mine.words.push(vocab.itos[next]);
     }
-    const next = argmax(logits, excluded);
-    if (next === EOS) break;
-    mine.ids.push(next);
-    mine.words.push(vocab.itos[next]);
-  }
+  });
   onProgress(steps, steps);
   const same = mine.words.length === model.words.length && mine.words.every((w, i) => w === model.words[i]);
-  return { top: first, model: model.words, mine: mine.words, same, question };
+  return { top: first, model: model.words, mine: mine.words, same, question, timings };
 }
 
 // The block under the exercise: a button, progress, and the two predictions side by side.
@@ -97,7 +104,7 @@ export function driveBlock({ runner, code, prompt, tolerance, isOpen, onBusy }) 
     results.replaceChildren();
     try {
       const out = await drive({ runner, source, ids: p.ids, tokens: p.tokens, tolerance: tolerance(),
-        onProgress: (s, n) => { note.textContent = s < n ? `Your function is computing word ${s + 1} of ${n} (one fresh Python each)…` : "Done."; } });
+        onProgress: (s, n) => { note.textContent = s < n ? `Your function is computing word ${s + 1} of ${n}…` : "Done."; } });
       const agree = out.top.mine.map((t) => t.id).join() === out.top.model.map((t) => t.id).join();
       note.textContent = out.same && agree
         ? "Your attention and the model's own give the same next words and the same continuation."

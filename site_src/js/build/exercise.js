@@ -2,7 +2,8 @@
 // trained four-head model, one function at a time, each checked against the
 // model's own teaching graph on the learner's prompt.
 //
-// The exercise is one file, pyodide/exercises/build_attention.py: its starter,
+// The exercise is one file, named by the page's widget (data-exercise:
+// pyodide/exercises/build_attention.py): its starter,
 // its functions in unlocking order and its tolerance are read from it here;
 // its checks' words run in Python only after the learner's numbers are in.
 // Each Run and Check runs in a fresh Pyodide worker (microgpt/runner.js, the
@@ -11,18 +12,19 @@
 //
 // Test hook: window.mhaBuild = {ready, check(name, source?), run(source),
 // drive(source?), setPrompt(text), setCode(text), getCode(), progress()}.
-// check() resolves with {passed, message, hint, timedOut}; drive() with
-// {top: {mine, model}, mine, model, same, question} (drive.js).
+// ready resolves with Python's start-up (runner.js info) and graphAt, when the
+// graph's numbers for the prompt were in; check() resolves with {passed,
+// message, hint, timedOut}; drive() with {top: {mine, model}, mine, model,
+// same, question, timings} (drive.js).
 
 import { siteUrl } from "../runtime/assets.js";
 import { el } from "../runtime/dom.js";
 import { claim, errorText, release } from "../runtime/widget.js";
-import { TIME_LIMIT_MS, PythonRunner, workerFiles } from "../microgpt/runner.js";
+import { TIME_LIMIT_MS, claimRunner, exerciseFiles } from "../microgpt/runner.js";
 import { splitHint } from "../microgpt/exercise.js";
-import { agrees, basics, checkOf, promptIds, promptProblem, session, tensorsFor } from "./graph.js";
+import { agrees, basics, checkOf, promptIds, promptProblem, session, tailSession, tensorsFor } from "./graph.js";
 import { driveBlock } from "./drive.js";
 
-const EXERCISE_PATH = "pyodide/exercises/build_attention.py";
 const STORAGE_KEY = "mha-build-exercise";
 const DEFAULT_PROMPT = "once upon a time there was a little girl named lily";
 const EDITOR_GLOBAL = "mhaCodeMirror";
@@ -30,12 +32,12 @@ const EDITOR_PATH = "vendor/codemirror/editor.js";
 const mounted = new Map();
 
 // STARTER, FUNCTIONS and TOLERANCE, as the exercise file states them.
-export function readExercise(text) {
+export function readExercise(text, path) {
   const starter = text.split("STARTER = r'''", 2)[1]?.split("'''", 1)[0];
   const block = text.split("FUNCTIONS = (", 2)[1]?.split("\n)\n", 1)[0] || "";
   const functions = [...block.matchAll(/\("(\w+)", "([^"]*)"\)/g)].map((m) => ({ name: m[1], compares: m[2] }));
   const tolerance = Number((text.match(/^TOLERANCE = ([0-9.e-]+)$/m) || [])[1]);
-  if (!starter || !functions.length || !(tolerance > 0)) throw new Error(`${EXERCISE_PATH} does not state its starter, functions and tolerance`);
+  if (!starter || !functions.length || !(tolerance > 0)) throw new Error(`${path} does not state its starter, functions and tolerance`);
   return { starter, functions, tolerance };
 }
 
@@ -75,13 +77,12 @@ function textareaEditor({ parent, doc, label, describedBy, onChange }) {
   return { getValue: () => area.value, setValue: (t) => { area.value = t; if (onChange) onChange(t); }, destroy: () => area.remove() };
 }
 
-export function buildFiles() {
-  return { ...workerFiles(), checkerURL: siteUrl("pyodide/calls.py"), exerciseURL: siteUrl(EXERCISE_PATH) };
-}
-
 export function mount(root) {
   const state = claim(mounted, root, { runner: null, editor: null });
   if (!state) return;
+  // The graph's session starts now: the first Check waits for it as much as for Python.
+  session().catch(() => {});
+  const exercisePath = root.dataset.exercise || "";
   const uid = `mha-build-${Math.random().toString(36).slice(2, 8)}`;
   const progress = loadProgress();
 
@@ -110,7 +111,7 @@ export function mount(root) {
     verdict, outputLabel, output,
   );
   const driver = driveBlock({
-    runner: { check: (...args) => state.runner.check(...args) }, code: () => code(), prompt: () => prompt,
+    runner: { series: (...args) => state.runner.series(...args) }, code: () => code(), prompt: () => prompt,
     tolerance: () => exercise.tolerance, isOpen: () => passed.has("multi_head_attention"),
     onBusy: (on) => { busy = on; setButtons(); },
   });
@@ -147,7 +148,8 @@ export function mount(root) {
     driver.refresh();
   };
 
-  const runner = new PythonRunner({
+  // Python started from the page's head (prestart.js) with this exercise's files, if it was.
+  const runner = claimRunner({
     onState: (s) => {
       status.dataset.phase = s.phase;
       status.firstChild.textContent = s.text;
@@ -158,7 +160,7 @@ export function mount(root) {
       if (stream === "stderr") output.append(el("span", { class: "mgpt-ex__stderr", text }));
       else output.append(text);
     },
-  }, buildFiles());
+  }, exerciseFiles(exercisePath));
   state.runner = runner;
 
   async function usePrompt(text) {
@@ -274,10 +276,10 @@ export function mount(root) {
   let saveTimer = null;
   const loaded = (async () => {
     const editorLib = loadEditor().catch(() => ({ createEditor: textareaEditor }));
-    const response = await fetch(siteUrl(EXERCISE_PATH));
-    if (!response.ok) throw new Error(`${EXERCISE_PATH} is missing on this site (HTTP ${response.status})`);
-    exercise = readExercise(await response.text());
-    session().catch(() => {}); // the graph's session loads while the editor does
+    if (!exercisePath) throw new Error("the page's widget names no exercise file (data-exercise)");
+    const response = await fetch(siteUrl(exercisePath));
+    if (!response.ok) throw new Error(`${exercisePath} is missing on this site (HTTP ${response.status})`);
+    exercise = readExercise(await response.text(), exercisePath);
     const { createEditor } = await editorLib;
     if (state.disposed) return;
     state.editor = createEditor({
@@ -286,7 +288,11 @@ export function mount(root) {
     });
     drawSteps();
     await usePrompt(promptInput.value);
+    return performance.now(); // the graph's numbers for the prompt are in
   })();
+  // Once the first Check can answer: the rest of the model, for the continuation
+  // (its file is then kept for offline visits too, though no continuation ran yet).
+  Promise.all([runner.ready, loaded]).then(() => tailSession()).catch(() => {});
   loaded.catch((err) => {
     verdict.className = "mgpt-ex__verdict mha-panel mha-panel--error";
     verdict.textContent = `The exercise could not load: ${errorText(err)}`;
@@ -294,7 +300,7 @@ export function mount(root) {
 
   const hook = {
     get ready() {
-      return Promise.all([runner.ready, loaded]).then(() => ({ ...runner.info }));
+      return Promise.all([runner.ready, loaded]).then(([, graphAt]) => ({ ...runner.info, graphAt }));
     },
     check: (name, source) => doCheck(String(name), source === undefined ? code() : String(source)),
     run: (source) => doRun(String(source)),

@@ -26,14 +26,23 @@
 // and handed over before that worker was given any job; a worker restores it
 // instead of starting Python, or starts normally if it does not fit.
 //
+// A series (series()) is the one exception to one job per worker: the
+// continuation the learner's function drives calls it once per word, each
+// call its own job with its own time limit, all in one fresh worker that
+// nothing else ran in, retired when the series ends. No verdict comes from a
+// series, so a call can only spoil the calls after it in the same series.
+//
 // A Check comes back in two steps (see exercise/worker.js): the numbers
 // ("collected"), which the page judges with needsExplanation(collected) before
 // anything else runs in the worker, then, only when that says so, the
 // worker's explanation of a wrong answer.
 
-import { OFFLINE_ADVICE, STALE_MESSAGE, fileDigest, liveBuild, siteUrl } from "../runtime/assets.js";
+import { OFFLINE_ADVICE, STALE_MESSAGE, liveBuild } from "../runtime/assets.js";
 import { relayStalls } from "../runtime/download_watch.js";
+import { downloads, exerciseFiles, tellServiceWorker, workerFiles } from "./worker_files.js";
 import { forgetSnapshot, markShippedFailed, markSnapshotFailed, saveSnapshot, snapshotOffer } from "./snapshot.js";
+
+export { exerciseFiles, workerFiles };
 
 export const TIME_LIMIT_MS = 5000;
 // Characters shown per job, whatever the worker sends (Python cuts at 20,000
@@ -48,53 +57,24 @@ function token() {
   return Array.from(bytes, (b) => b.toString(36)).join("");
 }
 
-// No service worker serves this page yet (a first visit): the worker counts
-// what it downloads (progress) and, where a service worker is on its way,
-// leaves it a copy of each Pyodide file (so it is not downloaded twice).
-function downloads() {
-  const container = globalThis.navigator && navigator.serviceWorker;
-  const count = !(container && container.controller);
-  return { count, handoff: Boolean(count && container && globalThis.isSecureContext && globalThis.caches) };
-}
-
-// The files an exercise worker loads (exercise/worker.js settings).
-export function workerFiles() {
-  return {
-    indexURL: siteUrl("vendor/pyodide/"),
-    modelURL: siteUrl("wasm_assets/microgpt-trained.json"),
-    sandboxURL: siteUrl("pyodide/sandbox.py"),
-    diagnosisURL: siteUrl("pyodide/diagnosis.py"),
-    floatsURL: siteUrl("wasm_assets/microgpt_floats.py"),
-    sizesURL: siteUrl("pyodide/sizes.json"),
-    // What the worker checks a copy it reads from Cache Storage against (build.json's digests).
-    digests: Object.fromEntries(["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
-      .map((name) => [name, fileDigest(`vendor/pyodide/${name}`)])),
-  };
-}
-
-// The handed-off files are complete: the service worker may store them now
-// (without a controller yet, runtime/offline.js asks it again once it takes over).
-function tellServiceWorker() {
-  const controller = globalThis.navigator && navigator.serviceWorker && navigator.serviceWorker.controller;
-  if (controller) controller.postMessage({ type: "CACHE_FROM_HTTP_CACHE" });
-}
-
 // A runner started by prestart.js from the page's head, before the page is
 // parsed and its other scripts have run (~0.5 s): the exercise's widget claims
 // it. prestart.js runs as a bundle of its own (site_src/hooks/python_prestart.py),
 // with its own copy of this module, so the runner is handed over on the global object.
 const EARLY = "mhaEarlyPythonRunner";
 
-export function startEarly() {
-  if (!globalThis[EARLY]) globalThis[EARLY] = new PythonRunner();
+export function startEarly(files = null) {
+  if (!globalThis[EARLY]) globalThis[EARLY] = new PythonRunner({}, files);
   return globalThis[EARLY];
 }
 
-// The exercise's runner: the one started early if there is one, else a new one.
-export function claimRunner(callbacks) {
+// The exercise's runner: the one started early if it loads the same files, else a new one.
+export function claimRunner(callbacks, files = null) {
   const runner = globalThis[EARLY];
   delete globalThis[EARLY];
-  if (!runner || runner.disposed) return new PythonRunner(callbacks);
+  const wanted = (files || workerFiles()).exerciseURL || "";
+  if (runner && (runner.files.exerciseURL || "") !== wanted) runner.dispose();
+  if (!runner || runner.disposed) return new PythonRunner(callbacks, files);
   runner.attach(callbacks);
   return runner;
 }
@@ -364,7 +344,8 @@ export class PythonRunner {
     return this.submit("check", source, inputs, needsExplanation);
   }
 
-  async execute(type, source, inputs, needsExplanation) {
+  // The spare, once it is ready; no spare is booted until its job ends.
+  async takeSpare() {
     if (this.disposed) throw new Error("the exercise was closed");
     let slot = null;
     while (!slot) {
@@ -377,6 +358,42 @@ export class PythonRunner {
       if (this.spare && this.spare.info) slot = this.spare;
     }
     this.spare = null;
+    return slot;
+  }
+
+  // task(call) with call(inputs) -> the numbers {outputs, failed, stop} of one
+  // call of the learner's function (calls.py collect, a Check's first step),
+  // every call in the same fresh worker, each with its own time limit. After a
+  // call that does not end cleanly (time, crash, Python unwell) the worker is
+  // gone, and the calls after it answer at once with that call's stop.
+  series(source, task) {
+    const work = this.queue.then(async () => {
+      const slot = await this.takeSpare();
+      const call = (inputs) => this.call(slot, String(source), inputs);
+      try {
+        return await task(call);
+      } finally {
+        if (!slot.retired) this.retire({ slot });
+      }
+    });
+    this.queue = work.catch(() => {});
+    return work;
+  }
+
+  call(slot, source, inputs) {
+    if (slot.retired || this.disposed) return Promise.resolve(slot.stopped || { outputs: [], failed: true, stop: "restart", message: "" });
+    return new Promise((resolve) => {
+      const job = { token: token(), type: "call", resolve, slot, shown: 0, started: performance.now(), keep: true };
+      job.answered = new Promise((done) => { job.markAnswered = done; });
+      this.pending = job;
+      this.setState({ ...this.state, phase: "busy", text: "Running your code…" });
+      job.timer = setTimeout(() => this.overrun(job), TIME_LIMIT_MS);
+      slot.worker.postMessage({ type: "call", token: job.token, source, inputs });
+    });
+  }
+
+  async execute(type, source, inputs, needsExplanation) {
+    const slot = await this.takeSpare();
     return new Promise((resolve) => {
       const job = { token: token(), type, resolve, slot, shown: 0, started: performance.now(), needsExplanation };
       job.answered = new Promise((done) => { job.markAnswered = done; });
@@ -418,8 +435,9 @@ export class PythonRunner {
     clearTimeout(job.timer);
     clearTimeout(job.grace);
     job.slot.worker.terminate();
+    job.slot.retired = true;
     this.pending = null;
-    job.markAnswered();
+    if (job.markAnswered) job.markAnswered(); // (a series ending retires its slot with no job)
     if (this.disposed) return;
     if (!this.spare) this.boot("Starting a fresh Python…");
     this.showSpare();
@@ -438,7 +456,8 @@ export class PythonRunner {
     const stop = { how: "restart", why, limitAt: job.limitAt ?? now, answeredAt: now, readyAt: null };
     this.retire(job, why === "restart" ? null : stop);
     if (why === "restart") this.lastStop = stop;
-    job.resolve(this.stoppedResult(job, why));
+    job.slot.stopped = this.stoppedResult(job, why);
+    job.resolve(job.slot.stopped);
   }
 
   finish(job, result, health) {
@@ -451,11 +470,20 @@ export class PythonRunner {
       result = { message: String(result.message || ""), outputs: first.outputs, failed: first.failed, stop: first.stop };
     }
     const interruptedByUs = job.limitAt !== undefined && result.stop === "interrupt";
+    if (job.keep && !health && !interruptedByUs) { // a series' call: its worker takes the next call
+      clearTimeout(job.timer);
+      this.pending = null;
+      job.markAnswered();
+      job.resolve({ ...result, timedOut: false, ms: now - job.started });
+      return;
+    }
     const stop = interruptedByUs ? { how: "interrupt", why: "time", limitAt: job.limitAt, answeredAt: now, readyAt: null } : null;
     this.retire(job, stop);
     const notice = health ? `Python was restarted: ${health}. The next Run or Check starts in a fresh interpreter.` : "";
+    if (job.keep) job.slot.stopped = { outputs: [], failed: true, stop: "restart", message: notice };
     if (interruptedByUs) {
-      job.resolve({ ...this.stoppedResult(job, "time", "interrupt"), notice });
+      job.slot.stopped = { ...this.stoppedResult(job, "time", "interrupt"), notice };
+      job.resolve(job.slot.stopped);
       return;
     }
     job.resolve({ ...result, timedOut: false, restarted: Boolean(health), notice, ms: now - job.started });
@@ -471,7 +499,7 @@ export class PythonRunner {
       restart: "Stopped: you restarted Python while your code was running.",
     }[why];
     const base = { timedOut: why === "time", restarted: how === "restart", stop: why, outputs: [], failed: true };
-    return job.type === "check" ? { ...base, passed: false, message } : { ...base, ok: false, error: message };
+    return job.type === "run" ? { ...base, ok: false, error: message } : { ...base, passed: false, message };
   }
 
   dispose() {

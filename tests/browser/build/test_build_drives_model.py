@@ -1,8 +1,9 @@
 """The learner's multi_head_attention drives the trained model (lesson/build/): top 5 and a greedy continuation.
 
-Each step of the continuation runs the learner's function in a fresh Python and
-the rest of the model in the tail graph (models/four_heads.tail.onnx); the
-model's own continuation comes from the teaching graph. A correct function must
+Each step of the continuation is one job of the learner's function (its own
+5-second stop), all in one fresh Python, and the rest of the model runs in the
+tail graph (models/four_heads.tail.onnx); the model's own continuation comes
+from the teaching graph. A correct function must
 reproduce the model's top 5 and its continuation; a function without √d must not.
 """
 from __future__ import annotations
@@ -62,4 +63,21 @@ def test_dropping_the_root_changes_the_continuation_and_restoring_it_agrees_agai
     out = page.evaluate(DRIVE_JS, make())
     assert out["question"] and out["same"], out
     assert page.locator(".mha-build__why summary").is_visible()
+    watch.check()
+
+
+def test_a_word_that_runs_too_long_is_stopped_and_the_next_check_gets_a_fresh_python(make_page, base_url):
+    """The continuation's words are jobs of one Python, each with its own 5-second stop."""
+    page, watch = make_page(viewport={"width": 1280, "height": 900})
+    open_page(page, base_url)
+    assert page.evaluate("(t) => window.mhaBuild.setPrompt(t)", "lily") is True   # BOS lily: 2 rows
+    unlock_all(page)
+    # Right on 2 and 3 rows (the Checks, the first two words), a loop without end from the third word on.
+    looping = solution() + ("\n_right = multi_head_attention\n\n\ndef multi_head_attention(E, weights, n_heads):\n"
+                            "    while len(E) > 3:\n        pass\n    return _right(E, weights, n_heads)\n")
+    said = page.evaluate("(s) => window.mhaBuild.drive(s).then(() => '', (err) => err.message)", looping)
+    assert said.startswith("Stopped: your code ran for more than 5 seconds"), said
+    assert "could not drive the model: Stopped" in page.locator(".mha-build__driver").inner_text()
+    assert page.evaluate(CHECK_JS, ["multi_head_attention", solution()])["passed"]
+    assert page.evaluate(DRIVE_JS, solution())["same"]
     watch.check()

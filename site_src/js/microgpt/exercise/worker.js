@@ -19,6 +19,7 @@
 //               {type: "retry"}   (the learner's Retry of the downloads reported stalled)
 //               {type: "snapshot", key, digest, size, cache, url, failedKey, shipped}   (when offer is null)
 //               {type: "run", token, source} | {type: "check", token, source, inputs}
+//               | {type: "call", token, source, inputs}   (a series: any number of calls, nothing else)
 //               {type: "explain", token, expected?}   (after "collected": the page wants the explanation;
 //                 expected: JSON of the graph's numbers, for an exercise of functions)
 //
@@ -35,6 +36,7 @@
 //               {type: "ready", pyodide, python, ms, stages, start, module}  |  {type: "error", message}
 //               {type: "output", token, stream, text}   (prints during a Run, already cut to the limit)
 //               {type: "collected", token, result}       (Check: the numbers multi_head gave, and nothing else)
+//               (a call: "done" with the numbers alone, as "collected" gives them)
 //               {type: "done", token, result, health}   (health: "" or why Python misbehaved)
 //
 // A Check has two steps. The numbers are sent to the page as soon as the
@@ -141,7 +143,8 @@ let checker = null; // {run, collect, explain, healthy}
 let floatsSource = null; // microgpt's float arithmetic: written for Python only after the learner's code ran
 let exerciseSource = null; // an exercise of functions' checks: likewise
 let job = null; // {token, type, shown, cut, decoder}
-let used = false; // this worker has been given its one job
+let used = false; // this worker has been given its one job (or a series' first call)
+let series = false; // its jobs are a series' calls: more of them may follow
 let offerSnapshot = null;
 // What the page offers (in the settings, or its "snapshot" message): {key, digest, ..., shipped}.
 const snapshotOffer = new Promise((resolve) => {
@@ -378,14 +381,18 @@ function health(result) {
 
 function startJob({ type, token, source, inputs }) {
   used = true;
+  series = type === "call";
   job = { token, type, shown: 0, cut: false, decoder: new TextDecoder() };
   let result;
   try {
-    result = JSON.parse(type === "check" ? checker.collect(source, JSON.stringify(inputs)) : checker.run(source));
+    result = JSON.parse(type === "run" ? checker.run(source) : checker.collect(source, JSON.stringify(inputs)));
   } catch (err) {
     result = failure(err);
   }
-  if (type === "check") {
+  if (type === "call") {
+    const numbers = { outputs: result.outputs, failed: Boolean(result.failed), stop: String(result.stop || "") };
+    post({ type: "done", token, result: numbers, health: health(result) });
+  } else if (type === "check") {
     // The numbers go to the page before anything else runs here.
     post({ type: "collected", token, result: { outputs: result.outputs, failed: Boolean(result.failed), stop: String(result.stop || "") } });
   } else {
@@ -455,9 +462,10 @@ self.onmessage = (event) => {
     });
   } else if (message.type === "snapshot") {
     offerSnapshot(snapshotFrom(message));
-  } else if (message.type === "run" || message.type === "check") {
-    if (!checker || used) {
-      const text = used ? "This Python has already run a job." : "Python is not ready yet.";
+  } else if (message.type === "run" || message.type === "check" || message.type === "call") {
+    const taken = used && !(series && message.type === "call");
+    if (!checker || taken) {
+      const text = taken ? "This Python has already run a job." : "Python is not ready yet.";
       post({ type: "done", token: message.token, result: { ok: false, outputs: [], failed: true, error: text, message: text, stop: "" }, health: "" });
       return;
     }
