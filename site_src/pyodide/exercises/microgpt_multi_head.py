@@ -146,11 +146,13 @@ def _summed_hint(got, case, n_head, head_dim, source):
     forms = (total, [t / n_head for t in total], total + [0.0] * (n_embd - head_dim))
     if not any(diagnosis._close(got, form) for form in forms):
         return None
-    averaged = diagnosis._close(got, forms[1])
-    how = "averaged" if averaged else "added up"
+    how = "averaged" if diagnosis._close(got, forms[1]) else "added up"
+    unused = (f" (the other {n_embd - head_dim} numbers of your out stay 0)" if diagnosis._close(got, forms[2])
+              else "")
     line = _line(source, SUMMED_LINE)
-    return _hint(f"Your heads are {how}: their {head_dim}-number blends land on the same {head_dim} places of out, "
-                 f"so what each head found is mixed into one. multi_head glues them side by side instead: head 1's "
+    return _hint(f"Your heads are {how}: their {head_dim}-number blends land on the same {head_dim} places of "
+                 f"out{unused}, so what each head found is mixed into one. multi_head glues them side by side "
+                 f"instead: head 1's "
                  f"{head_dim} numbers, then head 2's, and so on, {n_embd} in all. Mixing the heads is attn_wo's job, "
                  "after multi_head.",
                  f"The line that combines the heads{line} puts each head's numbers on top of the earlier heads'; "
