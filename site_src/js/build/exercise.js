@@ -18,7 +18,7 @@ import { siteUrl } from "../runtime/assets.js";
 import { el } from "../runtime/dom.js";
 import { errorText } from "../runtime/widget.js";
 import { TIME_LIMIT_MS, PythonRunner, workerFiles } from "../microgpt/runner.js";
-import { splitHint } from "../microgpt/exercise.js";
+import { splitHint } from "../microgpt/exercise_panel.js";
 import { agrees, basics, checkOf, promptIds, promptProblem, session, tensorsFor } from "./graph.js";
 import { driveBlock } from "./drive.js";
 
@@ -76,7 +76,7 @@ function textareaEditor({ parent, doc, label, describedBy, onChange }) {
 }
 
 export function buildFiles() {
-  return { ...workerFiles(), checkerURL: siteUrl("pyodide/calls.py"), exerciseURL: siteUrl(EXERCISE_PATH) };
+  return { ...workerFiles(), exerciseURL: siteUrl(EXERCISE_PATH) };
 }
 
 export function mount(root) {

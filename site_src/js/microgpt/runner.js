@@ -63,10 +63,17 @@ export function workerFiles() {
     diagnosisURL: siteUrl("pyodide/diagnosis.py"),
     floatsURL: siteUrl("wasm_assets/microgpt_floats.py"),
     sizesURL: siteUrl("pyodide/sizes.json"),
+    // The Check of an exercise of functions (the page's exercise file is its exerciseURL).
+    checkerURL: siteUrl("pyodide/calls.py"),
     // What the worker checks a copy it reads from Cache Storage against (build.json's digests).
     digests: Object.fromEntries(["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
       .map((name) => [name, fileDigest(`vendor/pyodide/${name}`)])),
   };
+}
+
+// The microgpt page's: its Level 1 (diagnosis.py) and its Level 2, an exercise of functions.
+export function microgptFiles() {
+  return { ...workerFiles(), exerciseURL: siteUrl("pyodide/exercises/microgpt_multi_head.py") };
 }
 
 // The handed-off files are complete: the service worker may store them now
@@ -97,9 +104,9 @@ export function claimRunner(callbacks) {
 }
 
 export class PythonRunner {
-  // files: the worker's files (workerFiles(), microgpt's by default; an exercise of functions adds its own).
+  // files: the worker's files (workerFiles() and the page's exercise file; microgpt's by default).
   constructor(callbacks = {}, files = null) {
-    this.files = files || workerFiles();
+    this.files = files || microgptFiles();
     this.attach(callbacks);
     this.isolated = Boolean(globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function");
     this.queue = Promise.resolve();
