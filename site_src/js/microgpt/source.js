@@ -67,6 +67,12 @@ export function learnerFunction(code) {
   return lines.slice(begin, end).join("\n").replace(/\s+$/, "");
 }
 
+// Lines without the indentation they all share (microgpt's block sits two levels deep in its file).
+function dedent(lines) {
+  const depth = Math.min(...lines.filter((l) => l.trim()).map((l) => l.match(/^ */)[0].length));
+  return lines.map((l) => l.slice(depth)).join("\n");
+}
+
 // Level 2 passed: microgpt's lines and the learner's function, side by side (stacked on a phone).
 function besideBlock(lines, block, mine) {
   const column = (label, text) => el("div", { class: "mgpt-src__col" },
@@ -75,7 +81,7 @@ function besideBlock(lines, block, mine) {
   return el("figure", { class: "mgpt-src__beside", "data-level2": "solved" },
     el("figcaption", { text: "Level 2 passed: your whole multi_head beside microgpt's multi-head attention." }),
     el("div", { class: "mgpt-src__cols" },
-      column(`microgpt.py, lines ${block.first} to ${block.last}`, lines.slice(block.first - 1, block.last).join("\n")),
+      column(`microgpt.py, lines ${block.first} to ${block.last}`, dedent(lines.slice(block.first - 1, block.last))),
       column("Your multi_head (Level 2)", mine)));
 }
 

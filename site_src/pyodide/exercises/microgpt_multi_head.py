@@ -63,10 +63,13 @@ def rmsnorm(v):
 
 def multi_head(q, keys, values):
     """q: the query of the current position (N_EMBD numbers).
-    keys, values: one N_EMBD-number vector for every position up to this one.
-    Head h (0 to N_HEAD - 1) owns numbers h * HEAD_DIM to h * HEAD_DIM + HEAD_DIM - 1
-    of the query, of every key and of every value, and attends with those alone.
-    Returns what the heads found, side by side, head 0 first: N_EMBD numbers."""
+    keys, values: one N_EMBD-number vector for every position
+    up to this one.
+    Head h (0 to N_HEAD - 1) owns numbers h * HEAD_DIM up to
+    (h + 1) * HEAD_DIM - 1 of the query, of every key and of
+    every value, and attends with those alone.
+    Returns what the heads found, side by side, head 0 first:
+    N_EMBD numbers."""
     ...   # your code here
 
 

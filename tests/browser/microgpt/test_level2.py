@@ -133,9 +133,11 @@ def test_level2_opens_by_itself_once_begun_and_clearing_closes_the_offer(make_pa
 @pytest.mark.skipif(not SHOTS, reason="screenshots only when $MHA_SCREENSHOTS names a folder")
 @pytest.mark.parametrize("width,scheme", [(1280, "light"), (1280, "dark"), (390, "light"), (390, "dark")])
 def test_screenshots_of_level2(make_page, base_url, width, scheme):
-    page, _ = make_page(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    # Tall enough on a wide screen for the editor to draw every line of the starter at once.
+    page, _ = make_page(viewport={"width": width, "height": 1700 if width > 800 else 844}, color_scheme=scheme)
     open_microgpt(page, base_url)
     level2 = solve_level1_and_open_level2(page)
+    page.add_style_tag(content=".md-header { visibility: hidden; }")   # (fixed: it would cover the picture's top)
     page.evaluate(LEVEL2_CHECK_JS, LEVEL2["heads_summed"][0]())
     level2.locator("button", has_text="Where?").click()
     Path(SHOTS).mkdir(parents=True, exist_ok=True)
