@@ -40,6 +40,7 @@ const LEVEL1 = {
   },
   ask: (doc) => ({ inputs: inputsOf(doc), explain: (collected) => !judge(doc, collected).passed }),
   passMessage,
+  passExtra: () => [el("p", { class: "mgpt-level2__next" }, "Next: Level 2, just below, where you write the whole of multi_head yourself.")],
   solutionNote: "The solution is in the editor: read the lines under BLANK 1 and BLANK 2, then press Check. (Ctrl+Z brings your own code back.)",
 };
 

@@ -82,7 +82,8 @@ function besideBlock(lines, block, mine) {
     el("figcaption", { text: "Level 2 passed: your whole multi_head beside microgpt's multi-head attention." }),
     el("div", { class: "mgpt-src__cols" },
       column(`microgpt.py, lines ${block.first} to ${block.last}`, dedent(lines.slice(block.first - 1, block.last))),
-      column("Your multi_head (Level 2)", mine)));
+      // (Without its docstring, the starter's words: the code lines face microgpt's.)
+      column("Your multi_head (Level 2)", mine.replace(/^(def [^\n]*\n)\s+(?:"""|''')[\s\S]*?(?:"""|''')[^\n]*\n/, "$1"))));
 }
 
 // The exercise's lines in microgpt.py, in the order the learner writes them.

@@ -49,6 +49,7 @@ def solve_level1_and_open_level2(page):
     assert level2.locator("button", has_text="Start Level 2").is_hidden()
     assert "Opens once your Check of the two blanks passes" in level2.inner_text()
     assert page.evaluate(CHECK_JS, level1_solution())["passed"]
+    assert "Next: Level 2, just below" in page.locator(".mgpt-ex__level .mgpt-ex__verdict").inner_text()
     level2.locator("button", has_text="Start Level 2").click()
     level2.locator(".cm-editor").wait_for()
     return level2
@@ -99,7 +100,7 @@ def test_level2_offered_after_level1_passes_and_checked_with_its_own_progress(ma
     columns = beside.locator(".mgpt-src__colcode")
     assert "head_dim = N_EMBD // n_head" in columns.nth(0).inner_text()
     assert columns.nth(1).inner_text().startswith("def multi_head(q, keys, values):")
-    assert "glued.append(sum(w * v[j]" in columns.nth(1).inner_text()
+    assert "glued.append(sum(w * v[j]" in columns.nth(1).inner_text() and '"""' not in columns.nth(1).inner_text()
 
     # The other tab hears of it without a reload; Level 1's summary still reads as before.
     other.wait_for_function("() => /Level 2 \\(the whole multi_head\\): solved/.test("
@@ -141,6 +142,7 @@ def test_screenshots_of_level2(make_page, base_url, width, scheme):
     page.evaluate(LEVEL2_CHECK_JS, LEVEL2["heads_summed"][0]())
     level2.locator("button", has_text="Where?").click()
     Path(SHOTS).mkdir(parents=True, exist_ok=True)
+    page.locator(".mgpt-ex__level .mgpt-ex__verdict").screenshot(path=str(Path(SHOTS) / f"level1-pass-{width}-{scheme}.png"))
     level2.screenshot(path=str(Path(SHOTS) / f"level2-fail-{width}-{scheme}.png"))
     page.evaluate("(s) => window.mhaExercise.level2.setCode(s)", OWN)
     level2.locator("button", has_text="Check").click()
