@@ -21,7 +21,7 @@ import { siteUrl } from "../runtime/assets.js";
 import { el } from "../runtime/dom.js";
 import { claim, errorText, release } from "../runtime/widget.js";
 import { TIME_LIMIT_MS, claimRunner, exerciseFiles } from "../microgpt/runner.js";
-import { splitHint } from "../microgpt/exercise.js";
+import { splitHint } from "../microgpt/exercise_panel.js";
 import { agrees, basics, checkOf, promptIds, promptProblem, session, tailSession, tensorsFor } from "./graph.js";
 import { driveBlock } from "./drive.js";
 

@@ -1,19 +1,20 @@
 // The learner's progress on the microgpt page, kept in localStorage, and the
 // small "microgpt-progress" widget that summarises it and clears it.
 //
-// Stored under one key as JSON: {version, code, solved, failedChecks, revealed,
-// solvedCode}: revealed is true once the learner asked for the solution;
-// solvedCode is the code that passed, which "Unlocked" shows beside microgpt.py.
+// Each level of the exercise keeps its own record under its own key, as JSON:
+// {version, code, solved, failedChecks, revealed, solvedCode}: revealed is
+// true once the learner asked for the solution; solvedCode is the code that
+// passed, which "Unlocked" shows beside microgpt.py. Level 1 (the two blanks)
+// is the module's own getProgress/updateProgress/onProgress; Level 2 (the
+// whole function) is `level2`, with the same methods.
 // (The check-yourself questions are the lesson's quiz, which keeps no answers.)
-// Widgets on the page read it with getProgress(), change it with
-// updateProgress(patch) and hear about changes through onProgress(fn).
 
 import { el } from "../runtime/dom.js";
 import { claim, release } from "../runtime/widget.js";
 
 export const STORAGE_KEY = "mha-microgpt-progress";
+export const LEVEL2_KEY = "mha-microgpt-level2-progress";
 const VERSION = 1;
-const events = new EventTarget();
 
 function blank() {
   return { version: VERSION, code: null, solved: false, failedChecks: 0, revealed: false, solvedCode: null };
@@ -24,28 +25,6 @@ function storage() {
     return window.localStorage;
   } catch (err) {
     return null; // blocked (e.g. some private modes): progress lives only in this page
-  }
-}
-
-let memory = null;
-
-// What is stored now (another tab may have written it), or null.
-function readStored() {
-  const store = storage();
-  if (!store) return null;
-  try {
-    const saved = JSON.parse(store.getItem(STORAGE_KEY) || "null");
-    if (!saved || saved.version !== VERSION) return null;
-    return {
-      ...blank(),
-      code: typeof saved.code === "string" ? saved.code : null,
-      solved: saved.solved === true,
-      failedChecks: Number.isInteger(saved.failedChecks) ? saved.failedChecks : 0,
-      revealed: saved.revealed === true,
-      solvedCode: typeof saved.solvedCode === "string" ? saved.solvedCode : null,
-    };
-  } catch (err) {
-    return null; // unreadable: start afresh
   }
 }
 
@@ -63,58 +42,86 @@ function merged(mine, stored) {
   };
 }
 
-export function getProgress() {
-  if (!memory) memory = readStored() || blank();
-  return memory;
-}
+// One level's record: {getProgress, updateProgress, clearProgress, onProgress}.
+function progressStore(key) {
+  const events = new EventTarget();
+  let memory = null;
 
-function persist(reason) {
-  const store = storage();
-  memory = merged(memory, readStored());
-  if (store) {
+  // What is stored now (another tab may have written it), or null.
+  const readStored = () => {
+    const store = storage();
+    if (!store) return null;
     try {
-      store.setItem(STORAGE_KEY, JSON.stringify(memory));
+      const saved = JSON.parse(store.getItem(key) || "null");
+      if (!saved || saved.version !== VERSION) return null;
+      return {
+        ...blank(),
+        code: typeof saved.code === "string" ? saved.code : null,
+        solved: saved.solved === true,
+        failedChecks: Number.isInteger(saved.failedChecks) ? saved.failedChecks : 0,
+        revealed: saved.revealed === true,
+        solvedCode: typeof saved.solvedCode === "string" ? saved.solvedCode : null,
+      };
     } catch (err) {
-      // full or blocked: keep it in memory
+      return null; // unreadable: start afresh
     }
+  };
+  const tell = (reason) => events.dispatchEvent(new CustomEvent("change", { detail: { progress: memory, reason } }));
+  const getProgress = () => {
+    if (!memory) memory = readStored() || blank();
+    return memory;
+  };
+  const updateProgress = (patch, reason = "update") => {
+    memory = merged({ ...getProgress(), ...patch }, readStored());
+    const store = storage();
+    if (store) {
+      try {
+        store.setItem(key, JSON.stringify(memory));
+      } catch (err) {
+        // full or blocked: keep it in memory
+      }
+    }
+    tell(reason);
+    return memory;
+  };
+  const clearProgress = () => {
+    const store = storage();
+    if (store) {
+      try {
+        store.removeItem(key);
+      } catch (err) {
+        // ignore
+      }
+    }
+    memory = blank();
+    tell("clear");
+  };
+  // Subscribe; returns a function that unsubscribes.
+  const onProgress = (fn) => {
+    const listener = (event) => fn(event.detail.progress, event.detail.reason);
+    events.addEventListener("change", listener);
+    return () => events.removeEventListener("change", listener);
+  };
+  // Another tab wrote (or cleared) the progress: this tab takes it in, keeping its own code.
+  if (typeof window !== "undefined" && window.addEventListener) {
+    window.addEventListener("storage", (event) => {
+      if (!memory || (event.key !== key && event.key !== null)) return;
+      const stored = readStored();
+      memory = stored ? merged(memory, stored) : { ...blank(), code: memory.code };
+      tell("other-tab");
+    });
   }
-  events.dispatchEvent(new CustomEvent("change", { detail: { progress: memory, reason } }));
+  return { getProgress, updateProgress, clearProgress, onProgress };
 }
 
-export function updateProgress(patch, reason = "update") {
-  memory = { ...getProgress(), ...patch };
-  persist(reason);
-  return memory;
-}
+const level1 = progressStore(STORAGE_KEY);
+export const level2 = progressStore(LEVEL2_KEY);
+export const { getProgress, updateProgress, onProgress } = level1;
 
-// Another tab wrote (or cleared) the progress: this tab takes it in, keeping its own code.
-if (typeof window !== "undefined" && window.addEventListener) {
-  window.addEventListener("storage", (event) => {
-    if (!memory || (event.key !== STORAGE_KEY && event.key !== null)) return;
-    const stored = readStored();
-    memory = stored ? merged(memory, stored) : { ...blank(), code: memory.code };
-    events.dispatchEvent(new CustomEvent("change", { detail: { progress: memory, reason: "other-tab" } }));
-  });
-}
-
+// "Clear my progress": both levels.
 export function clearProgress() {
-  const store = storage();
-  if (store) {
-    try {
-      store.removeItem(STORAGE_KEY);
-    } catch (err) {
-      // ignore
-    }
-  }
-  memory = blank();
-  events.dispatchEvent(new CustomEvent("change", { detail: { progress: memory, reason: "clear" } }));
-}
-
-// Subscribe; returns a function that unsubscribes.
-export function onProgress(fn) {
-  const listener = (event) => fn(event.detail.progress, event.detail.reason);
-  events.addEventListener("change", listener);
-  return () => events.removeEventListener("change", listener);
+  level1.clearProgress();
+  level2.clearProgress();
 }
 
 const roots = new Map();
@@ -125,19 +132,24 @@ export function mount(root) {
   const summary = el("p", { class: "mgpt-progress__summary", "aria-live": "polite" });
   const button = el("button", { type: "button", class: "md-button", text: "Clear my progress", onclick: () => clearProgress() });
   const note = el("p", { class: "mgpt-progress__note",
-    text: "Your code and the exercise result are saved in this browser only (localStorage); nothing is sent anywhere." });
-  const render = (progress) => {
-    const result = progress.solved ? "solved" : progress.revealed ? "solution shown, not solved yet" : "not solved yet";
-    summary.textContent = `Exercise: ${result}. ` +
-      `Code: ${progress.code === null ? "starter code" : "your own version saved"}.`;
+    text: "Your code and the exercise results are saved in this browser only (localStorage); nothing is sent anywhere." });
+  const result = (progress) => (progress.solved ? "solved" : progress.revealed ? "solution shown, not solved yet" : "not solved yet");
+  const render = () => {
+    const one = getProgress();
+    const two = level2.getProgress();
+    summary.textContent = `Exercise: ${result(one)}. ` +
+      `Code: ${one.code === null ? "starter code" : "your own version saved"}. ` +
+      `Level 2 (the whole multi_head): ${result(two)}` +
+      (two.code === null ? "." : ", your own version saved.");
   };
   root.replaceChildren(summary, button, note);
-  render(getProgress());
-  const off = onProgress((progress, reason) => {
-    render(progress);
+  render();
+  const onChange = (progress, reason) => {
+    render();
     if (reason === "clear") summary.textContent += " Progress cleared.";
-  });
-  entry.off = off;
+  };
+  const offs = [onProgress(onChange), level2.onProgress(onChange)];
+  entry.off = () => offs.forEach((off) => off());
 }
 
 export function dispose(root) {

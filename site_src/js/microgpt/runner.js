@@ -39,10 +39,10 @@
 
 import { OFFLINE_ADVICE, STALE_MESSAGE, liveBuild } from "../runtime/assets.js";
 import { relayStalls } from "../runtime/download_watch.js";
-import { downloads, exerciseFiles, tellServiceWorker, workerFiles } from "./worker_files.js";
+import { downloads, exerciseFiles, microgptFiles, tellServiceWorker, workerFiles } from "./worker_files.js";
 import { forgetSnapshot, markShippedFailed, markSnapshotFailed, saveSnapshot, snapshotOffer } from "./snapshot.js";
 
-export { exerciseFiles, workerFiles };
+export { exerciseFiles, microgptFiles, workerFiles };
 
 export const TIME_LIMIT_MS = 5000;
 // Characters shown per job, whatever the worker sends (Python cuts at 20,000
@@ -72,7 +72,7 @@ export function startEarly(files = null) {
 export function claimRunner(callbacks, files = null) {
   const runner = globalThis[EARLY];
   delete globalThis[EARLY];
-  const wanted = (files || workerFiles()).exerciseURL || "";
+  const wanted = (files || microgptFiles()).exerciseURL || "";
   if (runner && (runner.files.exerciseURL || "") !== wanted) runner.dispose();
   if (!runner || runner.disposed) return new PythonRunner(callbacks, files);
   runner.attach(callbacks);
@@ -80,9 +80,9 @@ export function claimRunner(callbacks, files = null) {
 }
 
 export class PythonRunner {
-  // files: the worker's files (workerFiles(), microgpt's by default; an exercise of functions adds its own).
+  // files: the worker's files (workerFiles() and the page's exercise file; microgpt's by default).
   constructor(callbacks = {}, files = null) {
-    this.files = files || workerFiles();
+    this.files = files || microgptFiles();
     this.attach(callbacks);
     this.isolated = Boolean(globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function");
     this.queue = Promise.resolve();

@@ -13,13 +13,16 @@
 // the exercise is solved (the earlier lessons' material), and every line up
 // to the end of the attention block once it is solved.
 //
+// Once Level 2 (the whole multi_head) has passed, the learner's whole
+// function stands beside microgpt's multi-head lines, under the listing.
+//
 // The listing (all of microgpt.py, and the layout of the whole page it forces)
 // is built when it comes near the viewport, or once the exercise's Python is
 // ready (python_first.js): while Python starts, both cores of a small laptop
 // are busy, and a reader at the top of the page does not see the listing yet.
 
 import { siteUrl } from "../runtime/assets.js";
-import { getProgress, onProgress } from "./progress.js";
+import { getProgress, level2, onProgress } from "./progress.js";
 import { whenWanted } from "./python_first.js";
 import { el } from "./ui.js";
 import { claim, release } from "../runtime/widget.js";
@@ -51,6 +54,36 @@ export function mount(root) {
     .catch((err) => {
       root.replaceChildren(el("p", { class: "mha-panel mha-panel--error", role: "alert", text: `microgpt.py could not be loaded: ${err.message}` }));
     });
+}
+
+// The learner's whole multi_head (its def line and its indented body), or null.
+export function learnerFunction(code) {
+  if (typeof code !== "string") return null;
+  const lines = code.split("\n");
+  const begin = lines.findIndex((l) => /^def multi_head\(/.test(l));
+  if (begin < 0) return null;
+  let end = lines.findIndex((l, i) => i > begin && /^\S/.test(l));
+  if (end < 0) end = lines.length;
+  return lines.slice(begin, end).join("\n").replace(/\s+$/, "");
+}
+
+// Lines without the indentation they all share (microgpt's block sits two levels deep in its file).
+function dedent(lines) {
+  const depth = Math.min(...lines.filter((l) => l.trim()).map((l) => l.match(/^ */)[0].length));
+  return lines.map((l) => l.slice(depth)).join("\n");
+}
+
+// Level 2 passed: microgpt's lines and the learner's function, side by side (stacked on a phone).
+function besideBlock(lines, block, mine) {
+  const column = (label, text) => el("div", { class: "mgpt-src__col" },
+    el("p", { class: "mgpt-src__coltitle", text: label }),
+    el("pre", { class: "mgpt-src__colcode", tabIndex: 0, role: "region", "aria-label": label }, el("code", { text })));
+  return el("figure", { class: "mgpt-src__beside", "data-level2": "solved" },
+    el("figcaption", { text: "Level 2 passed: your whole multi_head beside microgpt's multi-head attention." }),
+    el("div", { class: "mgpt-src__cols" },
+      column(`microgpt.py, lines ${block.first} to ${block.last}`, dedent(lines.slice(block.first - 1, block.last))),
+      // (Without its docstring, the starter's words: the code lines face microgpt's.)
+      column("Your multi_head (Level 2)", mine.replace(/^(def [^\n]*\n)\s+(?:"""|''')[\s\S]*?(?:"""|''')[^\n]*\n/, "$1"))));
 }
 
 // The exercise's lines in microgpt.py, in the order the learner writes them.
@@ -95,7 +128,16 @@ function build(root, lines, state) {
   const scroller = el("div", { class: "mgpt-src", tabIndex: 0, role: "region", "aria-label": `microgpt.py, ${lines.length} lines; lines ${block.first} to ${block.last} are highlighted` },
     el("pre", {}, code));
   const title = el("p", { class: "mgpt-src__title" }, el("strong", { text: "microgpt.py" }), count);
-  root.replaceChildren(intro, title, scroller);
+  const beside = el("div", { class: "mgpt-src__level2" });
+  root.replaceChildren(intro, title, scroller, beside);
+  let besideShown = null;
+  const renderBeside = () => {
+    const solved = level2.getProgress();
+    const mine = solved.solved ? learnerFunction(solved.solvedCode) : null;
+    if (mine === besideShown) return;
+    besideShown = mine;
+    beside.replaceChildren(...(mine ? [besideBlock(lines, block, mine)] : []));
+  };
 
   const indent = (line) => line.match(/^\s*/)[0];
   let shown = null;
@@ -142,7 +184,9 @@ function build(root, lines, state) {
     });
   };
   render(getProgress());
-  state.off = onProgress((progress) => render(progress));
+  renderBeside();
+  const offs = [onProgress((progress) => render(progress)), level2.onProgress(renderBeside)];
+  state.off = () => offs.forEach((off) => off());
   // Show the highlighted block first (scroll inside the box, not the page).
   requestAnimationFrame(() => {
     const first = code.querySelector(".mgpt-src__line--mha");

@@ -21,6 +21,8 @@ export function workerFiles() {
     diagnosisURL: siteUrl("pyodide/diagnosis.py"),
     floatsURL: siteUrl("wasm_assets/microgpt_floats.py"),
     sizesURL: siteUrl("pyodide/sizes.json"),
+    // The Check of an exercise of functions (the page's exercise file is its exerciseURL).
+    checkerURL: siteUrl("pyodide/calls.py"),
     // What the worker checks a copy it reads from Cache Storage against (build.json's digests).
     digests: Object.fromEntries(["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
       .map((name) => [name, fileDigest(`vendor/pyodide/${name}`)])),
@@ -34,8 +36,13 @@ export function tellServiceWorker() {
   if (controller) controller.postMessage({ type: "CACHE_FROM_HTTP_CACHE" });
 }
 
-// The files of an exercise of functions: the shared checker (calls.py) beside
-// the exercise's one file (`path`, relative to the site), on top of Python's own.
+// The files of an exercise of functions: its one file (`path`, relative to
+// the site) beside the shared checker and Python's own.
 export function exerciseFiles(path) {
-  return { ...workerFiles(), checkerURL: siteUrl("pyodide/calls.py"), exerciseURL: siteUrl(path) };
+  return { ...workerFiles(), exerciseURL: siteUrl(path) };
+}
+
+// The microgpt page's: its Level 1 (diagnosis.py) and its Level 2, an exercise of functions.
+export function microgptFiles() {
+  return exerciseFiles("pyodide/exercises/microgpt_multi_head.py");
 }

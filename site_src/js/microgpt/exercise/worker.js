@@ -23,11 +23,13 @@
 //               {type: "explain", token, expected?}   (after "collected": the page wants the explanation;
 //                 expected: JSON of the graph's numbers, for an exercise of functions)
 //
-// Two kinds of exercise share this worker and its Python heap: microgpt's
-// multi_head (diagnosis.py, the default) and an exercise of functions
-// (checkerURL: pyodide/calls.py, imported beside sandbox and diagnosis before
-// the guard's snapshot; exerciseURL: the exercise's one file, written for
-// Python only when its explanation is asked for, like microgpt's floats).
+// Two kinds of Check share this worker and its Python heap: microgpt's two
+// blanks (diagnosis.py) and an exercise of functions, a Check whose inputs
+// name the function to call (checkerURL: pyodide/calls.py, imported beside
+// sandbox and diagnosis before the guard's snapshot; exerciseURL: the
+// exercise's one file, written for Python only when its explanation is asked
+// for, with microgpt's floats). One worker serves both: the microgpt page's
+// Level 1 and Level 2 (microgpt_multi_head.py) share its runner.
 // Messages out: {type: "progress", text, loaded?, total?}
 //               {type: "stalled", list: [{what, loaded, total}]}   (the downloads stalled now; [] when none)
 //               {type: "snapshot-made", key, packed} | {type: "snapshot-missing", key, digest, reason}
@@ -139,10 +141,10 @@ function lockDown() {
 
 let pyodide = null;
 let fs = null; // the file-system calls, kept before any learner code runs
-let checker = null; // {run, collect, explain, healthy}
+let checker = null; // {run, healthy, blanks: {collect, explain}, functions: {collect, explain} | null}
 let floatsSource = null; // microgpt's float arithmetic: written for Python only after the learner's code ran
 let exerciseSource = null; // an exercise of functions' checks: likewise
-let job = null; // {token, type, shown, cut, decoder}
+let job = null; // {token, type, shown, cut, decoder, functions}
 let used = false; // this worker has been given its one job (or a series' first call)
 let series = false; // its jobs are a series' calls: more of them may follow
 let offerSnapshot = null;
@@ -306,9 +308,12 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     stages.setUp = performance.now() - t0;
     const sandbox = pyodide.pyimport("sandbox");
     const diagnosis = pyodide.pyimport("diagnosis");
-    checker = checkerSource
-      ? { run: sandbox.run, collect: pyodide.pyimport("calls").collect, explain: pyodide.pyimport("calls").explain, healthy: sandbox.healthy }
-      : { run: sandbox.run, collect: diagnosis.collect, explain: diagnosis.explain_collected, healthy: sandbox.healthy };
+    const calls = checkerSource ? pyodide.pyimport("calls") : null;
+    checker = {
+      run: sandbox.run, healthy: sandbox.healthy,
+      blanks: { collect: diagnosis.collect, explain: diagnosis.explain_collected },
+      functions: calls ? { collect: calls.collect, explain: calls.explain } : null,
+    };
     const python = pyodide.runPython("import sys; sys.version.split()[0]");
     await Promise.all(pending); // the handed-off copies are complete before the next worker looks for them
     lockDown();
@@ -382,10 +387,14 @@ function health(result) {
 function startJob({ type, token, source, inputs }) {
   used = true;
   series = type === "call";
-  job = { token, type, shown: 0, cut: false, decoder: new TextDecoder() };
+  // A series' call, or a Check that names its function, is an exercise of functions'
+  // (calls.py); any other Check is microgpt's blanks'.
+  const functions = type === "call" || (type === "check" && Boolean(checker.functions && inputs && typeof inputs.function === "string"));
+  job = { token, type, shown: 0, cut: false, decoder: new TextDecoder(), functions };
   let result;
   try {
-    result = JSON.parse(type === "run" ? checker.run(source) : checker.collect(source, JSON.stringify(inputs)));
+    const collect = functions ? checker.functions.collect : checker.blanks.collect;
+    result = JSON.parse(type === "run" ? checker.run(source) : collect(source, JSON.stringify(inputs)));
   } catch (err) {
     result = failure(err);
   }
@@ -406,12 +415,13 @@ function explain({ token, expected }) {
   let message;
   try {
     fs.mkdirTree("/opt/reference");
-    if (exerciseSource) {
+    fs.writeFile(REFERENCE, floatsSource);
+    if (job.functions) {
+      if (!exerciseSource) throw new Error("this page gave the worker no exercise file");
       fs.writeFile(EXERCISE_FILE, exerciseSource);
-      message = String(checker.explain(EXERCISE_FILE, String(expected || "{}")));
+      message = String(checker.functions.explain(EXERCISE_FILE, String(expected || "{}")));
     } else {
-      fs.writeFile(REFERENCE, floatsSource);
-      message = String(checker.explain());
+      message = String(checker.blanks.explain());
     }
   } catch (err) {
     message = failure(err).message;
