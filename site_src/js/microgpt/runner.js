@@ -40,7 +40,7 @@
 import { OFFLINE_ADVICE, STALE_MESSAGE, liveBuild } from "../runtime/assets.js";
 import { relayStalls } from "../runtime/download_watch.js";
 import { downloads, exerciseFiles, microgptFiles, tellServiceWorker, workerFiles } from "./worker_files.js";
-import { forgetSnapshot, markShippedFailed, markSnapshotFailed, saveSnapshot, snapshotOffer } from "./snapshot.js";
+import { SNAPSHOT_NEWS, snapshotNews, snapshotOffer } from "./snapshot.js";
 
 export { exerciseFiles, microgptFiles, workerFiles };
 
@@ -232,29 +232,10 @@ export class PythonRunner {
         // Said by the page's stall notice (runtime/stall_notice.js), whose Retry the worker hears.
         relayStalls(slot, Array.isArray(msg.list) && !slot.info && !slot.failed ? msg.list : [],
           () => worker.postMessage({ type: "retry" }));
-      } else if (msg.type === "heap-failed") {
-        if (slot.info || slot.failed || !msg.digest) return;
-        console.warn(`Python's shipped start-up could not be used (${msg.reason}); it starts the normal way.`);
-        markShippedFailed(String(msg.digest));
-        this.changeOffer(this.snapshot.catch(() => ({})).then(() => ({ ...snapshotOffer(), shipped: null })));
-      } else if (msg.type === "snapshot-made" || msg.type === "snapshot-missing" || msg.type === "snapshot-failed") {
+      } else if (SNAPSHOT_NEWS.has(msg.type)) {
         // Only from a worker that has not said "ready": one no job has reached yet.
-        if (slot.info || slot.failed || !msg.key) return;
-        const key = String(msg.key);
-        const after = this.snapshot.catch(() => ({})); // one change of the stored snapshot at a time
-        if (msg.type === "snapshot-made" && msg.packed instanceof Uint8Array) {
-          // Stored once this worker is ready, so the page's hashing and writing never delay "ready",
-          // and between jobs, so they never take the processor from one.
-          const made = msg.packed;
-          this.changeOffer(Promise.all([after, slot.ready.catch(() => {})])
-            .then(() => this.betweenJobs(() => saveSnapshot(key, made))).catch(snapshotOffer));
-        } else if (msg.type === "snapshot-missing") {
-          this.changeOffer(after.then(() => forgetSnapshot(String(msg.digest))).then(snapshotOffer, snapshotOffer));
-        } else if (msg.type === "snapshot-failed") {
-          console.warn(`Python's saved start could not be used (${msg.reason}); it starts the normal way.`);
-          const failed = () => ({ ...snapshotOffer(), failedKey: key });
-          this.changeOffer(after.then(() => markSnapshotFailed(key)).then(failed, failed));
-        }
+        const next = slot.info || slot.failed ? null : snapshotNews(msg, this.snapshot, slot.ready, (task) => this.betweenJobs(task));
+        if (next) this.changeOffer(next);
       } else if (msg.type === "ready") {
         if (slot.info || slot.failed) return;
         clearTimeout(slot.slowTimer);

@@ -151,3 +151,31 @@ export async function markSnapshotFailed(key) {
   writeRecord({ key, failed: true });
   await dropEntries();
 }
+
+// What a starting worker said about start-ups (a SNAPSHOT_NEWS message) -> the
+// promise of the next offer, or null when it changes nothing. current: the offer being changed now (one change of
+// the stored snapshot at a time); ready: the worker's start; betweenJobs(task):
+// runs task when no job is running (the runner's), so storing a heap never takes
+// the processor from a job, nor delays "ready".
+export const SNAPSHOT_NEWS = new Set(["heap-failed", "snapshot-made", "snapshot-missing", "snapshot-failed"]);
+
+export function snapshotNews(msg, current, ready, betweenJobs) {
+  const after = current.catch(() => ({}));
+  if (msg.type === "heap-failed") {
+    if (!msg.digest) return null;
+    console.warn(`Python's shipped start-up could not be used (${msg.reason}); it starts the normal way.`);
+    markShippedFailed(String(msg.digest));
+    return after.then(() => ({ ...snapshotOffer(), shipped: null }));
+  }
+  if (!msg.key) return null;
+  const key = String(msg.key);
+  if (msg.type === "snapshot-made") {
+    if (!(msg.packed instanceof Uint8Array)) return null;
+    const made = msg.packed;
+    return Promise.all([after, ready.catch(() => {})]).then(() => betweenJobs(() => saveSnapshot(key, made))).catch(snapshotOffer);
+  }
+  if (msg.type === "snapshot-missing") return after.then(() => forgetSnapshot(String(msg.digest))).then(snapshotOffer, snapshotOffer);
+  console.warn(`Python's saved start could not be used (${msg.reason}); it starts the normal way.`);
+  const failed = () => ({ ...snapshotOffer(), failedKey: key });
+  return after.then(() => markSnapshotFailed(key)).then(failed, failed);
+}
