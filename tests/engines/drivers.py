@@ -42,6 +42,9 @@ NETWORK_FAILURES = (
     r"Failed to load ‘[^’]*’\. A ServiceWorker (passed a promise to FetchEvent\.respondWith\(\) that rejected"
     r"|intercepted the request and encountered an unexpected error)",  # Firefox
     r"The I/O read operation failed\.",                             # WebKit: a request cut short
+    # The theme's own request (search index, sitemap) cut short by a page being left: Material's
+    # XMLHttpRequest wrapper turns it into an uncaught Error("Network error") (seen in WebKit offline).
+    r"Network error[\s\S]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js",
 )
 
 TIMEOUT_S = 240  # a loaded 2-core machine starts WebKit's first Python slowly

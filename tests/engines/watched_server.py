@@ -33,7 +33,12 @@ RECORDER = b"""<script>(() => {
       sessionStorage.setItem(KEY, JSON.stringify(all));
     } catch (err) { /* storage full or off: the engine's own report remains */ }
   };
-  const text = (x) => String((x && (x.stack || x.message)) || x);
+  // The message and where it came from (WebKit's and Firefox's stacks leave the message out).
+  const text = (x) => {
+    if (!x || typeof x !== "object") return String(x);
+    const message = String(x.message || ""), stack = String(x.stack || "");
+    return stack.includes(message) ? stack || String(x) : `${message} ${stack}`.trim();
+  };
   addEventListener("error", (e) => keep("uncaught", e.error !== undefined ? text(e.error) : e.message));
   addEventListener("unhandledrejection", (e) => keep("unhandled rejection", text(e.reason)));
   const original = console.error;
