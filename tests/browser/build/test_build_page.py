@@ -56,7 +56,8 @@ def test_every_function_passes_in_order_unlocks_the_next_and_is_remembered(make_
     assert page.locator(".mgpt-ex__verdict[data-passed='true']").is_visible()
     # The select offers only what is unlocked; a reload keeps the passed functions, the code and the prompt.
     page.evaluate("() => window.mhaBuild.setCode('# mine\\n')")
-    page.wait_for_timeout(400)   # (the editor saves 300 ms after the last keystroke)
+    # The editor saves 300 ms after the last keystroke: wait until the code is stored.
+    page.wait_for_function("() => JSON.parse(localStorage.getItem('mha-build-exercise') || '{}').code === '# mine\\n'")
     page.reload()
     page.evaluate(WAIT_JS)
     assert page.evaluate("() => window.mhaBuild.progress().passed") == FUNCTIONS
