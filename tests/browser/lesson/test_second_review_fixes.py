@@ -3,8 +3,9 @@
 * Page 2's predict-then-check step 4 asks for a coordinate of concat · W_O, the update
   before the residual, and says so (it called it "an output coordinate").
 * Page 3's playground counts words, not punctuation, in "N of M words" ("!" counted),
-  and its pairs table fits the column at 1280 px for every window width (w >= 7 was
-  cut off behind a sideways scroll).
+  and its pairs table fits the column at 1280 and 390 px for every window width, long
+  words included (at w = 7 and 8 it was cut off behind a sideways scroll): a long token
+  is cut short with an ellipsis, its whole text kept in the cell and in its title.
 * Page 5 asks its knock-out question after the table the learner reasons from.
 * The compare inspector's top-5 bars are drawn against the largest probability shown,
   not against 100 % (bars of 5-13 % were slivers).
@@ -45,19 +46,45 @@ def test_playground_counts_words_without_punctuation(make_page, base_url):
     watch.check()
 
 
-def test_pairs_table_fits_the_column_at_1280_px_for_every_width(make_page, base_url):
-    page, watch = make_page(viewport={"width": 1280, "height": 900})
+# In-vocabulary words of 11-13 letters: at w = 7 and 8 such a table was 770-1,150 px wide in a 650 px column.
+LONG_WORDS = "Unfortunately the grandmother felt uncomfortable and disappointed after the conversation."
+
+PAIRS_FIT_JS = """() => {
+  const box = document.querySelector('.mha-tp__pairs');
+  const table = box.querySelector('table');
+  const cells = [...table.querySelectorAll('tbody td')];
+  // a token cut short shows an ellipsis; its whole text stays in the cell (read aloud) and in its title
+  const cut = cells.filter((td) => td.scrollWidth > td.clientWidth + 1);
+  return {
+    over: box.scrollWidth - box.clientWidth,
+    tableRight: table.getBoundingClientRect().right - box.getBoundingClientRect().right,
+    page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    px: Math.min(...cells.map((td) => parseFloat(getComputedStyle(td).fontSize))),
+    cut: cut.length,
+    untitled: cut.filter((td) => td.title !== td.textContent).map((td) => td.textContent),
+  };
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_pairs_table_fits_its_column_for_every_width_with_long_words(make_page, base_url, load_asset, width):
+    vocab = set(load_asset("vocab.json")["itos"])
+    words = [w.lower() for w in LONG_WORDS.rstrip(".").split()]
+    assert all(w in vocab for w in words), [w for w in words if w not in vocab]  # long, and no UNK
+    page, watch = make_page(viewport={"width": width, "height": 900})
     root = _playground(page, base_url)
-    root.locator(".mha-tp__input").fill("Once upon a time a little girl named Lily found a shiny red ball in the park.")
+    root.locator(".mha-tp__input").fill(LONG_WORDS)
     slider = root.locator(".mha-tp__slider")
     lo, hi = int(slider.get_attribute("min")), int(slider.get_attribute("max"))
     wide = {}
     for w in range(lo, hi + 1):
         slider.evaluate("(s, w) => { s.value = String(w); s.dispatchEvent(new Event('input')); }", w)
-        over = root.locator(".mha-tp__pairs").evaluate("(b) => b.scrollWidth - b.clientWidth")
-        if over > 1:
-            wide[w] = over
-    assert not wide, f"the pairs table scrolls sideways at 1280 px (w: px hidden): {wide}"
+        fit = page.evaluate(PAIRS_FIT_JS)
+        if fit["over"] > 1 or fit["tableRight"] > 1 or fit["page"] > 0:
+            wide[w] = fit
+        assert fit["px"] >= 11, (w, fit)
+        assert not fit["untitled"], f"w = {w}: tokens cut short without their whole text as a title: {fit['untitled']}"
+    assert not wide, f"the pairs table is wider than its column at {width} px (w: measures): {wide}"
     watch.check()
 
 
