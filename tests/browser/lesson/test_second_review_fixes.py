@@ -6,6 +6,8 @@
   and its pairs table fits the column at 1280 and 390 px for every window width, long
   words included (at w = 7 and 8 it was cut off behind a sideways scroll): a long token
   is cut short with an ellipsis, its whole text kept in the cell and in its title.
+* Page 2's flow figure names its residual route level and in the stepper's words, "E, added
+  back" (it was a rotated "residual: E"), with no text under 11 px at 390 px.
 * Page 5 asks its knock-out question after the table the learner reasons from.
 * The compare inspector's top-5 bars are drawn against the largest probability shown,
   not against 100 % (bars of 5-13 % were slivers).
@@ -158,4 +160,40 @@ def test_page4_heatmaps_leave_pad_receiver_rows_blank_and_say_why(make_page, bas
     real_rows = [cells for head, cells in rows if head != "<PAD>"]
     assert all(any(c not in ("", "·") for c in cells) for cells in real_rows)
     assert "PAD" in page.locator("[data-mha-widget='walkthrough'] .mha-legend").first.inner_text()
+    watch.check()
+
+
+FLOW_TEXT_JS = """() => {
+  const svg = document.querySelector('figure[data-fig="operation-flow"] svg');
+  const frame = svg.getBoundingClientRect();
+  return [...svg.querySelectorAll('text')].filter((t) => t.textContent.trim()).map((t) => {
+    const m = t.getScreenCTM();
+    const r = t.getBoundingClientRect();
+    return { text: t.textContent.trim(), px: parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b),
+             turned: Math.abs(m.b) > 1e-6, box: [r.left, r.top, r.right, r.bottom],
+             inside: r.left >= frame.left - 0.5 && r.right <= frame.right + 0.5 && r.top >= frame.top - 0.5 && r.bottom <= frame.bottom + 0.5 };
+  });
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_page2_flow_says_e_added_back_level_and_readable(make_page, base_url, width):
+    """Page 2's flow figure named its residual route with a rotated "residual: E" while the stepper says
+    "E, added back": the label reads level, in the stepper's words, and no text of it is under 11 px."""
+    page, watch = make_page(viewport={"width": width, "height": 900})
+    page.goto(base_url + "lesson/2-multihead-operation/")
+    page.locator('figure[data-fig="operation-flow"] svg').wait_for()
+    labels = page.evaluate(FLOW_TEXT_JS)
+    words = [l["text"] for l in labels]
+    assert "E, added back" in words and "residual: E" not in words, words
+    turned = [l["text"] for l in labels if l["turned"]]
+    assert not turned, f"rotated text in the flow figure: {turned}"
+    small = [(round(l["px"], 2), l["text"]) for l in labels if l["px"] < 11 - 0.05]
+    assert not small, f"flow text below 11 px at {width} px: {small}"
+    assert all(l["inside"] for l in labels), [l["text"] for l in labels if not l["inside"]]
+    label = next(l for l in labels if l["text"] == "E, added back")
+    left, top, right, bottom = label["box"]
+    hit = [l["text"] for l in labels if l is not label and l["box"][0] < right and left < l["box"][2]
+           and l["box"][1] < bottom and top < l["box"][3]]
+    assert not hit, f"'E, added back' overlaps {hit}"
     watch.check()
