@@ -406,9 +406,9 @@ class Stepper {
     this.frameMap();
   }
 
-  // The whole map beside the step would be a thumbnail of 5 px text (on a phone and beside the
-  // step on a desktop alike), so it sits above the step, wide enough to read (stepper.css), and
-  // shows only the band of rows around this step's boxes.
+  // The whole map, small enough to sit beside the step, would be a thumbnail of 5 px text, so it
+  // sits above the step, wide enough to read (stepper.css), and shows only the band of rows
+  // around this step's boxes.
   frameMap() {
     const svg = this.mapSvg;
     if (!svg) return;
