@@ -162,13 +162,14 @@ def figure_operation_flow() -> tuple[str, str]:
                                               (f"{shape([T, D])}: mixes both heads", "")], learned=True))
     y3 = y2 + 58
     parts.append(arrow(cx, y2 + 40, cx, y3 - 2))
-    parts.append(box(cx - 130, y3, 260, 40, [(f"output = E + update  {shape([T, D])}", ""),
-                                              ("the residual: the block adds a change", "")]))
-    # the residual route from E down the left margin
-    parts.append(path(f"M{cx - 110:g},30 L14,30 L14,{y3 + 20:g} L{cx - 132:g},{y3 + 20:g}",
+    # The output box starts right of the boxes above, so the residual route from E ends in a run long
+    # enough to carry its label level, in the stepper's words: E is added back to the update.
+    res_x = 112
+    parts.append(box(res_x, y3, W - 6 - res_x, 40, [(f"output = E + update  {shape([T, D])}", ""),
+                                                     ("the residual: the block adds a change", "")]))
+    parts.append(path(f"M{cx - 110:g},30 L14,30 L14,{y3 + 20:g} L{res_x - 2:g},{y3 + 20:g}",
                       "mha-fig__wire mha-fig__wire--residual"))
-    parts.append(f'<text x="10" y="{(30 + y3) / 2:g}" class="mha-fig__small" font-size="{FONT - 1}" '
-                 f'transform="rotate(-90 10 {(30 + y3) / 2:g})" text-anchor="middle" dy="-2">residual: E</text>')
+    parts.append(text(19, y3 + 15, "E, added back", "mha-fig__small", size=FONT - 1))
     height = y3 + 50
     desc = (f"E, {T} rows of width {D}, feeds both heads. In each head: its own projections give Q, K and V "
             f"of shape {T} by {dh}; scores Q K transposed over the square root of {dh}, {T} by {T}; the mask "

@@ -29,9 +29,8 @@ const DEFAULT_PROMPT = "Lily found a";
 const MAX_PROMPT_CHARS = 2000;
 const CODE_FILE = "js/lesson/stepper_code.json";
 const STAGE_LANE = ["scores", "mask", "A", "AV"]; // the per-head lane boxes of the model map, in order
-// Where the map becomes a band above the step (stepper.css has the same width), and how tall
-// the band is at least, in the map's own units, with a margin around this step's boxes.
-const PHONE = window.matchMedia("(max-width: 40em)");
+// How tall the map's band above the step is at least, in the map's own units, with a margin
+// around this step's boxes.
 const MAP_BAND = 150;
 const MAP_MARGIN = 24;
 
@@ -124,8 +123,6 @@ class Stepper {
     // Colours follow the page's light/dark switch: redraw the step when it changes.
     this.schemeWatch = new MutationObserver(() => { if (this.run) this.render(); });
     this.schemeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
-    this.onWidth = () => this.frameMap();
-    PHONE.addEventListener("change", this.onWidth);
   }
 
   chosenModel() {
@@ -409,23 +406,22 @@ class Stepper {
     this.frameMap();
   }
 
-  // On a phone the whole map would be a thumbnail too small to read, so it sits above the
-  // step at full width and shows only the band of rows around this step's boxes.
+  // The whole map, small enough to sit beside the step, would be a thumbnail of 5 px text, so it
+  // sits above the step, wide enough to read (stepper.css), and shows only the band of rows
+  // around this step's boxes.
   frameMap() {
     const svg = this.mapSvg;
     if (!svg) return;
     if (!this.wholeView) this.wholeView = svg.getAttribute("viewBox");
     const [x0, y0, width, height] = this.wholeView.split(/[\s,]+/).map(Number);
     let view = this.wholeView;
-    if (PHONE.matches) {
-      const boxes = [...svg.querySelectorAll(".mha-fig__link--here")].map((a) => boxInMap(svg, a)).filter((b) => b.height > 0);
-      if (boxes.length) {
-        const top = Math.min(...boxes.map((b) => b.y));
-        const bottom = Math.max(...boxes.map((b) => b.y + b.height));
-        const band = Math.min(height, Math.max(MAP_BAND, bottom - top + 2 * MAP_MARGIN));
-        const y = Math.max(y0, Math.min(y0 + height - band, (top + bottom) / 2 - band / 2));
-        view = `${x0} ${y.toFixed(1)} ${width} ${band.toFixed(1)}`;
-      }
+    const boxes = [...svg.querySelectorAll(".mha-fig__link--here")].map((a) => boxInMap(svg, a)).filter((b) => b.height > 0);
+    if (boxes.length) {
+      const top = Math.min(...boxes.map((b) => b.y));
+      const bottom = Math.max(...boxes.map((b) => b.y + b.height));
+      const band = Math.min(height, Math.max(MAP_BAND, bottom - top + 2 * MAP_MARGIN));
+      const y = Math.max(y0, Math.min(y0 + height - band, (top + bottom) / 2 - band / 2));
+      view = `${x0} ${y.toFixed(1)} ${width} ${band.toFixed(1)}`;
     }
     svg.setAttribute("viewBox", view);
     this.map.classList.toggle("mha-st__map--band", view !== this.wholeView);
@@ -460,7 +456,6 @@ class Stepper {
     this.disposed = true;
     this.ticket = (this.ticket || 0) + 1;
     this.schemeWatch.disconnect();
-    PHONE.removeEventListener("change", this.onWidth);
     for (const promise of this.sessions.values()) {
       promise.then(({ session }) => serial(() => session.release()), () => {}).catch(() => {});
     }

@@ -106,14 +106,17 @@ export async function mount(root) {
     root.dataset.targets = String(pairs.length);
     const tokenName = (x) => (x === vocab.special.PAD ? "PAD" : x === vocab.special.BOS ? "BOS"
       : x === vocab.special.EOS ? "EOS" : x === vocab.special.UNK ? "UNK" : name(x));
+    // The columns share the widget's width (widgets.css): a token too long for its cell is cut
+    // short with an ellipsis, its whole text still in the cell for a screen reader and in its title.
+    const cell = (x, cls) => el("td", { class: cls, text: tokenName(x), title: tokenName(x) });
     const body = el("tbody", {}, pairs.map(([ctx, target], n) => el("tr", { "data-ids": `${ctx.join(" ")} > ${target}` },
       el("th", { scope: "row", text: String(n + 1) }),
-      ...ctx.map((x) => el("td", { class: x === vocab.special.PAD ? "is-pad" : x === vocab.special.UNK ? "is-unk" : null, text: tokenName(x) })),
-      el("td", { class: `mha-tp__target${target === vocab.special.UNK ? " is-unk" : ""}`, text: tokenName(target) }))));
-    pairsBox.replaceChildren(el("table", { class: "mha-tp__table" },
+      ...ctx.map((x) => cell(x, x === vocab.special.PAD ? "is-pad" : x === vocab.special.UNK ? "is-unk" : null)),
+      cell(target, `mha-tp__target${target === vocab.special.UNK ? " is-unk" : ""}`))));
+    pairsBox.replaceChildren(el("table", { class: `mha-tp__table${w >= 5 ? " mha-tp__table--wide" : ""}`, style: `--mha-tp-w: ${w}` },
       el("caption", { text: `Every (context, target) pair of this sentence for w = ${w}: the context is the ${w} ids before the target` }),
       el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "#" }),
-        ...Array.from({ length: w }, (_, k) => el("th", { scope: "col", text: `slot ${k}` })),
+        ...Array.from({ length: w }, (_, k) => el("th", { scope: "col" }, el("span", { class: "mha-tp__slot-word", text: "slot " }), String(k))),
         el("th", { scope: "col", text: "target" }))),
       body));
   }

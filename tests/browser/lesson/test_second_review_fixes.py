@@ -3,8 +3,11 @@
 * Page 2's predict-then-check step 4 asks for a coordinate of concat · W_O, the update
   before the residual, and says so (it called it "an output coordinate").
 * Page 3's playground counts words, not punctuation, in "N of M words" ("!" counted),
-  and its pairs table fits the column at 1280 px for every window width (w >= 7 was
-  cut off behind a sideways scroll).
+  and its pairs table fits the column at 1280 and 390 px for every window width, long
+  words included (at w = 7 and 8 it was cut off behind a sideways scroll): a long token
+  is cut short with an ellipsis, its whole text kept in the cell and in its title.
+* Page 2's flow figure names its residual route level and in the stepper's words, "E, added
+  back" (it was a rotated "residual: E"), with no text under 11 px at 390 px.
 * Page 5 asks its knock-out question after the table the learner reasons from.
 * The compare inspector's top-5 bars are drawn against the largest probability shown,
   not against 100 % (bars of 5-13 % were slivers).
@@ -45,19 +48,45 @@ def test_playground_counts_words_without_punctuation(make_page, base_url):
     watch.check()
 
 
-def test_pairs_table_fits_the_column_at_1280_px_for_every_width(make_page, base_url):
-    page, watch = make_page(viewport={"width": 1280, "height": 900})
+# In-vocabulary words of 11-13 letters: at w = 7 and 8 such a table was 770-1,150 px wide in a 650 px column.
+LONG_WORDS = "Unfortunately the grandmother felt uncomfortable and disappointed after the conversation."
+
+PAIRS_FIT_JS = """() => {
+  const box = document.querySelector('.mha-tp__pairs');
+  const table = box.querySelector('table');
+  const cells = [...table.querySelectorAll('tbody td')];
+  // a token cut short shows an ellipsis; its whole text stays in the cell (read aloud) and in its title
+  const cut = cells.filter((td) => td.scrollWidth > td.clientWidth + 1);
+  return {
+    over: box.scrollWidth - box.clientWidth,
+    tableRight: table.getBoundingClientRect().right - box.getBoundingClientRect().right,
+    page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    px: Math.min(...cells.map((td) => parseFloat(getComputedStyle(td).fontSize))),
+    cut: cut.length,
+    untitled: cut.filter((td) => td.title !== td.textContent).map((td) => td.textContent),
+  };
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_pairs_table_fits_its_column_for_every_width_with_long_words(make_page, base_url, load_asset, width):
+    vocab = set(load_asset("vocab.json")["itos"])
+    words = [w.lower() for w in LONG_WORDS.rstrip(".").split()]
+    assert all(w in vocab for w in words), [w for w in words if w not in vocab]  # long, and no UNK
+    page, watch = make_page(viewport={"width": width, "height": 900})
     root = _playground(page, base_url)
-    root.locator(".mha-tp__input").fill("Once upon a time a little girl named Lily found a shiny red ball in the park.")
+    root.locator(".mha-tp__input").fill(LONG_WORDS)
     slider = root.locator(".mha-tp__slider")
     lo, hi = int(slider.get_attribute("min")), int(slider.get_attribute("max"))
     wide = {}
     for w in range(lo, hi + 1):
         slider.evaluate("(s, w) => { s.value = String(w); s.dispatchEvent(new Event('input')); }", w)
-        over = root.locator(".mha-tp__pairs").evaluate("(b) => b.scrollWidth - b.clientWidth")
-        if over > 1:
-            wide[w] = over
-    assert not wide, f"the pairs table scrolls sideways at 1280 px (w: px hidden): {wide}"
+        fit = page.evaluate(PAIRS_FIT_JS)
+        if fit["over"] > 1 or fit["tableRight"] > 1 or fit["page"] > 0:
+            wide[w] = fit
+        assert fit["px"] >= 11, (w, fit)
+        assert not fit["untitled"], f"w = {w}: tokens cut short without their whole text as a title: {fit['untitled']}"
+    assert not wide, f"the pairs table is wider than its column at {width} px (w: measures): {wide}"
     watch.check()
 
 
@@ -131,4 +160,40 @@ def test_page4_heatmaps_leave_pad_receiver_rows_blank_and_say_why(make_page, bas
     real_rows = [cells for head, cells in rows if head != "<PAD>"]
     assert all(any(c not in ("", "·") for c in cells) for cells in real_rows)
     assert "PAD" in page.locator("[data-mha-widget='walkthrough'] .mha-legend").first.inner_text()
+    watch.check()
+
+
+FLOW_TEXT_JS = """() => {
+  const svg = document.querySelector('figure[data-fig="operation-flow"] svg');
+  const frame = svg.getBoundingClientRect();
+  return [...svg.querySelectorAll('text')].filter((t) => t.textContent.trim()).map((t) => {
+    const m = t.getScreenCTM();
+    const r = t.getBoundingClientRect();
+    return { text: t.textContent.trim(), px: parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b),
+             turned: Math.abs(m.b) > 1e-6, box: [r.left, r.top, r.right, r.bottom],
+             inside: r.left >= frame.left - 0.5 && r.right <= frame.right + 0.5 && r.top >= frame.top - 0.5 && r.bottom <= frame.bottom + 0.5 };
+  });
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_page2_flow_says_e_added_back_level_and_readable(make_page, base_url, width):
+    """Page 2's flow figure named its residual route with a rotated "residual: E" while the stepper says
+    "E, added back": the label reads level, in the stepper's words, and no text of it is under 11 px."""
+    page, watch = make_page(viewport={"width": width, "height": 900})
+    page.goto(base_url + "lesson/2-multihead-operation/")
+    page.locator('figure[data-fig="operation-flow"] svg').wait_for()
+    labels = page.evaluate(FLOW_TEXT_JS)
+    words = [l["text"] for l in labels]
+    assert "E, added back" in words and "residual: E" not in words, words
+    turned = [l["text"] for l in labels if l["turned"]]
+    assert not turned, f"rotated text in the flow figure: {turned}"
+    small = [(round(l["px"], 2), l["text"]) for l in labels if l["px"] < 11 - 0.05]
+    assert not small, f"flow text below 11 px at {width} px: {small}"
+    assert all(l["inside"] for l in labels), [l["text"] for l in labels if not l["inside"]]
+    label = next(l for l in labels if l["text"] == "E, added back")
+    left, top, right, bottom = label["box"]
+    hit = [l["text"] for l in labels if l is not label and l["box"][0] < right and left < l["box"][2]
+           and l["box"][1] < bottom and top < l["box"][3]]
+    assert not hit, f"'E, added back' overlaps {hit}"
     watch.check()
