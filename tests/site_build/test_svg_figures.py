@@ -237,3 +237,20 @@ def test_head_sweep_dots_leave_the_mean_tick_visible(figs):
         for x1, x2 in ticks:
             assert cx + r <= min(x1, x2) or cx - r >= max(x1, x2) or abs(cx - (x1 + x2) / 2) > 40, \
                 f"a seed dot at x={cx} covers the mean tick {x1}-{x2}"
+
+
+def test_head_sweep_dots_and_ticks_stay_inside_their_panels(figs):
+    """Every seed dot and mean tick lies inside its panel's frame (five seeds' dots ran past the
+    left edge, over the axis labels)."""
+    body = figs["lesson/5-results/index.html"]["head-sweep"]["body"]
+    frames = [tuple(map(float, f)) for f in re.findall(
+        r'<rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="([0-9.]+)" class="mha-fig__plot"', body)]
+    assert len(frames) == 2, frames
+    marks = [(float(cx) - float(r), float(cy), float(cx) + float(r)) for cx, cy, r in re.findall(
+        r'<circle cx="([0-9.]+)" cy="([0-9.]+)" r="([0-9.]+)" class="mha-sweep__', body)]
+    marks += [(min(float(a), float(b)), float(y), max(float(a), float(b))) for a, y, b in re.findall(
+        r'<line x1="([0-9.]+)" y1="([0-9.]+)" x2="([0-9.]+)" y2="[0-9.]+" class="mha-sweep__mean"', body)]
+    assert len(marks) > 20
+    for left, y, right in marks:
+        assert any(x <= left and right <= x + w and top <= y <= top + h for x, top, w, h in frames), \
+            f"a mark from x={left:.1f} to {right:.1f} at y={y:.1f} lies outside both panels {frames}"

@@ -22,6 +22,10 @@ def _ticks(lo: float, hi: float, n: int = 4) -> list[float]:
     return [first + k * step for k in range(int((hi - first) / step) + 1)]
 
 
+DOT_STEP = 7  # between a count's seed dots
+DOT_ROW = 6  # the most seeds a count's row holds inside its slot
+
+
 def figure_head_sweep() -> tuple[str, str]:
     data = sweep()
     models = data["models"]
@@ -46,8 +50,12 @@ def figure_head_sweep() -> tuple[str, str]:
     steps = [math.log2(m["heads"]) for m in models]
     s0, s1 = min(steps), max(steps)
 
+    # A count's seed dots sit in a row left of its x (up to DOT_ROW of them), its mean tick right of it:
+    # the first count starts far enough in, and the last ends early enough, for both to stay in the plot.
+    left, right = 12 + DOT_STEP * (DOT_ROW - 1) + 6, 14 + 6
+
     def X(heads: int) -> float:
-        return ml + 18 + (math.log2(heads) - s0) / (s1 - s0) * (pw - 36)
+        return ml + left + (math.log2(heads) - s0) / (s1 - s0) * (pw - left - right)
 
     def Y(v: float) -> float:
         return mt + (y1 - v) / (y1 - y0) * ph
@@ -56,7 +64,9 @@ def figure_head_sweep() -> tuple[str, str]:
         return top2 + (d1 - v) / (d1 - d0) * ph2
 
     def dots(x: float, ys: list[float], cls: list[str]) -> list[str]:
-        return [f'<circle cx="{x - 8 - 8 * k:.1f}" cy="{y:.1f}" r="3.6" class="{c}"/>'
+        if len(ys) > DOT_ROW:
+            raise FigureError(f"head_sweep has {len(ys)} runs of one model; the figure's row holds {DOT_ROW}")
+        return [f'<circle cx="{x - 8 - DOT_STEP * k:.1f}" cy="{y:.1f}" r="3.6" class="{c}"/>'
                 for k, (y, c) in enumerate(zip(ys, cls))]
 
     labels = {m["name"]: f"{m['heads']} head{'s' if m['heads'] > 1 else ''}" for m in models}
