@@ -91,9 +91,10 @@ check: lint
 format-check: setup
 	$(PY) -m ruff format --check .
 
-# Everything: the fast loop first, then the rest (the browsers and the slow tests).
+# Everything: the fast loop first, then the rest (the browsers and the slow tests); it ends with
+# its fifteen slowest tests, so every run (CI's too) says where the time went (tests/README.md).
 test: check .venv-site/ready $(BROWSERS)
-	xvfb-run -a $(PY) -m pytest -m "slow or browser"
+	xvfb-run -a $(PY) -m pytest -m "slow or browser" --durations=15
 
 # Maintainers: rerun everything from the stories to wasm_assets/ (about an hour on 2 cores).
 # One Make target per training run, so `make -j3 models` trains three at a time; a finished
