@@ -189,7 +189,7 @@ def test_page_figures_equal_the_artefact(artefact, figures):
 
 
 def test_page1_accuracy_figure_shows_every_seed_beside_its_mean(artefact, figures):
-    """Page 1's dot plot (issue 33): every seed's accuracy, the mean per head count, chance; no dot hides a mean."""
+    """Page 1's dot plot: every seed's accuracy, the mean per head count, chance; no dot hides a mean."""
     pair = _task(artefact, "pair")
     fig = figures.render("toy-accuracy")
     dots = re.findall(r'<circle cx="([0-9.]+)" cy="[0-9.]+" r="([0-9.]+)" class="mha-toy__dot [^"]*" '

@@ -24,7 +24,7 @@ LESSON_PAGES = {  # built page -> the least number of code blocks it shows
     "lesson/2-multihead-operation/index.html": 4,
     "lesson/3-training-examples/index.html": 3,
     "lesson/4-model-training-generation/index.html": 4,
-    "lesson/how-measured/index.html": 4,  # the fine print (issue 33): the split, the tokenizer, selection
+    "lesson/how-measured/index.html": 4,  # the fine print: the split, the tokenizer, selection
 }
 BLOCK = re.compile(r'<div class="mha-code" (?P<attrs>[^>]*)>(?P<body>.*?)</td></tr></table></div>\s*</div>', re.S)
 ATTR = re.compile(r'(data-[\w-]+)="([^"]*)"')

@@ -17,7 +17,7 @@ EXPECTED = {  # built page -> figures it must show
     "lesson/2-multihead-operation/index.html": {"operation-flow"},
     "lesson/4-model-training-generation/index.html": {"model-map", "mask"},
     "lesson/5-results/index.html": {"head-sweep", "head-growth"},
-    # the fine print's figures (issue 33): page 3's tokenizers, page 5's traces and parameters
+    # the fine print's figures: page 3's tokenizers, page 5's traces and parameters
     "lesson/how-measured/index.html": {"tokenizers", "traces-zoom", "parameters", "toy-attention", "toy-summary"},
 }
 # Attribute order is free: a figure inside a door (<details markdown>) is re-serialised by md_in_html.

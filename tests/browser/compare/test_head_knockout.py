@@ -113,7 +113,7 @@ def test_head_switches_by_mouse_and_keyboard_match_python(make_page, base_url, l
 def test_atlas_link_opens_the_clearest_window_in_the_inspector(make_page, base_url, built_site, load_asset):
     heads = load_asset("evidence.json")["heads"]
     head = max(heads["atlas"]["four_heads"]["heads"], key=lambda h: h["clearest"]["share"])
-    page5 = (built_site / "lesson/how-measured/index.html").read_text()  # the atlas moved there (issue 33)
+    page5 = (built_site / "lesson/how-measured/index.html").read_text()  # the atlas lives on the appendix
     import html
 
     links = [html.unescape(h) for h in re.findall(r'href="\.\./\.\./(compare/\?[^"]+)"', page5)]

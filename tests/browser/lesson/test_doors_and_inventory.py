@@ -1,4 +1,4 @@
-"""A lesson, not a wall of doors (issue 33, section 5).
+"""A lesson, not a wall of doors: a reader who opens none still follows the argument.
 
 A *door* is anything hidden until a click: a ``<details>`` block (a quiz's own
 "Show the answer" excepted) or a set of tabs (``lesson_items.js`` finds them).
@@ -26,7 +26,7 @@ APPENDIX = "lesson/how-measured/"
 MAX_DOORS = 3
 ITEMS_JS = Path(__file__).with_name("lesson_items.js").read_text(encoding="utf-8")
 
-# Every figure, table, quiz and widget of pages 1-5 before issue 33 moved anything,
+# Every figure, table, quiz and widget of pages 1-5 before the fine print moved to the appendix,
 # as lesson_items.js names them (a quiz or table by the start of its question, caption
 # or header row; a number that comes from the evidence is left out of the key).
 INVENTORY = [

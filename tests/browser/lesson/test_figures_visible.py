@@ -14,7 +14,7 @@ PAGES = {
     "lesson/2-multihead-operation/": 1,
     "lesson/4-model-training-generation/": 2,
     "lesson/5-results/": 2,
-    "lesson/how-measured/": 6,  # the fine print's figures (issue 33), page 3's tokenizers among them
+    "lesson/how-measured/": 6,  # the fine print's figures, page 3's tokenizers among them
 }
 
 

@@ -1,4 +1,4 @@
-"""Heads add up (issue 33, section 4): concat · W_O is the sum of each head's own part.
+"""Heads add up: concat · W_O is the sum of each head's own part.
 
 * Page 2: the head contributions follow the head explorer's receiver; each head's part
   is its message (worksheet H) times its own rows of W_O, and the parts add up to the

@@ -57,7 +57,7 @@ def test_worksheet_tables_count_sources_from_zero(make_page, base_url, load_asse
     watch.check()
 
 
-# page 3 draws no figure of its own since its tokenizer comparison moved to the appendix (issue 33)
+# page 3 draws no figure of its own since its tokenizer comparison moved to the appendix
 @pytest.mark.parametrize("path", [*(p for p in LESSON if p != "lesson/3-training-examples/"), "microgpt/"])
 def test_figure_text_is_at_least_11_px_on_a_phone(make_page, base_url, path):
     page, _ = make_page(viewport={"width": 390, "height": 844})
@@ -94,7 +94,7 @@ def _luminance(rgb: str) -> float:
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_page5_traces_and_atlas_are_themed_svg(make_page, base_url, scheme):
     page, watch = make_page(color_scheme=scheme)
-    page.goto(base_url + "lesson/how-measured/")  # page 5's fine print lives there (issue 33)
+    page.goto(base_url + "lesson/how-measured/")  # page 5's fine print lives there
     assert page.locator("img[src*='validation_traces'], img[src*='head_atlas']").count() == 0
     for fig in ("#fig-traces", "#fig-head-atlas"):
         colours = page.evaluate(f"""() => {{

@@ -1,4 +1,4 @@
-"""Page 1's trained task (issue 33): the recorded learning curves replay, labelled as recorded runs.
+"""Page 1's trained task: the recorded learning curves replay, labelled as recorded runs.
 
 The replay redraws the build-time figure's paths from the points they carry
 (wasm_assets/toy_task.json); its readout says the update and the mean share solved

@@ -4,8 +4,8 @@ Counted in Chromium, as a learner sees each lesson page: every door closed, afte
 every widget has drawn (``tests/browser/lesson/visible_words.js`` says what counts as a word and
 what is left out). The limits:
 
-* at most 1,000 visible words per lesson page and 4,500 for pages 1–5 together (issue 33:
-  the measure is the main line's argument; the fine print lives on the appendix page);
+* at most 1,000 visible words per lesson page and 4,500 for pages 1–5 together (the
+  measure is the main line's argument; the fine print lives on the appendix page);
 * at most three code listings open by default per page (the rest behind doors);
 * no ``# lesson:`` marker line inside any listing, open or not;
 * every page says how long it takes, and every section but the check questions
