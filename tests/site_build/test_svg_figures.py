@@ -117,7 +117,7 @@ def test_model_map_shapes_and_links(figs, pages):
     assert body.count('class="mha-lane"') == H
     html_text = pages[page]
     targets = set(re.findall(r'xlink:href="#([\w-]+)"', body))
-    assert {"stage-token-rows", "stage-scores", "stage-mask", "stage-loss", "generation"} <= targets
+    assert {"stage-token-rows-detail", "stage-scores-detail", "stage-mask-detail", "stage-loss-detail", "generation"} <= targets
     for t in targets:
         assert f'id="{t}"' in html_text, f"the map links to #{t}, which the page lacks"
     backlinks = set(re.findall(r'<a href="#(map-[\w-]+)">', html_text))

@@ -86,15 +86,18 @@ def test_model_map_boxes_lead_to_their_stage_and_back(make_page, base_url):
     page.set_default_timeout(20000)
     page.goto(base_url + "lesson/4-model-training-generation/")
     page.locator("#map-mask").click()
-    page.wait_for_function("location.hash === '#stage-mask'")
-    assert page.locator("#stage-mask").is_visible()
-    # Each stage's details, with its link back to the map, sit behind one "Go deeper" door.
-    page.locator("details.mha-deeper:has(.mha-maplink) > summary").first.click()
+    # A box leads to its stage's real numbers: the "Go deeper" door that holds them opens (a
+    # reviewer clicked a box and landed on a one-line list item, the detail still shut away).
+    page.wait_for_function("location.hash === '#stage-mask-detail'")
+    page.wait_for_function("document.querySelector('#stage-mask-detail').closest('details').open")
+    page.locator("#stage-mask-detail").wait_for(state="visible")
+    assert page.evaluate("""() => { const r = document.querySelector('#stage-mask-detail').getBoundingClientRect();
+                                     return r.top >= 0 && r.top < innerHeight; }""")
     page.locator('.mha-maplink a[href$="#map-mask"]').click()  # Material makes the href absolute
     page.wait_for_function("location.hash === '#map-mask'")
     # keyboard: a box is a link that takes the focus and follows Enter
     page.focus("#map-scores")
     assert page.evaluate("document.activeElement.id") == "map-scores"
     page.keyboard.press("Enter")
-    page.wait_for_function("location.hash === '#stage-scores'")
+    page.wait_for_function("location.hash === '#stage-scores-detail'")
     watch.check()
