@@ -10,6 +10,7 @@
 
 import { checkForUpdate, copyFromHttpCacheSoon, startServiceWorker } from "./runtime/offline.js";
 import { watchStalls } from "./runtime/stall_notice.js";
+import { dropStaleAnchor, revealInDoor } from "./runtime/address.js";
 
 const WIDGETS = {
   compare: "./compare/compare.js",
@@ -125,27 +126,6 @@ function showWidgetFailure(root, why) {
   root.replaceChildren(box);
 }
 
-// Instant navigation keeps the address's #fragment when the page it leads to
-// has no element with that id (a link to /compare/ clicked on /microgpt/#watch
-// showed /compare/#watch). A fragment that names nothing on this page is dropped.
-// The fragment is whatever the address holds: "#%" or "#%E0%A4%A" are not
-// valid percent-encoding, so they are read as they are, never thrown on.
-export function fragmentId(hash) {
-  const raw = String(hash || "").replace(/^#/, "");
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return raw;
-  }
-}
-
-function dropStaleAnchor() {
-  const id = fragmentId(location.hash);
-  if (id && !document.getElementById(id)) {
-    history.replaceState(history.state, "", location.pathname + location.search);
-  }
-}
-
 function start() {
   watchStalls(); // a download that stops, on any page, says so with a Retry button
   // Material exposes document$ (emits on the first load and after every instant navigation).
@@ -157,6 +137,7 @@ function start() {
         console.warn(err); // an odd address must never keep the widgets from starting
       }
       mountAll();
+      revealInDoor();
       checkForUpdate();
       copyFromHttpCacheSoon();
     });
@@ -164,6 +145,7 @@ function start() {
     mountAll();
     copyFromHttpCacheSoon();
   }
+  addEventListener("hashchange", revealInDoor);
   startServiceWorker();
 }
 

@@ -5,7 +5,7 @@ from .common import load_json, page_data, trained_config
 from .svg import FONT, arrow, box, display, esc, path, rect, shape, svg, text
 
 
-STAGES = {  # map box -> the page-4 section that walks through it
+STAGES = {  # map box -> the page-4 stage it stands for (a box leads to the stage's numbers, "<id>-detail")
     "tokens": "stage-token-rows", "positions": "stage-position-rows", "E": "stage-position-rows",
     "qkv": "stage-qkv", "scores": "stage-scores", "mask": "stage-mask", "A": "stage-weights",
     "AV": "stage-messages", "concat": "stage-concat", "wo": "stage-concat", "residual": "stage-concat",
@@ -22,7 +22,10 @@ def figure_model_map() -> tuple[str, str]:
     parts = []
 
     def link(key):
-        return f"#{STAGES[key]}"
+        # The stage's real numbers sit in the walkthrough's door: Material opens a closed
+        # <details> that holds the address's target, so the box lands on them, not on the one-liner.
+        stage = STAGES[key]
+        return f"#{stage}-detail" if stage.startswith("stage-") else f"#{stage}"
 
     def b(key, x, y, w, h, lines, learned=False):
         label = " ".join(s for s, _ in lines) + " (go to this stage)"
@@ -112,8 +115,8 @@ def figure_model_map() -> tuple[str, str]:
                "".join(parts), links=True)
     cap = (f"**Where am I in the model?** The trained four-head model with its shapes (B examples, {T} slots, "
            f"width {D}, {H} heads of {dh}). Thick borders: learned parameters. Dashed: the value route into "
-           "A V and the residual route from E. Every box is a link to its stage of the walkthrough below, and "
-           "each stage links back here.")
+           "A V and the residual route from E. Every box opens its stage in the walkthrough below, with the "
+           "model's numbers, and each stage links back here.")
     return body, cap
 
 
