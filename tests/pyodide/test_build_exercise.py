@@ -183,6 +183,13 @@ MISTAKES = {
                   r"queries leave out their bias b_Q", 'weights["W_Q"]'),
     "mha_append": ("multi_head_attention", edit((EXTEND, "            row.append(messages[h][t])")),
                    r"4 lists, one per head, instead of 64 numbers.*append", "row.append"),
+    # The messages gathered by a loop of appends (right) above the row's append (the mistake): the
+    # line named is the row's, not the first append of the function.
+    "mha_append_after_appends": ("multi_head_attention", edit(
+        (EXTEND, "            row.append(messages[h][t])"),
+        ("    messages = [blend(causal_softmax(scores(Q[h], K[h])), V[h]) for h in range(n_heads)]",
+         "    messages = []\n    for h in range(n_heads):\n        messages.append(blend(causal_softmax(scores(Q[h], K[h])), V[h]))")),
+        r"4 lists, one per head, instead of 64 numbers.*append", "row.append"),
     "starter": ("project", lambda: _starter(), r"Your project gives back an empty list, where the model's Q rows hold "
                                               r"16 × 64 numbers", "return rows"),
     "missing": ("blend", edit(("def blend(A, v_h):", "def blended(A, v_h):")), r"does not define one", None),
