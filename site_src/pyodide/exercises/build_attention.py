@@ -329,9 +329,29 @@ def _appended_heads(value, n_heads, width):
                     for v in value))
 
 
+def _rows_appended_whole(source, name):
+    """Names of the lists function ``name`` appends whole to another (``joined.append(row)``): the rows."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    rows = []
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef) and fn.name == name:
+            for call in ast.walk(fn):
+                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"
+                        and len(call.args) == 1 and isinstance(call.args[0], ast.Name)):
+                    rows.append(call.args[0].id)
+    return rows
+
+
 def _append_hint(job):
-    line = where(job.get("source", ""), "multi_head_attention", r"\.append\((?!row\))",
-                 "append adds a head's list as one item.")
+    # The faulty append is the one that fills a row (a list later appended whole to the joined rows),
+    # not the first append of the function: gathering the heads' messages by appends is right.
+    source = job.get("source", "")
+    rows = _rows_appended_whole(source, "multi_head_attention")
+    patterns = tuple(rf"\b{re.escape(r)}\.append\(" for r in rows) + (r"\.append\((?!row\))",)
+    line = where(source, "multi_head_attention", patterns, "append adds a head's list as one item.")
     return Hint("Each joined row holds 4 lists, one per head, instead of 64 numbers: the heads' messages were "
                 "added to the row as whole lists, so W_O cannot multiply them. Add each head's 16 numbers to the "
                 "row one by one (extend), so the joined row is 64 numbers.", line, CODE["join"])
