@@ -20,14 +20,18 @@ import re
 
 STARTER = r'''import math
 
-# E: one row of 64 numbers per token of your prompt, BOS first (row t = token t's row + position t's row).
-# Every weight matrix is stored as PyTorch's nn.Linear stores it, [out, in]:
+# E: one row of 64 numbers per token of your prompt, BOS first
+#    (row t = token t's row + position t's row).
+# Every weight matrix is stored as nn.Linear stores it, [out, in]:
 #   output o = sum over i of W[o][i] * x[i], plus the bias b[o]
-# Plain Python lists of floats: print anything you like.
+# Plain Python lists of floats. Check calls a function with the
+# model's own numbers; Run runs this file as it is, so try your
+# functions on small lists of your own and print what they give.
 
 
 def project(E, W, b):
-    """Each row x of E times W ([out, in]) plus the bias b: one output row per row of E."""
+    """Each row x of E times W ([out, in]), plus the bias b:
+    one output row per row of E."""
     rows = []
     for x in E:
         ...
@@ -35,28 +39,33 @@ def project(E, W, b):
 
 
 def split_heads(X, n_heads):
-    """One list of rows per head: head h keeps coordinates h*d ... h*d + d - 1 of every row (d = 64 // n_heads)."""
+    """One list of rows per head: head h keeps coordinates
+    h*d ... h*d + d - 1 of every row (d = 64 // n_heads)."""
     ...
 
 
 def scores(q_h, k_h):
-    """S[i][j]: receiver i's query row dotted with source j's key row, divided by the root of the head size."""
+    """S[i][j]: receiver i's query row dotted with source j's
+    key row, divided by the root of the head size."""
     ...
 
 
 def causal_softmax(S):
-    """Each row of S to weights that add up to 1; receiver i sees sources 0 ... i, the later ones get 0."""
+    """Each row of S to weights that add up to 1; receiver i
+    sees sources 0 ... i, the later ones get 0."""
     ...
 
 
 def blend(A, v_h):
-    """Receiver i's message: the value rows weighted by A[i] (one number per coordinate of a value row)."""
+    """Receiver i's message: the value rows weighted by A[i]
+    (one number per coordinate of a value row)."""
     ...
 
 
 def multi_head_attention(E, weights, n_heads):
-    """The update rows: project E, split, score, causal softmax, blend, join the heads, then W_O and b_O.
-    weights holds "W_Q", "b_Q", "W_K", "b_K", "W_V", "b_V", "W_O", "b_O"."""
+    """The update rows: project E, split, score, causal softmax,
+    blend, join the heads, then W_O and b_O. weights holds
+    "W_Q", "b_Q", "W_K", "b_K", "W_V", "b_V", "W_O", "b_O"."""
     ...
 '''
 
