@@ -94,3 +94,18 @@ def test_an_unknown_word_is_refused_in_words_and_the_last_prompt_stays(make_page
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
     assert not axe_violations(page)
     watch.check()
+
+
+def test_the_drive_says_it_is_open_once_the_whole_function_passed(make_page, base_url):
+    """Once multi_head_attention has passed, the block under the exercise stops telling the
+    learner to pass it first (a reviewer found that line still there after passing)."""
+    page, watch = make_page(viewport={"width": 1280, "height": 900})
+    page.goto(base_url + PAGE)
+    page.evaluate("""(passed) => localStorage.setItem('mha-build-exercise',
+                     JSON.stringify({ code: null, passed, prompt: null }))""", FUNCTIONS)
+    open_page(page, base_url)
+    note = page.locator(".mha-build__driver .mha-build__note")
+    page.locator(".mha-build__driver button:not([disabled])").wait_for()
+    assert "first" not in note.inner_text(), note.inner_text()
+    assert "passed" in note.inner_text(), note.inner_text()
+    watch.check()
