@@ -83,13 +83,25 @@ export async function drive({ runner, source, ids, tokens, tolerance, steps = ST
 // The block under the exercise: a button, progress, and the two predictions side by side.
 export function driveBlock({ runner, code, prompt, tolerance, isOpen, onBusy }) {
   const button = el("button", { type: "button", class: "md-button md-button--primary", text: "Let your attention drive the model", disabled: true });
-  const note = el("p", { class: "mha-build__note", role: "status", "aria-live": "polite",
-    text: "Pass multi_head_attention first: then your function computes the update rows that the rest of the trained model reads." });
+  const LOCKED = "Pass multi_head_attention first: then your function computes the update rows that the rest of the trained model reads.";
+  const OPEN = "Your multi_head_attention passed: let it compute the update rows that the rest of the trained model reads, word by word.";
+  const note = el("p", { class: "mha-build__note", role: "status", "aria-live": "polite", text: LOCKED });
   const results = el("div", { class: "mha-build__drive" });
   const block = el("section", { class: "mha-build__driver", "aria-label": "Your attention drives the model" },
     el("h3", { text: "Your attention drives the model" }), note, button, results);
   let busy = false;
-  const refresh = () => { button.disabled = busy || !isOpen() || !prompt(); };
+  let shownFor = null; // the prompt whose drive (or failure) the block shows
+  // The button, and the words above it, follow the exercise: results of another prompt go.
+  const refresh = () => {
+    button.disabled = busy || !isOpen() || !prompt();
+    if (busy) return;
+    const p = prompt();
+    if (shownFor !== null && (!p || p.text !== shownFor)) {
+      results.replaceChildren();
+      shownFor = null;
+    }
+    if (shownFor === null) note.textContent = isOpen() ? OPEN : LOCKED;
+  };
 
   const table = (title, top) => el("table", { class: "mha-build__top" },
     el("caption", { text: title }),
@@ -98,6 +110,7 @@ export function driveBlock({ runner, code, prompt, tolerance, isOpen, onBusy }) 
 
   async function run(source = code()) {
     const p = prompt();
+    shownFor = p.text;
     busy = true;
     onBusy(true);
     refresh();
@@ -108,7 +121,7 @@ export function driveBlock({ runner, code, prompt, tolerance, isOpen, onBusy }) 
       const agree = out.top.mine.map((t) => t.id).join() === out.top.model.map((t) => t.id).join();
       note.textContent = out.same && agree
         ? "Your attention and the model's own give the same next words and the same continuation."
-        : "Your attention makes the model write something else than its own attention does.";
+        : "Your attention makes the model write something other than its own attention does.";
       results.replaceChildren(...[
         el("div", { class: "mha-build__tops" }, table("With your attention", out.top.mine), table("The model's own", out.top.model)),
         el("p", {}, el("strong", { text: "Your attention continues: " }), `${p.text} `, el("em", { text: out.mine.join(" ") })),
