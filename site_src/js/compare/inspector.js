@@ -46,10 +46,13 @@ export function renderInspector(section, view) {
   const lists = models.filter((m) => outputs[m.name]).map((m) => ({ model: m, ...topTokens(outputs[m.name], excluded) }));
   // One scale for every model's bars, so a 7.8 % guess never looks as sure as a 39.4 % one; full width is the
   // largest probability shown here, not 100 %, so a 5 % bar beside a 13 % one stays readable.
-  const scale = Math.max(0, ...lists.filter((l) => l.p).map((l) => l.p[l.top[0]]));
+  const ran = lists.filter((l) => l.p);
+  const widest = ran.reduce((a, l) => (!a || l.p[l.top[0]] > a.p[a.top[0]] ? l : a), null);
+  const scale = widest ? widest.p[widest.top[0]] : 0;
   if (scale > 0) {
     tops.append(el("p", { class: "mha-topk__scale",
-      text: `Bars on one scale for all ${lists.length} models: a full bar is ${(scale * 100).toFixed(1)}%, the largest probability shown.` }));
+      text: `Bars on one scale for all ${ran.length} models: a full bar is ${(scale * 100).toFixed(1)}%, the largest ` +
+        `probability here (${widest.model.label}, “${tokenText(vocab, widest.top[0])}”).` }));
   }
   for (const l of lists) tops.append(topList(l, vocab, scale || 1));
   section.replaceChildren(el("div", { class: "mha-inspector__head" }, heading, el("span", { class: "mha-inspector__actions" }, stepper, close)), intro, maps,
