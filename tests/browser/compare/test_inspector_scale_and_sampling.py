@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.test_accessibility_every_page import _audit
 from tests.browser_util import open_compare
 
 pytestmark = pytest.mark.browser
@@ -95,4 +96,5 @@ def test_top_tokens_of_every_model_share_one_bar_scale_that_is_said(make_page, b
     scale = tops.locator(".mha-topk__scale")
     assert scale.is_visible(), "the shared scale is not said"
     assert f"{top * 100:.1f}%" in scale.inner_text(), scale.inner_text()
+    assert not _audit(page), "the inspector has accessibility violations"
     watch.check()
