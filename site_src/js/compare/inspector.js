@@ -43,9 +43,18 @@ export function renderInspector(section, view) {
   const table = attentionTable({ real, words, outputs, models, T });
   maps.append(table || el("p", { text: "The attention models are not running, so there is no heatmap." }));
   const tops = el("div", { class: "mha-topk" });
-  for (const m of models) {
-    if (outputs[m.name]) tops.append(topList(m, outputs[m.name], vocab, excluded));
+  const lists = models.filter((m) => outputs[m.name]).map((m) => ({ model: m, ...topTokens(outputs[m.name], excluded) }));
+  // One scale for every model's bars, so a 7.8 % guess never looks as sure as a 39.4 % one; full width is the
+  // largest probability shown here, not 100 %, so a 5 % bar beside a 13 % one stays readable.
+  const ran = lists.filter((l) => l.p);
+  const widest = ran.reduce((a, l) => (!a || l.p[l.top[0]] > a.p[a.top[0]] ? l : a), null);
+  const scale = widest ? widest.p[widest.top[0]] : 0;
+  if (scale > 0) {
+    tops.append(el("p", { class: "mha-topk__scale",
+      text: `Bars on one scale for all ${ran.length} models: a full bar is ${(scale * 100).toFixed(1)}%, the largest ` +
+        `probability here (${widest.model.label}, “${tokenText(vocab, widest.top[0])}”).` }));
   }
+  for (const l of lists) tops.append(topList(l, vocab, scale || 1));
   section.replaceChildren(el("div", { class: "mha-inspector__head" }, heading, el("span", { class: "mha-inspector__actions" }, stepper, close)), intro, maps,
     el("h3", { text: "Most likely next tokens" }), tops);
   section.hidden = false;
@@ -128,17 +137,20 @@ function scaleLegend() {
     el("span", { text: "100 %" }));
 }
 
-function topList(model, out, vocab, excluded) {
+// A model's probabilities for the step and its five most likely ids, or {error} when it did not run.
+function topTokens(out, excluded) {
+  if (out.error) return { error: out.error };
+  const p = probabilities(out.logits, excluded);
+  return { p, top: topK(p, 5) };
+}
+
+function topList({ model, error, p, top }, vocab, scale) {
   const box = el("div", { class: "mha-topk__model" }, el("h4", { text: model.label }));
-  if (out.error) {
-    box.append(el("p", { text: out.error }));
+  if (error) {
+    box.append(el("p", { text: error }));
     return box;
   }
-  const p = probabilities(out.logits, excluded);
   const list = el("ol", { class: "mha-topk__list" });
-  const top = topK(p, 5);
-  // bars against the largest probability shown, not against 100 %: a 5 % bar beside a 13 % one stays readable
-  const scale = p[top[0]] || 1;
   for (const id of top) {
     const pct = p[id] * 100;
     list.append(el("li", {},

@@ -26,6 +26,7 @@ const state = new Map(); // root -> {saved, runner, version, closed}
 export async function mount(root) {
   const entry = claim(state, root, { runner: null, version: 0, closed: false });
   if (!entry) return;
+  showEnd(root.querySelector(".mha-first__scroll"));
   const button = root.querySelector(".mha-first__live");
   if (!button) return;
   const problem = supportProblem();
@@ -149,16 +150,26 @@ function buildLive(root, entry, { vocab, T, meta, excluded }) {
     const parts = [text.trim() ? "Next-word guess" : "With no sentence, the guess for a story's first word", " (", label, "): ",
       word(topNow), ` (${pct(pNow[topNow])}).`];
     if (now !== full) {
-      parts.push(topNow === topFull ? " The same as with all heads" : " With all heads it was ", topNow === topFull ? null : word(topFull),
-        ` (${pct(pFull[topFull])}).`);
+      if (topNow === topFull) parts.push(` With all heads: the same word, at ${pct(pFull[topFull])}.`);
+      else parts.push(" With all heads it was ", word(topFull), ` (${pct(pFull[topFull])}).`);
     }
     guess.replaceChildren(...parts);
     guess.dataset.guess = String(topNow);
     guess.dataset.full = String(topFull);
-    table.replaceChildren(weightsTable(vocab, text, history, window, full.attention, meta.heads, mask));
+    const before = table.querySelector(".mha-first__scroll");
+    const scroller = weightsTable(vocab, text, history, window, full.attention, meta.heads, mask);
+    table.replaceChildren(scroller);
+    // The receiver (the last word) is what the figure is about: a long sentence shows its end, unless the
+    // learner had scrolled back to read earlier words, whose place a switched head then keeps.
+    if (before && before.scrollLeft + before.clientWidth < before.scrollWidth - 1) scroller.scrollLeft = before.scrollLeft;
+    else showEnd(scroller);
     root.dataset.state = "live";
   }
   update();
+}
+
+function showEnd(scroller) {
+  if (scroller) scroller.scrollLeft = scroller.scrollWidth;
 }
 
 // The same table as the build's (page_macros/running.py): rows are heads, columns the words read.

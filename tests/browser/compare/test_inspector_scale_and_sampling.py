@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.test_accessibility_every_page import _audit
 from tests.browser_util import open_compare
 
 pytestmark = pytest.mark.browser
@@ -67,4 +68,33 @@ def test_continue_with_sampling_reproduces_the_columns_own_story(make_page, base
     full = [int(i) for i in block.locator(".mha-knock__story--full").get_attribute("data-ids").split()]
     rest = column[k:]
     assert full[:len(rest)] == rest, (full, rest)
+    watch.check()
+
+
+def test_top_tokens_of_every_model_share_one_bar_scale_that_is_said(make_page, base_url):
+    # Each list once scaled its bars to its own top token, so one head's 7.8 % drew as long as the MLP's 39.4 %.
+    page, watch = make_page(viewport={"width": 1280, "height": 900})
+    open_compare(page, base_url, "?backend=wasm")
+    page.evaluate("() => window.mhaCompare.run({prompt: 'Lily found a ball. She', maxNewTokens: 2})")
+    page.evaluate("() => window.mhaCompare.select('four_heads', 1)")
+    tops = page.locator(".mha-compare__inspector .mha-topk")
+    tops.locator(".mha-topk__model").nth(2).wait_for()
+    bars = page.evaluate("""() => [...document.querySelectorAll('.mha-compare__inspector .mha-topk__model')].map((m) =>
+      [...m.querySelectorAll('.mha-topk__list li')].map((li) => {
+        const track = li.querySelector('.mha-topk__bar').getBoundingClientRect().width;
+        return [parseFloat(li.querySelector('.mha-topk__p').textContent) / 100,
+                li.querySelector('.mha-topk__bar span').getBoundingClientRect().width / track];
+      }))""")
+    assert len(bars) == 3 and all(len(b) == 5 for b in bars), bars
+    firsts = [b[0][0] for b in bars]
+    assert max(firsts) > 1.5 * min(firsts), f"the models agree too closely here to test a shared scale: {firsts}"
+    top = max(firsts)
+    for model in bars:
+        for p, frac in model:
+            # shown to 0.1 %, and a bar is never drawn under 1 % of its track
+            assert abs(frac - max(p / top, 0.01)) <= 0.0005 / top + 0.01, (p, frac, top, bars)
+    scale = tops.locator(".mha-topk__scale")
+    assert scale.is_visible(), "the shared scale is not said"
+    assert f"{top * 100:.1f}%" in scale.inner_text(), scale.inner_text()
+    assert not _audit(page), "the inspector has accessibility violations"
     watch.check()

@@ -114,3 +114,88 @@ def test_a_missing_model_is_said_once_in_words_and_the_figure_stays(make_page, b
     assert not re.search(r"Traceback|undefined|\[object |Aborted\(", text), text
     assert page.locator(f"{FIG} .mha-first__table").is_visible()  # the drawn figure is still there
     assert page.locator(f"{FIG}").get_attribute("data-state") == "failed"
+
+
+REVIEW_SENTENCE = "the little dog ran to the park with his ball and he was"
+ONE_OFF = re.compile(r"^Next-word guess \(without head (\d)\): (\S+) \(\d+\.\d%\)\. "
+                     r"(?:With all heads it was (\S+) \(\d+\.\d%\)\.|With all heads: the same word, at \d+\.\d%\.)$")
+
+
+def _go_live(page, base_url):
+    page.set_default_timeout(90000)
+    page.goto(base_url)
+    page.locator(f"{FIG} .mha-first__live:enabled").click()
+    page.wait_for_function(f"() => document.querySelector('{FIG}').dataset.state === 'live'")
+
+
+def _settled(page, words: int, off: int | None = None) -> None:
+    """Wait until the table has `words` columns (with start) and the guess is for the heads now ticked."""
+    label = f"without head {off}" if off else "all heads"
+    page.wait_for_function(f"""() => {{
+      const fig = document.querySelector('{FIG}');
+      return fig.dataset.state === 'live' && fig.querySelectorAll('thead th').length === {words}
+        && fig.querySelector('.mha-first__guess').textContent.includes('({label})');
+    }}""")
+
+
+def test_live_guess_reads_as_a_sentence_whether_or_not_a_head_changes_it(make_page, base_url, assets_dir):
+    # A head whose loss leaves the guess as it is once read "The same as with all headsnull (7.1%)."
+    page, watch = make_page(viewport={"width": 390, "height": 844})
+    _go_live(page, base_url)
+    page.locator(f"{FIG} input[type=text]").fill(REVIEW_SENTENCE)
+    words = len(REVIEW_SENTENCE.split()) + 1
+    _settled(page, words)
+    itos = _itos(assets_dir)
+    guess = page.locator(f"{FIG} .mha-first__guess")
+    seen = set()
+    for head in range(1, 5):
+        box = page.locator(f"{FIG} input[type=checkbox][data-head='{head}']")
+        box.uncheck()
+        _settled(page, words, off=head)
+        text = " ".join(guess.inner_text().split())
+        match = ONE_OFF.match(text)
+        assert match and int(match.group(1)) == head, text
+        same = guess.get_attribute("data-guess") == guess.get_attribute("data-full")
+        seen.add(same)
+        assert match.group(2) == itos[int(guess.get_attribute("data-guess"))], text
+        if not same:
+            assert match.group(3) == itos[int(guess.get_attribute("data-full"))], text
+        box.check()
+        _settled(page, words)
+    assert True in seen, "no head of this sentence leaves the guess as it is: choose another sentence"
+    watch.check()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_live_table_labels_sit_on_their_rows_and_the_receiver_stays_in_view(make_page, base_url, width):
+    page, watch = make_page(viewport={"width": width, "height": 900})
+    _go_live(page, base_url)
+    page.locator(f"{FIG} input[type=text]").fill(REVIEW_SENTENCE)
+    words = len(REVIEW_SENTENCE.split()) + 1
+    _settled(page, words)
+    page.locator(f"{FIG} input[type=checkbox][data-head='4']").uncheck()
+    _settled(page, words, off=4)
+    # Each row's label is level with that row's percentages (the line a reader follows across).
+    rows = page.evaluate(f"""() => [...document.querySelectorAll('{FIG} tbody tr')].map((tr) => {{
+      const mid = (r) => (r.top + r.bottom) / 2;
+      const label = tr.querySelector('th .mha-first__swatch').getBoundingClientRect();
+      const pcts = [...tr.querySelectorAll('.mha-first__pct')].map((p) => mid(p.getBoundingClientRect()));
+      return [tr.querySelector('th').textContent, mid(label), Math.min(...pcts), Math.max(...pcts)];
+    }})""")
+    for name, label, lo, hi in rows:
+        assert lo - 3 <= label <= hi + 3, f"{name}: label at {label:.0f} px, its percentages at {lo:.0f}-{hi:.0f} px"
+    # The receiver (the last word, what the figure is about) is in view without scrolling the table.
+    boxes = page.evaluate(f"""() => {{
+      const r = (e) => {{ const b = e.getBoundingClientRect(); return [b.left, b.right]; }};
+      const fig = document.querySelector('{FIG}');
+      return {{ receiver: r(fig.querySelector('thead th.mha-first__receiver')),
+                scroll: r(fig.querySelector('.mha-first__scroll')),
+                label: r(fig.querySelector('tbody th')),
+                page: [document.documentElement.scrollWidth, window.innerWidth] }};
+    }}""")
+    (left, right), (s_left, s_right) = boxes["receiver"], boxes["scroll"]
+    assert s_left - 1 <= left and right <= s_right + 1, f"the receiver's column is scrolled off: {boxes}"
+    assert left >= boxes["label"][1] - 1, f"the receiver's column is under the row labels: {boxes}"
+    assert boxes["page"][0] <= boxes["page"][1], f"the page scrolls sideways: {boxes}"
+    assert not _audit(page), "the live first screen has accessibility violations"
+    watch.check()

@@ -117,15 +117,16 @@ def test_compare_top5_bars_are_drawn_against_the_largest_shown(make_page, base_u
     first = page.locator(".mha-col[data-model='four_heads'] .mha-token[data-step]").first
     first.focus()
     page.keyboard.press("Enter")
-    lists = page.locator(".mha-compare__inspector .mha-topk__list")
-    lists.first.wait_for()
-    for k in range(lists.count()):
-        rows = lists.nth(k).evaluate("""(l) => [...l.querySelectorAll('li')].map((li) => [
+    page.locator(".mha-compare__inspector .mha-topk .mha-topk__model").nth(2).wait_for()
+    lists = page.evaluate("""() => [...document.querySelectorAll('.mha-compare__inspector .mha-topk .mha-topk__list')].map((l) =>
+        [...l.querySelectorAll('li')].map((li) => [
             parseFloat(li.querySelector('.mha-topk__p').textContent),
-            parseFloat(li.querySelector('.mha-topk__bar > span').style.width)])""")
-        top = max(p for p, _ in rows)
+            parseFloat(li.querySelector('.mha-topk__bar > span').style.width)]))""")
+    # One scale for every model's list: the largest probability shown at this step fills its track.
+    top = max(p for rows in lists for p, _ in rows)
+    for k, rows in enumerate(lists):
         for p, width in rows:
-            # the largest bar fills its track; the others in proportion (to the displayed 0.1 %)
+            # the others in proportion (to the displayed 0.1 %)
             assert abs(width - max(1, 100 * p / top)) <= 100 * 0.06 / top + 0.1, (k, rows)
 
 
