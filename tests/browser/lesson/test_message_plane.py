@@ -175,42 +175,70 @@ def test_plane_fits_a_phone_and_passes_axe(make_page, base_url, scheme):
     assert found == []
 
 
-# Every label of the plane as drawn (the picture's text and the legend under it), for the setting and
-# person heads at every tenth of their weight: the pairs of labels whose boxes intersect.
+# Every label of the plane as drawn (the picture's text and the legend under it) and every mark a label
+# could hide (each visible handle as painted, its focus ring or outline included; the combined point), for
+# every weight the handles offer (steps of 0.05), with one handle focused from the keyboard: the pairs of
+# labels whose boxes intersect, and the labels that meet a mark. Both heads on river with one of them
+# focused was such a state: the focus outline ran through "setting head" and "river [10, 1]".
 _CROSSING_LABELS_JS = """async (mode) => {
   const root = document.querySelector("[data-mha-widget='message_plane']");
-  root.querySelector(`input[data-mode='${mode}']`).click();
+  const focused = document.activeElement.closest('[data-handle]');
+  if (!focused || !focused.matches(':focus-visible')) throw new Error('no handle has keyboard focus');
   const key = (h, k, n = 1) => { for (let i = 0; i < n; i++) root.querySelector(`[data-handle='${h}']`)
     .dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true })); };
+  const shown = (n) => n.getClientRects().length && n.getBoundingClientRect().width > 0
+    && n.checkVisibility({ visibilityProperty: true, opacityProperty: true });
   const labels = () => [...root.querySelectorAll('svg text, .mha-mp__legend li')]
-    .filter((t) => t.textContent.trim() && t.getClientRects().length && t.getBoundingClientRect().width > 0)
+    .filter((t) => t.textContent.trim() && shown(t))
     .map((t) => [t.textContent.trim(), t.getBoundingClientRect()]);
+  const grown = (r, d) => new DOMRect(r.x - d, r.y - d, r.width + 2 * d, r.height + 2 * d);
+  const marks = () => {
+    const out = [];
+    for (const h of root.querySelectorAll('[data-handle]')) {
+      if (!shown(h)) continue;
+      for (const c of h.children) if (!c.matches('.mha-mp__hit') && shown(c)) out.push([`${h.dataset.handle} handle`, c.getBoundingClientRect()]);
+      const cs = getComputedStyle(h);
+      if (h.matches(':focus-visible') && cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) > 0) {
+        out.push([`${h.dataset.handle} handle's outline`, grown(h.getBoundingClientRect(), parseFloat(cs.outlineOffset) + parseFloat(cs.outlineWidth))]);
+      }
+    }
+    const combined = root.querySelector('[data-mp=combined]');
+    if (shown(combined)) out.push(['combined point', combined.getBoundingClientRect()]);
+    return out;
+  };
+  const meet = (p, q) => p.left < q.right && q.left < p.right && p.top < q.bottom && q.top < p.bottom;
   const crossing = new Set();
   let seen = 0;
   const heads = mode === 'two' ? ['setting', 'person'] : ['one'];
-  const tenth = (h, a) => { key(h, 'Home'); key(h, 'PageDown', Math.floor(a / 2)); key(h, 'ArrowRight', 2 * (a % 2)); };
-  for (let a = 0; a <= 10; a++) for (let b = 0; b <= (mode === 'two' ? 10 : 0); b++) {
-    tenth(heads[0], a);
-    if (mode === 'two') tenth(heads[1], b);
+  const at = (h, k) => { key(h, 'Home'); key(h, 'ArrowRight', k); };
+  for (let a = 0; a <= 20; a++) for (let b = 0; b <= (mode === 'two' ? 20 : 0); b++) {
+    at(heads[0], a);
+    if (mode === 'two') at(heads[1], b);
     const boxes = labels();
+    const where = `(weights ${a / 20}, ${b / 20}; ${focused.dataset.handle} focused)`;
     seen = Math.max(seen, boxes.length);
     for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
-      const [p, q] = [boxes[i][1], boxes[j][1]];
-      if (p.left < q.right && q.left < p.right && p.top < q.bottom && q.top < p.bottom) {
-        crossing.add(`${boxes[i][0]} | ${boxes[j][0]} (weights ${a / 10}, ${b / 10})`);
-      }
+      if (meet(boxes[i][1], boxes[j][1])) crossing.add(`${boxes[i][0]} | ${boxes[j][0]} ${where}`);
+    }
+    for (const [name, box] of marks()) for (const [text, lbox] of boxes) {
+      if (meet(box, lbox)) crossing.add(`${text} | ${name} ${where}`);
     }
   }
-  return { seen, crossing: [...crossing].slice(0, 10) };
+  return { seen, crossing: [...crossing].slice(0, 12) };
 }"""
 
 
 @pytest.mark.parametrize("width", [1280, 390])
 def test_no_two_labels_overlap_wherever_the_heads_are(make_page, base_url, width):
-    """The head tags move with their handles: in two-head mode (and one-head mode) at every tenth of each
-    head's weight on river, no label's box meets another's, at 1280 and 390 px."""
+    """The head tags move with their handles: in two-head mode (either handle focused from the keyboard)
+    and in one-head mode, at every weight the handles offer, no label's box meets another's or a handle's
+    painted mark (its dot, its focus ring), at 1280 and 390 px."""
     page, watch = _open(make_page, base_url, viewport={"width": width, "height": 900})
-    for mode in ("two", "one"):
+    plane = Plane(page)
+    for mode, focus in (("two", "setting"), ("two", "person"), ("one", "one")):
+        page.locator(f".mha-mp input[data-mode='{mode}']").check()
+        plane.handle(focus).focus()  # a script's focus would not show the keyboard's focus ring:
+        page.keyboard.press("ArrowRight")  # a key press makes it the keyboard's
         found = page.evaluate(_CROSSING_LABELS_JS, mode)
         # the ticks, the axis titles, river, fisherman, the target, the head tags and the legend
         assert found["seen"] >= (20 if mode == "two" else 18), found

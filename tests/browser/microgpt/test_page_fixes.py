@@ -7,7 +7,9 @@
 * the loss chart's last step label ("1000") ran past the picture's edge;
 * the code tier of the append hint showed out.extend(blended) to a learner
   whose code never defines blended;
-* Check replaced what the Run before it had printed, without a word.
+* Check replaced what the Run before it had printed, without a word;
+* after a passing Check, the box still showed what an earlier Run of other code had printed (its
+  error under a green "Passed"): a Check of code other than the code that ran clears the box.
 """
 from __future__ import annotations
 
@@ -116,8 +118,28 @@ def test_check_keeps_the_runs_output_and_says_whose_it_is(exercise):
     assert page.inner_text(".mgpt-ex__output") == printed
     label = ex.locator(".mgpt-ex__label").inner_text()
     assert re.search(r"last run", label, re.I) and re.search(r"check shows no prints", label, re.I), label
-    # Checking other code than the one that ran says that too.
+
+
+
+def test_a_check_of_other_code_clears_an_older_runs_output(exercise):
+    page = exercise
+    ex = page.locator("[data-mha-widget='microgpt-exercise']")
+    wrong = solution().replace("out.extend(blended)", "out.append(blended)")
+    page.evaluate("(s) => window.mhaExercise.setCode(s)", wrong)
+    ex.get_by_role("button", name="Run", exact=True).click()
+    page.wait_for_function("() => document.querySelector('.mgpt-ex__output').textContent.includes('out holds lists')")
+    # the learner fixes the code and checks it without running it again
+    page.evaluate("(s) => window.mhaExercise.setCode(s)", solution())
+    ex.get_by_role("button", name="Check", exact=True).click()
+    page.wait_for_selector(".mgpt-ex__verdict[data-passed='true']")
+    shown = ex.locator(".mgpt-ex__output").inner_text()
+    assert "out holds lists" not in shown, f"a passing Check shows an older Run's prints: {shown!r}"
+    assert "press Run" in shown, shown
+    assert ex.locator(".mgpt-ex__label").inner_text() == "Output"
+    # and a Check of the starter after a Run of the solution does the same
+    ex.get_by_role("button", name="Run", exact=True).click()
+    page.wait_for_function("() => document.querySelector('.mgpt-ex__output').textContent.includes('after attn_wo')")
     page.evaluate("(s) => window.mhaExercise.setCode(s)", starter())
     ex.get_by_role("button", name="Check", exact=True).click()
     page.wait_for_selector(".mgpt-ex__verdict[data-passed='false']")
-    assert "as it was then" in ex.locator(".mgpt-ex__label").inner_text().lower()
+    assert "after attn_wo" not in ex.locator(".mgpt-ex__output").inner_text()
