@@ -191,10 +191,13 @@ export function exercisePanel(root, level, shared) {
     state.busy = true;
     setButtons();
     plain("Checking…");
-    // Check runs the code quietly: what an earlier Run printed stays, labelled as such.
-    if (printedBy === null) output.textContent = "Check runs your code without showing its prints; press Run to see them.";
-    else outputLabel.textContent = printedBy === source ? "Output of your last Run (Check shows no prints)"
-      : "Output of your last Run, of your code as it was then (Check shows no prints)";
+    // Check runs the code quietly. What a Run of this same code printed stays, labelled as such; what
+    // other code printed would sit under this code's verdict as if it were its own, so it goes.
+    if (printedBy === source) outputLabel.textContent = "Output of your last Run (Check shows no prints)";
+    else {
+      showPrintsOf(null);
+      output.textContent = "Check runs your code without showing its prints; press Run to see what this code prints.";
+    }
     try {
       const doc = await cases;
       const { inputs, explain } = level.ask(doc);

@@ -135,7 +135,7 @@ def test_a_check_of_other_code_clears_an_older_runs_output(exercise):
     shown = ex.locator(".mgpt-ex__output").inner_text()
     assert "out holds lists" not in shown, f"a passing Check shows an older Run's prints: {shown!r}"
     assert "press Run" in shown, shown
-    assert ex.locator(".mgpt-ex__label").inner_text() == "Output"
+    assert ex.locator(".mgpt-ex__label").text_content() == "Output"
     # and a Check of the starter after a Run of the solution does the same
     ex.get_by_role("button", name="Run", exact=True).click()
     page.wait_for_function("() => document.querySelector('.mgpt-ex__output').textContent.includes('after attn_wo')")
