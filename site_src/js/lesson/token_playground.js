@@ -68,6 +68,8 @@ export async function mount(root) {
     maxlength: String(MAX_CHARS), autocomplete: "off", spellcheck: false });
   const slider = el("input", { type: "range", id: `${id}-w`, min: String(WIDTHS.min), max: String(WIDTHS.max), step: "1",
     value: String(root.dataset.width || 4), class: "mha-tp__slider" });
+  const firstW = Number(slider.value);
+  let moved = false;
   const wShown = el("output", { for: slider.id, class: "mha-tp__w" });
   const rows = el("div", { class: "mha-tp__rows" });
   const idsBox = el("div", { class: "mha-tp__ids" });
@@ -101,8 +103,13 @@ export async function mount(root) {
     wShown.textContent = `w = ${w}`;
     slider.setAttribute("aria-valuetext", `window width ${w}`);
     const pairs = windowPairs(ids, w, vocab.special);
-    count.textContent = `${pairs.length} targets with w = ${w}: one per token (${words.length}, punctuation included) and one for EOS. ` +
-      "Move the slider: the count stays, only the contexts change.";
+    // The check question under the playground asks whether w changes the count: the widget says why
+    // the count stays only once the learner has moved the slider and seen it for themselves.
+    if (w !== firstW) moved = true;
+    count.textContent = moved
+      ? `${pairs.length} targets with w = ${w}: one per token (${words.length}, punctuation included) and one for EOS. ` +
+        "The count stays; only the contexts change."
+      : `${pairs.length} targets with w = ${w}. Move the slider: does the count change?`;
     root.dataset.targets = String(pairs.length);
     const tokenName = (x) => (x === vocab.special.PAD ? "PAD" : x === vocab.special.BOS ? "BOS"
       : x === vocab.special.EOS ? "EOS" : x === vocab.special.UNK ? "UNK" : name(x));
