@@ -144,7 +144,7 @@ def figure_toy_curves() -> tuple[str, str]:
     heads = data["config"]["heads"]
     steps = data["config"]["steps"]
     W, Hh = 400, 250
-    ml, mr, mt, mb = 56, 12, 34, 38
+    ml, mr, mt, mb = 56, 46, 34, 38  # the right margin holds the chance line's label, clear of the curves
     pw, ph = W - ml - mr, Hh - mt - mb
     X = lambda s: ml + s / steps * pw
     Y = lambda a: mt + (1 - a) * ph
@@ -158,8 +158,9 @@ def figure_toy_curves() -> tuple[str, str]:
     parts.append(f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
                  f'class="mha-fig__small" font-size="{FONT}">held-out share solved</text>')
     parts.append(line(ml, Y(t["chance"]), ml + pw, Y(t["chance"]), "mha-toy__chance"))
-    parts.append(text(ml + pw - 4, Y(t["chance"]) - 4, f"chance {_pc(t['chance'])}", "mha-fig__small",
-                      anchor="end", size=FONT))
+    cx, cy = ml + pw + 4, Y(t["chance"])
+    parts.append(f'<text x="{cx:g}" y="{cy - 10:g}" class="mha-fig__small" font-size="{FONT:g}">chance'
+                 f'<tspan x="{cx:g}" dy="{FONT:g}">{esc(_pc(t["chance"]))}</tspan></text>')
     desc = []
     for h in heads:
         r = t["by_heads"][str(h)]
@@ -172,7 +173,8 @@ def figure_toy_curves() -> tuple[str, str]:
                     f"(seeds {', '.join(str(run['seed']) for run in r['runs'])})")
     for k, h in enumerate(heads):
         lx = ml + k * 110
-        parts.append(line(lx, 14, lx + 24, 14, f"mha-toy__curve {HEAD_CLASS.get(h, '')}"))
+        parts.append(line(lx, 14, lx + 24, 14, f"mha-toy__curve {HEAD_CLASS.get(h, '')}").replace(
+            "<line ", f'<line data-key-heads="{h}" ', 1))
         parts.append(text(lx + 30, 18, _heads_label(h), "mha-fig__label", size=FONT))
     parts.append(f'<g class="mha-toy__replay" data-steps="{steps}" data-x0="{ml}" data-x1="{ml + pw}" '
                  f'data-y0="{mt}" data-y1="{mt + ph}"></g>')
@@ -182,7 +184,7 @@ def figure_toy_curves() -> tuple[str, str]:
     solved_by = {h: sum(run["accuracy"] >= 0.9 for run in t["by_heads"][str(h)]["runs"]) for h in heads}
     n = len(one["runs"])
     counts = "; ".join(f"{_heads_label(h)}: {solved_by[h]} of {n}" for h in heads)
-    cap = (f"**Recorded learning curves** on the same task, one line per seed and head count (grey: chance). "
+    cap = (f"**Recorded learning curves** on the same task, one line per seed and head count (dotted grey: chance). "
            f"Seeds above 90 % by update {steps:,}: {counts}.")
     return body, cap
 

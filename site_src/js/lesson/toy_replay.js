@@ -40,10 +40,23 @@ export function mount(root) {
   }));
   const updates = [...new Set(runs.flatMap((r) => r.points.map(([s]) => s)))].sort((a, b) => a - b);
   const heads = [...new Set(runs.map((r) => r.heads))].sort((a, b) => a - b);
-  const cursor = document.createElementNS("http://www.w3.org/2000/svg", "line");
+  // The cursor marks the update the curves are drawn up to, and says which above the plot. At rest the
+  // figure shows the whole runs, and a line at the last update would only look stuck there: it appears
+  // once the learner replays or moves the slider.
+  const SVG = "http://www.w3.org/2000/svg";
+  const cursor = document.createElementNS(SVG, "line");
+  cursor.setAttribute("class", "mha-toy__cursor");
   cursor.setAttribute("y1", String(y0));
   cursor.setAttribute("y2", String(y1));
-  frame.append(cursor);
+  const cursorLabel = document.createElementNS(SVG, "text");
+  cursorLabel.setAttribute("class", "mha-fig__small mha-toy__cursor-label");
+  cursorLabel.setAttribute("y", String(y0 - 4));
+  cursorLabel.setAttribute("font-size", "13");
+  const cursorGroup = document.createElementNS(SVG, "g");
+  cursorGroup.setAttribute("aria-hidden", "true");
+  cursorGroup.style.display = "none";
+  cursorGroup.append(cursor, cursorLabel);
+  frame.append(cursorGroup);
 
   const slider = el("input", { type: "range", min: "0", max: String(updates.length - 1), step: "1",
     value: String(updates.length - 1), "aria-label": "Recorded update shown" });
@@ -63,6 +76,11 @@ export function mount(root) {
     }
     cursor.setAttribute("x1", X(upto).toFixed(1));
     cursor.setAttribute("x2", X(upto).toFixed(1));
+    cursorLabel.textContent = `update ${upto.toLocaleString("en")}`;
+    cursorLabel.setAttribute("x", X(upto).toFixed(1));
+    // centred on the line, but kept inside the plot's width at either end
+    const third = (x1 - x0) / 6;
+    cursorLabel.setAttribute("text-anchor", X(upto) < x0 + third ? "start" : X(upto) > x1 - third ? "end" : "middle");
     const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const parts = heads.map((h) => `${h} ${h === 1 ? "head" : "heads"} ${pct(mean(shown.get(h)))}`);
     out.textContent = `Recorded runs, update ${upto.toLocaleString("en")} of ${steps.toLocaleString("en")} `
@@ -81,13 +99,16 @@ export function mount(root) {
     if (k < updates.length - 1) s.timer = setTimeout(() => tick(k + 1), FRAME_MS);
     else stop();
   };
+  const showCursor = () => { cursorGroup.style.display = ""; };
   play.addEventListener("click", () => {
     if (s.timer) return stop();
+    showCursor();
     play.textContent = "Pause";
     tick(Number(slider.value) >= updates.length - 1 ? 0 : Number(slider.value));
   });
   slider.addEventListener("input", () => {
     stop();
+    showCursor();
     draw(Number(slider.value));
   });
   draw(updates.length - 1);

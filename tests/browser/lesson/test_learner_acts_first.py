@@ -74,6 +74,10 @@ CURVE_COLOURS_JS = """() => {
 }"""
 
 
+# as far apart as the palette keeps any two of its colours (tests/pipeline/test_palette_written_once.py)
+DISTINCT = 80
+
+
 def _rgb(css: str) -> tuple[int, ...]:
     return tuple(int(float(v)) for v in re.findall(r"[\d.]+", css)[:3])
 
@@ -95,7 +99,7 @@ def test_head_counts_are_told_apart_by_colour(make_page, base_url, scheme):
     for a in colours:
         for b in colours:
             if a < b:
-                assert sum((x - y) ** 2 for x, y in zip(colours[a], colours[b])) ** 0.5 > 100, (a, b, colours)
+                assert sum((x - y) ** 2 for x, y in zip(colours[a], colours[b])) ** 0.5 >= DISTINCT, (a, b, colours)
     watch.check()
 
 
@@ -137,7 +141,8 @@ CURSOR_JS = """() => {
   const shown = (n) => n && n.checkVisibility({ visibilityProperty: true }) && n.getBoundingClientRect().height > 0;
   const label = [...frame.querySelectorAll('text')].find((t) => shown(t));
   return { line: shown(line) ? Number(line.getAttribute('x1')) : null,
-           label: label ? label.textContent : null, labelBox: label ? label.getBBox() : null };
+           label: label ? label.textContent : null,
+           labelBox: label ? (({ x, width }) => ({ x, width }))(label.getBBox()) : null };
 }"""
 
 
