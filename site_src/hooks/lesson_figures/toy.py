@@ -143,8 +143,9 @@ def figure_toy_curves() -> tuple[str, str]:
     t = _task(MAIN)
     heads = data["config"]["heads"]
     steps = data["config"]["steps"]
-    W, Hh = 400, 250
-    ml, mr, mt, mb = 56, 46, 34, 38  # the right margin holds the chance line's label, clear of the curves
+    W, Hh = 400, 260
+    # the right margin holds the chance line's label, clear of the curves; the top one the replay's cursor label
+    ml, mr, mt, mb = 56, 46, 44, 38
     pw, ph = W - ml - mr, Hh - mt - mb
     X = lambda s: ml + s / steps * pw
     Y = lambda a: mt + (1 - a) * ph

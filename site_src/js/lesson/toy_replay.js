@@ -50,7 +50,7 @@ export function mount(root) {
   cursor.setAttribute("y2", String(y1));
   const cursorLabel = document.createElementNS(SVG, "text");
   cursorLabel.setAttribute("class", "mha-fig__small mha-toy__cursor-label");
-  cursorLabel.setAttribute("y", String(y0 - 4));
+  cursorLabel.setAttribute("y", String(y0 - 7));
   cursorLabel.setAttribute("font-size", "13");
   const cursorGroup = document.createElementNS(SVG, "g");
   cursorGroup.setAttribute("aria-hidden", "true");
