@@ -42,15 +42,22 @@ function label(x, y, text, cls = "", anchor = "start") {
   return t;
 }
 
+// A handle's painted size: its dot (r 9) inside the ring that shows keyboard focus. Tags keep clear of
+// the ring whether it shows or not, so a tag does not jump when its handle takes focus.
+const RING = 14;
+const MARK = RING + 2;
 // Places for a head's tag around its handle (offset from the handle's centre, text anchor), in order of
 // preference: beside it, then above or below, then a line further out (two handles on one spot).
-const NEAR = [[-14, 5, "end"], [14, 5, "start"], [-8, -14, "end"], [8, -14, "start"], [-8, 25, "end"],
-  [8, 25, "start"], [0, -16, "middle"], [0, 28, "middle"]];
-const FAR = [[-8, -30, "end"], [8, -30, "start"], [-8, 41, "end"], [8, 41, "start"], [0, -32, "middle"],
-  [0, 44, "middle"], [-24, 5, "end"], [24, 5, "start"], [-24, -22, "end"], [-24, 22, "end"], [-8, -46, "end"]];
+const G = MARK + 4;
+const NEAR = [[-G, 5, "end"], [G, 5, "start"], [-6, -G, "end"], [6, -G, "start"], [-6, G + 10, "end"],
+  [6, G + 10, "start"], [0, -G - 2, "middle"], [0, G + 12, "middle"]];
+const FAR = [[-6, -G - 16, "end"], [6, -G - 16, "start"], [-6, G + 26, "end"], [6, G + 26, "start"],
+  [0, -G - 18, "middle"], [0, G + 28, "middle"], [-G - 10, 5, "end"], [G + 10, 5, "start"],
+  [-G - 10, -22, "end"], [-G - 10, 22, "end"], [-6, -G - 32, "end"], [12, -G - 16, "end"], [12, -G - 32, "end"],
+  [-6, -G - 48, "end"], [12, -G - 48, "end"], [0, G + 44, "middle"]];
 const AROUND = [...NEAR, ...FAR];
-const AROUND_PERSON = [[8, -14, "start"], [-8, -14, "end"], [14, 5, "start"], [-14, 5, "end"], [8, 25, "start"],
-  [-8, 25, "end"], [0, -16, "middle"], [0, 28, "middle"], ...FAR];
+const AROUND_PERSON = [[6, -G, "start"], [-6, -G, "end"], [G, 5, "start"], [-G, 5, "end"], [6, G + 10, "start"],
+  [-6, G + 10, "end"], [0, -G - 2, "middle"], [0, G + 12, "middle"], ...FAR];
 const VIEW = { width: 360, height: BOX.bottom + 42 };
 
 function setTag(t, x, y, anchor) {
@@ -124,17 +131,20 @@ export function mount(root) {
 
   const sources = svg("g", { "aria-hidden": "true" },
     svg("circle", { class: "mha-mp__source", cx: sx(R[0]), cy: sy(R[1]), r: 5 }),
-    label(sx(R[0]), sy(R[1]) + 18, `river ${vec(R)}`, "", "middle"),
+    // Below river and above fisherman, clear of the ring of a handle that sits on either and of the
+    // combined point, which runs along the rectangle's top edge.
+    label(sx(R[0]), sy(R[1]) + MARK + 11, `river ${vec(R)}`, "", "middle"),
     svg("circle", { class: "mha-mp__source", cx: sx(F[0]), cy: sy(F[1]), r: 5 }),
-    label(sx(F[0]) + 9, sy(F[1]) - 9, `fisherman ${vec(F)}`));
+    label(sx(F[0]) - 6, sy(F[1]) - MARK - 6, `fisherman ${vec(F)}`));
   const tx = sx(TARGET[0]), ty = sy(TARGET[1]);
   const target = svg("g", { class: "mha-mp__target", "aria-hidden": "true" },
     svg("circle", { cx: tx, cy: ty, r: 11 }),
     svg("line", { x1: tx - 16, x2: tx + 16, y1: ty, y2: ty }),
     svg("line", { x1: tx, x2: tx, y1: ty - 16, y2: ty + 16 }),
-    // To the right of the mark, on two lines, clear of the head tags and the guides.
+    // Beside the mark, on two lines: to its right, or to its left while the combined point is there.
     label(tx + 17, ty - 4, "target", "mha-mp__target-label"),
     label(tx + 17, ty + 12, vec(TARGET), "mha-mp__target-label"));
+  const targetLabels = [...target.querySelectorAll("text")];
 
   const guides = svg("g", { class: "mha-mp__guides", "aria-hidden": "true" });
   const guideV = svg("line", { class: "mha-mp__guide h0-stroke" });
@@ -145,7 +155,8 @@ export function mount(root) {
   function handle(key, name, colour) {
     const g = svg("g", { class: `mha-mp__handle ${colour}`, tabindex: 0, role: "slider", "data-handle": key,
       "aria-label": name, "aria-valuemin": 0, "aria-valuemax": 1, "aria-orientation": "horizontal" });
-    g.append(svg("circle", { class: "mha-mp__hit", r: 20 }), svg("circle", { class: "mha-mp__dot", r: 9 }));
+    g.append(svg("circle", { class: "mha-mp__hit", r: 20 }), svg("circle", { class: "mha-mp__ring", r: RING }),
+      svg("circle", { class: "mha-mp__dot", r: 9 }));
     return g;
   }
   const handles = {
@@ -257,11 +268,15 @@ export function mount(root) {
   // prefers its left, the person head's above right.
   function placeTags(p, two) {
     const keys = two ? ["setting", "person"] : ["one"];
-    const marks = keys.map((key) => circleBox(sx(p[key][0]), sy(p[key][1]), 10));
-    if (two) marks.push(circleBox(sx(p.combined[0]), sy(p.combined[1]), 9));
-    // The sources, ticks and target never move: their boxes are measured once the picture is drawn.
-    if (!fixedBoxes.some((b) => b.width)) fixedBoxes = [...fixedLabels.map((t) => boxInPicture(picture, t)), bbox(target)];
-    const taken = [...fixedBoxes, ...marks];
+    const marks = keys.map((key) => circleBox(sx(p[key][0]), sy(p[key][1]), MARK));
+    if (two) marks.push(circleBox(sx(p.combined[0]), sy(p.combined[1]), 11));
+    // The sources and ticks never move: their boxes are measured once the picture is drawn.
+    if (!fixedBoxes.some((b) => b.width)) fixedBoxes = fixedLabels.map((t) => boxInPicture(picture, t));
+    for (const side of [1, -1]) {
+      for (const t of targetLabels) setTag(t, tx + side * 17, t.getAttribute("y"), side > 0 ? "start" : "end");
+      if (!targetLabels.some((t) => marks.some((m) => overlap(bbox(t), m)))) break;
+    }
+    const taken = [...fixedBoxes, bbox(target), ...marks];
     for (const key of keys) {
       const [hx, hy] = [sx(p[key][0]), sy(p[key][1])];
       const order = key === "person" ? AROUND_PERSON : AROUND;
