@@ -185,7 +185,7 @@ def figure_toy_curves() -> tuple[str, str]:
     solved_by = {h: sum(run["accuracy"] >= 0.9 for run in t["by_heads"][str(h)]["runs"]) for h in heads}
     n = len(one["runs"])
     counts = "; ".join(f"{_heads_label(h)}: {solved_by[h]} of {n}" for h in heads)
-    cap = (f"**Recorded learning curves** on the same task, one line per seed and head count (dotted grey: chance). "
+    cap = (f"**Recorded learning curves** on the same task, one line per seed and head count (grey: chance). "
            f"Seeds above 90 % by update {steps:,}: {counts}.")
     return body, cap
 
