@@ -42,7 +42,7 @@ import { relayStalls } from "../runtime/download_watch.js";
 import { downloads, exerciseFiles, microgptFiles, tellServiceWorker, workerFiles } from "./worker_files.js";
 import { SNAPSHOT_NEWS, snapshotNews, snapshotOffer } from "./snapshot.js";
 
-export { exerciseFiles, microgptFiles, workerFiles };
+export { exerciseFiles, workerFiles };
 
 export const TIME_LIMIT_MS = 5000;
 // Characters shown per job, whatever the worker sends (Python cuts at 20,000
@@ -69,11 +69,10 @@ export function startEarly(files = null) {
 }
 
 // The exercise's runner: the one started early if it loads the same files, else a new one.
-export function claimRunner(callbacks, files = null) {
+export function claimRunner(callbacks, files = microgptFiles()) {
   const runner = globalThis[EARLY];
   delete globalThis[EARLY];
-  const wanted = (files || microgptFiles()).exerciseURL || "";
-  if (runner && (runner.files.exerciseURL || "") !== wanted) runner.dispose();
+  if (runner && (runner.files.exerciseURL || "") !== (files.exerciseURL || "")) runner.dispose();
   if (!runner || runner.disposed) return new PythonRunner(callbacks, files);
   runner.attach(callbacks);
   return runner;

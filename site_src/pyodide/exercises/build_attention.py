@@ -241,21 +241,26 @@ class Attention:
 # ---------------------------------------------------------------------------
 # Where in the learner's code.
 # ---------------------------------------------------------------------------
-def _function_span(source, name):
-    """(first line, last line, the docstring's lines) of function ``name`` in ``source``, or None."""
+def _function_node(source, name):
+    """The ``def`` of function ``name`` in ``source`` (an ast node), or None."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            doc = set()
-            first = node.body[0] if node.body else None
-            if isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant) \
-                    and isinstance(first.value.value, str):
-                doc = set(range(first.lineno, first.end_lineno + 1))
-            return node.lineno, node.end_lineno, doc
-    return None
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
+def _function_span(source, name):
+    """(first line, last line, the docstring's lines) of function ``name`` in ``source``, or None."""
+    node = _function_node(source, name)
+    if node is None:
+        return None
+    doc = set()
+    first = node.body[0] if node.body else None
+    if isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant) \
+            and isinstance(first.value.value, str):
+        doc = set(range(first.lineno, first.end_lineno + 1))
+    return node.lineno, node.end_lineno, doc
 
 
 def line_where(source, name, pattern=None):
@@ -340,18 +345,12 @@ def _appended_heads(value, n_heads, width):
 
 def _rows_appended_whole(source, name):
     """Names of the lists function ``name`` appends whole to another (``joined.append(row)``): the rows."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    fn = _function_node(source, name)
+    if fn is None:
         return []
-    rows = []
-    for fn in ast.walk(tree):
-        if isinstance(fn, ast.FunctionDef) and fn.name == name:
-            for call in ast.walk(fn):
-                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"
-                        and len(call.args) == 1 and isinstance(call.args[0], ast.Name)):
-                    rows.append(call.args[0].id)
-    return rows
+    return [call.args[0].id for call in ast.walk(fn)
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"
+            and len(call.args) == 1 and isinstance(call.args[0], ast.Name)]
 
 
 def _append_hint(job):
