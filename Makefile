@@ -21,7 +21,7 @@ export SOURCE_DATE_EPOCH
 endif
 SERVE_URL = http://$(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST)):$(PORT)/$(patsubst /%,%,$(PREFIX))
 
-.PHONY: setup site-setup serve build site-check check format-check lint test models train-runs extra-seeds record-runs microgpt bench clean
+.PHONY: setup site-setup serve build site-check check format format-check lint test models train-runs extra-seeds record-runs microgpt bench clean
 
 .venv/ready: pyproject.toml
 	python3 -m venv .venv
@@ -67,7 +67,9 @@ site-setup: .venv-site/ready node_modules/ready
 # both linters and the site-build tests.
 site-check: site-setup .venv-site/checks
 	$(SITE_PY) -m ruff check .
+	$(SITE_PY) -m ruff format --check .
 	node_modules/.bin/eslint .
+	node_modules/.bin/prettier --check --log-level warn .
 	$(SITE_PY) -m pytest tests/site_build -q
 
 build: site-setup
@@ -77,19 +79,23 @@ serve: site-setup
 	SITE_URL='$(SERVE_URL)' $(SITE_PY) -m mkdocs build --strict
 	$(SITE_PY) -m export.serve --dir site --host $(HOST) --port $(PORT) --prefix '$(PREFIX)'
 
-# The fast loop, under two minutes on a 2-core machine: both linters, then every test that needs
-# no browser and is not marked slow (tests/conftest.py marks everything under tests/browser/).
+# The fast loop, under two minutes on a 2-core machine: both linters and both formatters' checks,
+# then every test that needs no browser and is not marked slow (tests/conftest.py marks
+# everything under tests/browser/). `make format` rewrites the files the checks would refuse.
 lint: setup
 	$(PY) -m ruff check .
 	node_modules/.bin/eslint .
 
-check: lint
-	$(PY) -m pytest -m "not slow and not browser" -q
-
-# Not part of check yet: the whole-tree reformat (ruff format .) waits for a round with no open
-# branches ([tool.ruff.format] in pyproject.toml says why).
 format-check: setup
 	$(PY) -m ruff format --check .
+	node_modules/.bin/prettier --check --log-level warn .
+
+format: setup
+	$(PY) -m ruff format .
+	node_modules/.bin/prettier --write --log-level warn .
+
+check: lint format-check
+	$(PY) -m pytest -m "not slow and not browser" -q
 
 # Everything: the fast loop first, then the rest (the browsers and the slow tests); it ends with
 # its fifteen slowest tests, so every run (CI's too) says where the time went (tests/README.md).

@@ -21,6 +21,7 @@ origin isolated (COOP/COEP, as ``make serve`` sends; several WASM threads) and
 without isolation (one thread). WebGPU is hidden from the page so Auto picks
 WebAssembly, as on a machine without a GPU.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,8 +53,12 @@ GOALS = {"four_heads_ms": 1.0, "ratio": 1.5, "ready_s": 1.5, "model_mb": 6.0}
 
 def build_site() -> Path:
     out = Path(tempfile.mkdtemp(prefix="mha-bench-")) / "site"
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "--site-dir", str(out)],
-                   cwd=ROOT, check=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "--site-dir", str(out)],
+        cwd=ROOT,
+        check=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     return out
 
 
@@ -67,8 +72,9 @@ def python_latency(site: Path, window: list[int], runs: int) -> dict[str, float]
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.add_session_config_entry("session.disable_quant_qdq", "1")  # as the browser runtime does
-        session = ort.InferenceSession(str(site / f"wasm_assets/models/{name}.onnx"), options,
-                                       providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(
+            str(site / f"wasm_assets/models/{name}.onnx"), options, providers=["CPUExecutionProvider"]
+        )
         inputs = feeds(session, x)  # the attention models' head mask: ones
         for _ in range(20):
             session.run(None, inputs)
@@ -100,7 +106,9 @@ def measure_page(browser, url: str, runs: int) -> dict:
     window = page.evaluate("(t) => window.mhaCompare.window(t)", PROMPT)
     latency = {}
     for name in MODELS:
-        times = page.evaluate("([n, p, r]) => window.mhaCompare.time(n, p, {runs: r, warmup: 20})", [name, PROMPT, runs])
+        times = page.evaluate(
+            "([n, p, r]) => window.mhaCompare.time(n, p, {runs: r, warmup: 20})", [name, PROMPT, runs]
+        )
         latency[name] = statistics.median(times)
     page.reload()  # same browser profile: cached files and compiled WebAssembly
     warm = page.evaluate(WAIT_READY_JS)
@@ -109,9 +117,17 @@ def measure_page(browser, url: str, runs: int) -> dict:
     models = sum(r["transfer"] for r in resources if "/wasm_assets/models/" in r["name"] and ".onnx" in r["name"])
     vocab = sum(r["transfer"] for r in resources if r["name"].endswith("/wasm_assets/vocab.json"))
     runtime = sum(r["transfer"] for r in resources if "/vendor/ort/" in r["name"])
-    return {"state": state, "window": window, "latency": latency, "bytes_total": total, "bytes_models": models,
-            "bytes_vocab": vocab, "bytes_runtime": runtime, "ready_s": state["readyMs"] / 1000,
-            "ready_warm_s": warm["readyMs"] / 1000}
+    return {
+        "state": state,
+        "window": window,
+        "latency": latency,
+        "bytes_total": total,
+        "bytes_models": models,
+        "bytes_vocab": vocab,
+        "bytes_runtime": runtime,
+        "ready_s": state["readyMs"] / 1000,
+        "ready_warm_s": warm["readyMs"] / 1000,
+    }
 
 
 def machine() -> str:
@@ -126,8 +142,11 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=200, help="timed runs per model (default 200)")
     parser.add_argument("--site", type=Path, help="an already built site (default: build one)")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown section for bench/RESULTS.md")
-    parser.add_argument("--gzip", action="store_true",
-                        help="serve compressed (export.serve --gzip), as most static hosts do; default: uncompressed")
+    parser.add_argument(
+        "--gzip",
+        action="store_true",
+        help="serve compressed (export.serve --gzip), as most static hosts do; default: uncompressed",
+    )
     args = parser.parse_args(argv)
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is missing: apt-get install chromium (make bench installs it)", file=sys.stderr)
@@ -161,7 +180,9 @@ def main(argv=None) -> int:
         f"Runs: median of {args.runs} single-window runs (B=1) after 20 warm-up runs; prompt of "
         f"{len([i for i in iso['window'] if i])} ids.",
         "",
-        "| model | WASM, isolated ({} threads) ms/token | WASM, not isolated (1 thread) ms/token | onnxruntime-Python (1 thread) ms | ratio (best WASM / Python) | session creation ms |".format(iso["state"]["threads"]),
+        "| model | WASM, isolated ({} threads) ms/token | WASM, not isolated (1 thread) ms/token | onnxruntime-Python (1 thread) ms | ratio (best WASM / Python) | session creation ms |".format(
+            iso["state"]["threads"]
+        ),
         "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     ratios = {}
@@ -169,8 +190,10 @@ def main(argv=None) -> int:
         best = min(iso["latency"][name], plain["latency"][name])
         ratios[name] = best / py[name]
         session_ms = iso["state"]["timings"].get(name, {}).get("session_ms")
-        lines.append(f"| {name} | {iso['latency'][name]:.3f} | {plain['latency'][name]:.3f} | {py[name]:.3f} | "
-                     f"{ratios[name]:.2f}x | {session_ms:.0f} |")
+        lines.append(
+            f"| {name} | {iso['latency'][name]:.3f} | {plain['latency'][name]:.3f} | {py[name]:.3f} | "
+            f"{ratios[name]:.2f}x | {session_ms:.0f} |"
+        )
     lines += [
         "",
         f"Compare page, navigation start to ready to generate: {iso['ready_s']:.2f} s isolated, "
@@ -187,7 +210,8 @@ def main(argv=None) -> int:
             a="met" if min(iso["latency"][MOST], plain["latency"][MOST]) <= GOALS["four_heads_ms"] else "NOT met",
             b="met" if ratios[MOST] <= GOALS["ratio"] else "NOT met",
             c="met" if iso["ready_s"] <= GOALS["ready_s"] else "NOT met",
-            d="met" if model_bytes / 1e6 <= GOALS["model_mb"] else "NOT met"),
+            d="met" if model_bytes / 1e6 <= GOALS["model_mb"] else "NOT met",
+        ),
     ]
     text = "\n".join(lines)
     if args.markdown:

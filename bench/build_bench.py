@@ -17,6 +17,7 @@ isolated on 127.0.0.1 and drives headless Chromium with the service worker on:
 * the 12-word continuation the learner's function drives (12 jobs in one
   fresh Python, plus the model's own 12 steps): the whole, and each word.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,7 +35,7 @@ from export.serve import serve_in_thread  # noqa: E402
 from tests.browser_util import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 PAGE = "lesson/build/"
-PROMPT = "once upon a time there was a little girl named lily . she liked to"   # 16 tokens with BOS
+PROMPT = "once upon a time there was a little girl named lily . she liked to"  # 16 tokens with BOS
 FUNCTIONS = ("project", "split_heads", "scores", "causal_softmax", "blend", "multi_head_attention")
 SOLUTION = (ROOT / "tests" / "pyodide" / "build_solution.py").read_text()
 READY_JS = """async () => {
@@ -80,7 +81,7 @@ def main(argv=None) -> int:
             if i < args.visits - 1:
                 context.close()
         page.wait_for_function("() => navigator.serviceWorker && navigator.serviceWorker.controller")
-        page.wait_for_timeout(3000)   # the service worker stores what the first visit fetched
+        page.wait_for_timeout(3000)  # the service worker stores what the first visit fetched
         for i in range(args.visits):
             page.reload()
             visit(page, repeat, f"repeat visit {i + 1}")
@@ -103,7 +104,7 @@ def main(argv=None) -> int:
     server.shutdown()
     load_after = ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
-    def ms(value):   # (a site from before graphAt and timings existed has neither)
+    def ms(value):  # (a site from before graphAt and timings existed has neither)
         return f"{value:,.0f}" if isinstance(value, (int, float)) else "–"
 
     def ready_rows(rows):
@@ -119,12 +120,22 @@ def main(argv=None) -> int:
     for label, rows in (("ready, first visit (empty profile)", first), ("ready, repeat visit", repeat)):
         print(f"| {label} | {statistics.median(r['ready'] for _, r in rows):,.0f} | {'; '.join(ready_rows(rows))} |")
     for name in FUNCTIONS:
-        print(f"| Check {name}, next Python started | {statistics.median(checks[name]):,.0f} | "
-              f"{', '.join(f'{ms:,.0f}' for ms in checks[name])} |")
-    print(f"| Check multi_head_attention straight after another | {statistics.median(back_to_back):,.0f} | "
-          f"{', '.join(f'{ms:,.0f}' for ms in back_to_back)} |")
-    each = (f"{len(steps)} words; per word median {statistics.median(steps):,.0f}, slowest {max(steps):,.0f}; "
-            f"the learner's call within it median {statistics.median(jobs):,.0f}") if steps else "–"
+        print(
+            f"| Check {name}, next Python started | {statistics.median(checks[name]):,.0f} | "
+            f"{', '.join(f'{ms:,.0f}' for ms in checks[name])} |"
+        )
+    print(
+        f"| Check multi_head_attention straight after another | {statistics.median(back_to_back):,.0f} | "
+        f"{', '.join(f'{ms:,.0f}' for ms in back_to_back)} |"
+    )
+    each = (
+        (
+            f"{len(steps)} words; per word median {statistics.median(steps):,.0f}, slowest {max(steps):,.0f}; "
+            f"the learner's call within it median {statistics.median(jobs):,.0f}"
+        )
+        if steps
+        else "–"
+    )
     print(f"| 12-word continuation driven by the learner's function | {drive['ms']:,.0f} | {each} |")
     return 0
 

@@ -24,6 +24,7 @@ thresholds at their minimum, to show what a cached compiled engine would save
 (Chrome caches a module's compiled code only after about 1 MB of optimised
 code, which a visit of this page does not reach).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,16 +66,20 @@ COLLECT_JS = r"""() => {
   };
 }"""
 # (label, how the path ends); the first request for each is shown.
-WATCHED = [("widget code", "/js/compare/compare.js"), ("onnxruntime bundle", "/ort.wasm.min.mjs"),
-           ("engine JavaScript", "/ort-wasm-simd-threaded.mjs"), ("engine WebAssembly", "/ort-wasm-simd-threaded.wasm")] + \
-          [(f"model {m}", f"/models/{m}.onnx") for m in MODELS]
+WATCHED = [
+    ("widget code", "/js/compare/compare.js"),
+    ("onnxruntime bundle", "/ort.wasm.min.mjs"),
+    ("engine JavaScript", "/ort-wasm-simd-threaded.mjs"),
+    ("engine WebAssembly", "/ort-wasm-simd-threaded.wasm"),
+] + [(f"model {m}", f"/models/{m}.onnx") for m in MODELS]
 RUNTIME_FILES = [f"models/{m}.onnx" for m in MODELS] + ["ort/ort.wasm.min.mjs", "ort/ort-wasm-simd-threaded.wasm"]
 
 
 def trace_summary(events: list[dict]) -> dict:
     """Main-thread busy time and V8's WebAssembly compilation from one page's trace."""
-    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
-               if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    threads = {
+        (e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
+    }
     complete = [e for e in events if e.get("ph") == "X" and "dur" in e]
     by_name = collections.defaultdict(lambda: [0, 0.0])
     for e in complete:

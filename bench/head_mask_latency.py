@@ -10,6 +10,7 @@ same window, alternating in ``--rounds`` blocks so that load drift hits both
 alike; each figure is the median of all timed runs. Python uses one intra-op
 thread and the browser runtime's ``session.disable_quant_qdq`` option.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -80,8 +81,10 @@ def python_latency(site: Path, window: list[int], runs: int, rounds: int) -> dic
     result = {}
     for name in MODELS:
         sessions = {}
-        for variant, path in (("without", site / f"bench_before/{name}.onnx"),
-                              ("with", site / f"wasm_assets/models/{name}.onnx")):
+        for variant, path in (
+            ("without", site / f"bench_before/{name}.onnx"),
+            ("with", site / f"wasm_assets/models/{name}.onnx"),
+        ):
             options = ort.SessionOptions()
             options.intra_op_num_threads = 1
             options.add_session_config_entry("session.disable_quant_qdq", "1")
@@ -91,7 +94,7 @@ def python_latency(site: Path, window: list[int], runs: int, rounds: int) -> dic
                 sess.run(None, sessions[variant][1])
         times = {"without": [], "with": []}
         for r in range(rounds):
-            for variant in (("with", "without") if r % 2 else ("without", "with")):
+            for variant in ("with", "without") if r % 2 else ("without", "with"):
                 sess, inputs = sessions[variant]
                 for _ in range(runs // rounds):
                     t0 = time.perf_counter()
@@ -112,13 +115,18 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="mha-bench-"))
     site = Path(args.site) if args.site else tmp / "site"
     if not args.site:
-        subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "--site-dir", str(site)],
-                       cwd=ROOT, check=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+        subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "--site-dir", str(site)],
+            cwd=ROOT,
+            check=True,
+            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        )
     before = site / "bench_before"
     before.mkdir(exist_ok=True)
     for name in MODELS:
-        blob = subprocess.run(["git", "show", f"{args.before}:wasm_assets/models/{name}.onnx"], cwd=ROOT,
-                              capture_output=True, check=True).stdout
+        blob = subprocess.run(
+            ["git", "show", f"{args.before}:wasm_assets/models/{name}.onnx"], cwd=ROOT, capture_output=True, check=True
+        ).stdout
         (before / f"{name}.onnx").write_bytes(blob)
     from playwright.sync_api import sync_playwright
 
@@ -143,10 +151,14 @@ def main() -> int:
     py = python_latency(site, browser_result["window"], args.runs, args.rounds)
     shutil.rmtree(tmp, ignore_errors=True)
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
-    print(f"Machine: {cpu_name()}, {os.cpu_count()} cores, load average {load}, {platform.system()} "
-          f"{platform.release()}; Chromium {chromium}; models without the mask from commit {args.before}")
-    print(f"Runs: median of {args.runs} single-window runs (B=1) per model and variant, in {args.rounds} "
-          "alternating blocks, after 30 warm-up runs; one WebAssembly thread (isolated, ?threads=1), one Python thread.\n")
+    print(
+        f"Machine: {cpu_name()}, {os.cpu_count()} cores, load average {load}, {platform.system()} "
+        f"{platform.release()}; Chromium {chromium}; models without the mask from commit {args.before}"
+    )
+    print(
+        f"Runs: median of {args.runs} single-window runs (B=1) per model and variant, in {args.rounds} "
+        "alternating blocks, after 30 warm-up runs; one WebAssembly thread (isolated, ?threads=1), one Python thread.\n"
+    )
     print("| model | runtime | without head_mask, ms/token | with head_mask (ones), ms/token | change |")
     print("| --- | --- | ---: | ---: | ---: |")
     for name in MODELS:

@@ -5,6 +5,7 @@ first one whose greedy preset continuation is unchanged and whose test
 perplexity moves by less than 0.5 % (float32 if none). This prints every
 candidate it measured.
 """
+
 import json
 import sys
 from pathlib import Path
@@ -19,18 +20,24 @@ print("| --- | --- | ---: | ---: | ---: | --- | --- |")
 total = 0
 for name, r in onnx.items():
     total += r["bytes"]
-    print(f"| {name} | float32 (reference) | {r['float32_bytes'] / 1e6:.2f} MB | {r['test_perplexity_torch']:.3f} | "
-          f"onnxruntime {r['test_perplexity_onnx_float32']:.3f} | yes | fallback |")
+    print(
+        f"| {name} | float32 (reference) | {r['float32_bytes'] / 1e6:.2f} MB | {r['test_perplexity_torch']:.3f} | "
+        f"onnxruntime {r['test_perplexity_onnx_float32']:.3f} | yes | fallback |"
+    )
     for label, t in r["tried"].items():
-        print(f"| {name} | {label} | {t['bytes'] / 1e6:.2f} MB | {t['test_perplexity']:.3f} | "
-              f"{100 * t['perplexity_change']:+.3f} % | {'yes' if t['greedy_unchanged'] else 'no'} | "
-              f"{'yes' if t['accepted'] else 'no'} |")
+        print(
+            f"| {name} | {label} | {t['bytes'] / 1e6:.2f} MB | {t['test_perplexity']:.3f} | "
+            f"{100 * t['perplexity_change']:+.3f} % | {'yes' if t['greedy_unchanged'] else 'no'} | "
+            f"{'yes' if t['accepted'] else 'no'} |"
+        )
 print()
 for name, r in onnx.items():
     print(f"{name}: ships {r['encoding']}, {r['bytes'] / 1e6:.2f} MB")
 vocab = path.parent / "vocab.json"
 extra = vocab.stat().st_size if vocab.is_file() else 0
 print(f"shipped models: {total / 1e6:.2f} MB; with vocab.json: {(total + extra) / 1e6:.2f} MB")
-worst = max(max([r["max_abs_logit_diff_float32"]] + [t["max_abs_logit_diff"] for t in r["tried"].values()])
-            for r in onnx.values())
+worst = max(
+    max([r["max_abs_logit_diff_float32"]] + [t["max_abs_logit_diff"] for t in r["tried"].values()])
+    for r in onnx.values()
+)
 print(f"largest |logit difference| onnxruntime vs the matching PyTorch model on 64 test windows: {worst:.2e}")

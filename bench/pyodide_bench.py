@@ -21,6 +21,7 @@ and not), and reports:
 
 Goals: ready <= 4 s, check < 100 ms, recovery <= 1 s when isolated.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -78,8 +79,12 @@ def machine() -> str:
 def ensure_site(site: Path) -> Path:
     if not (site / "microgpt/index.html").is_file():
         print(f"building the site into {site} ...", flush=True)
-        subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)], cwd=ROOT,
-                       check=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+        subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+            cwd=ROOT,
+            check=True,
+            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        )
     return site
 
 
@@ -115,28 +120,39 @@ def main(argv=None) -> int:
                 context.close()
                 results[mode] = (cold, warm, checks, recovery, explains)
                 print(f"\n[{mode}] Python {cold['python']}, Pyodide {cold['pyodide']}")
-                print(f"  ready, cold:  {cold['readyAt'] / 1000:.2f} s after navigation "
-                      f"(worker started at {cold['startedAt'] / 1000:.2f} s; loadPyodide done "
-                      f"{cold['stages']['loaded'] / 1000:.2f} s after that)")
+                print(
+                    f"  ready, cold:  {cold['readyAt'] / 1000:.2f} s after navigation "
+                    f"(worker started at {cold['startedAt'] / 1000:.2f} s; loadPyodide done "
+                    f"{cold['stages']['loaded'] / 1000:.2f} s after that)"
+                )
                 print(f"  ready, warm:  {warm['readyAt'] / 1000:.2f} s after navigation (reload, files cached)")
                 ms = [c["ms"] for c in checks]
-                print(f"  check:        median {statistics.median(ms):.0f} ms, fastest {min(ms):.0f} ms "
-                      f"(first {ms[0]:.0f} ms, {len(ms)} runs)")
+                print(
+                    f"  check:        median {statistics.median(ms):.0f} ms, fastest {min(ms):.0f} ms "
+                    f"(first {ms[0]:.0f} ms, {len(ms)} runs)"
+                )
                 ms = [c["ms"] for c in explains]
-                print(f"  explain:      median {statistics.median(ms):.0f} ms, fastest {min(ms):.0f} ms for a wrong "
-                      f"answer ({len(ms)} runs)")
-                print(f"  runaway code: {recovery['how']}; Python ready {recovery['limitToReady']:.0f} ms after the "
-                      f"5 s limit, first run done {recovery['limitToFirstRun']:.0f} ms after it")
+                print(
+                    f"  explain:      median {statistics.median(ms):.0f} ms, fastest {min(ms):.0f} ms for a wrong "
+                    f"answer ({len(ms)} runs)"
+                )
+                print(
+                    f"  runaway code: {recovery['how']}; Python ready {recovery['limitToReady']:.0f} ms after the "
+                    f"5 s limit, first run done {recovery['limitToFirstRun']:.0f} ms after it"
+                )
             browser.close()
     finally:
         for server, _ in servers.values():
             server.shutdown()
             server.server_close()
     iso = results["isolated"]
-    print("\ngoals: ready <= 4 s: {}; check < 100 ms: {}; isolated recovery <= 1 s: {}".format(
-        "met" if iso[0]["readyAt"] <= 4000 else "NOT met",
-        "met" if statistics.median(c["ms"] for c in iso[2]) < 100 else "NOT met",
-        "met" if iso[3]["limitToFirstRun"] <= 1000 else "NOT met"))
+    print(
+        "\ngoals: ready <= 4 s: {}; check < 100 ms: {}; isolated recovery <= 1 s: {}".format(
+            "met" if iso[0]["readyAt"] <= 4000 else "NOT met",
+            "met" if statistics.median(c["ms"] for c in iso[2]) < 100 else "NOT met",
+            "met" if iso[3]["limitToFirstRun"] <= 1000 else "NOT met",
+        )
+    )
     return 0
 
 

@@ -36,6 +36,7 @@ It also prints, per build, the CPU time the browser's processes spent from
 navigation to ready (Linux: /proc), and every visit's ready time, so that a
 host whose speed drifted during the run shows as such.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -75,7 +76,9 @@ def runaway_source() -> str:
     start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def multi_head("))
     end = next(i for i in range(start, len(lines)) if lines[i].rstrip().endswith(":"))
     indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())] + "    "
-    return "\n".join(lines[: end + 1] + [f"{indent}while True:", f"{indent}    pass"] + lines[end + 1:]) + "\n"
+    return "\n".join(lines[: end + 1] + [f"{indent}while True:", f"{indent}    pass"] + lines[end + 1 :]) + "\n"
+
+
 EXERCISE_READY_JS = """async () => {
   for (let i = 0; i < 2400 && !window.mhaExercise; i++) await new Promise((r) => setTimeout(r, 25));
   if (!window.mhaExercise) throw new Error("window.mhaExercise never appeared");
@@ -114,6 +117,8 @@ def breakdown(ready: dict) -> dict:
             begin = next((at[k] for k in start.split("|") if k in at), None)
         out[label] = max(0.0, at[end] - begin) if begin is not None and end in at else 0.0
     return out
+
+
 RUNTIME_CACHED_JS = r"""async (files) => {
   const have = new Set();
   for (const name of (await caches.keys()).filter((n) => n.startsWith('mha-runtime-')))
@@ -122,10 +127,16 @@ RUNTIME_CACHED_JS = r"""async (files) => {
 }"""
 SNAPSHOT_RECORD = "mha-pyodide-snapshot"  # site_src/js/microgpt/snapshot.js RECORD
 PAGES = {
-    "compare": ("compare/", lambda page: page.evaluate(WAIT_READY_JS)["readyMs"],
-                [f"models/{m}.onnx" for m in MODELS] + ["ort/ort.wasm.min.mjs", "ort/ort-wasm-simd-threaded.wasm"]),
-    "exercise": ("microgpt/", lambda page: page.evaluate(EXERCISE_READY_JS),
-                 ["pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "pyodide/pyodide.mjs", "pyodide-heap/heap.bin"]),
+    "compare": (
+        "compare/",
+        lambda page: page.evaluate(WAIT_READY_JS)["readyMs"],
+        [f"models/{m}.onnx" for m in MODELS] + ["ort/ort.wasm.min.mjs", "ort/ort-wasm-simd-threaded.wasm"],
+    ),
+    "exercise": (
+        "microgpt/",
+        lambda page: page.evaluate(EXERCISE_READY_JS),
+        ["pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "pyodide/pyodide.mjs", "pyodide-heap/heap.bin"],
+    ),
 }
 
 
@@ -161,14 +172,23 @@ class SentBytes:
         for p, n, _ in sent:
             if ("/vendor/pyodide/" in p or "/vendor/pyodide-heap/" in p) and n > 0:
                 bodies[p.split("?")[0]] = bodies.get(p.split("?")[0], 0) + 1
-        return {"bytes": sum(n for _, n in page), "requests": len(page), "by_kind": by_kind,
-                "worker_bytes": sum(n for _, n, by_worker in sent if by_worker), "pyodide_bodies": bodies}
+        return {
+            "bytes": sum(n for _, n in page),
+            "requests": len(page),
+            "by_kind": by_kind,
+            "worker_bytes": sum(n for _, n, by_worker in sent if by_worker),
+            "pyodide_bodies": bodies,
+        }
 
 
 def build_site() -> Path:
     out = Path(tempfile.mkdtemp(prefix="mha-visits-")) / "site"
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "--site-dir", str(out)],
-                   cwd=ROOT, check=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "--site-dir", str(out)],
+        cwd=ROOT,
+        check=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     return out
 
 
@@ -176,15 +196,18 @@ def split_ready(ready) -> tuple[float, dict]:
     """(ms after navigation, the exercise's breakdown) from a page's ready value."""
     if isinstance(ready, dict):
         start = ready.get("start")
-        return ready["readyMs"], {**breakdown(ready), "snapshot used": float(start in ("snapshot", "shipped")),
-                                  "shipped heap used": float(start == "shipped")}
+        return ready["readyMs"], {
+            **breakdown(ready),
+            "snapshot used": float(start in ("snapshot", "shipped")),
+            "shipped heap used": float(start == "shipped"),
+        }
     return ready, {}
 
 
 def wait_stored(page, first_ready, runtime: list[str]) -> None:
     """After a first visit: until the service worker controls the page and holds what a repeat visit needs."""
     page.wait_for_function("() => navigator.serviceWorker.controller !== null")
-    wait_until(page, RUNTIME_CACHED_JS, runtime, timeout_ms=180000)   # (an async check: not wait_for_function)
+    wait_until(page, RUNTIME_CACHED_JS, runtime, timeout_ms=180000)  # (an async check: not wait_for_function)
     if isinstance(first_ready, dict) and first_ready.get("start") == "normal":
         # The exercise's first worker started normally and made a snapshot: the repeat visit should find it stored.
         page.wait_for_function(f"() => !!localStorage.getItem({SNAPSHOT_RECORD!r})", polling=200)
@@ -199,7 +222,9 @@ def new_tab(context):
     return page
 
 
-def repeat_visit(context, url: str, wait_ready, wait_until_event: str = "load", cpu: list | None = None) -> tuple[float, dict]:
+def repeat_visit(
+    context, url: str, wait_ready, wait_until_event: str = "load", cpu: list | None = None
+) -> tuple[float, dict]:
     """A new tab of the same profile: (ms until ready, the exercise's breakdown).
     `cpu`: a list that gets the CPU milliseconds the browser spent from navigation to ready."""
     page = new_tab(context)
@@ -232,15 +257,26 @@ def visit(browser, url: str, counter: SentBytes, page_name: str) -> dict:
         repeat = counter.take()
         detail = {f"first: {k}": v for k, v in first_detail.items()}
         detail.update({f"repeat: {k}": v for k, v in repeat_detail.items()})
-        return {**detail,"first_s": first_ms / 1000, "first_bytes": first["bytes"], "first_requests": first["requests"],
-                **{f"first_{k}": v for k, v in first["by_kind"].items()},
-                "sw_bytes": first["worker_bytes"] + after["worker_bytes"], "after_page_bytes": after["bytes"],
-                "repeat_s": repeat_ms / 1000, "repeat_bytes": repeat["bytes"] + repeat["worker_bytes"],
-                "repeat_requests": repeat["requests"],
-                # The most times one Pyodide file's body was sent during the first visit (page + service worker).
-                "pyodide_max_fetches": max([first["pyodide_bodies"].get(k, 0) + after["pyodide_bodies"].get(k, 0)
-                                            for k in set(first["pyodide_bodies"]) | set(after["pyodide_bodies"])]
-                                           or [0])}
+        return {
+            **detail,
+            "first_s": first_ms / 1000,
+            "first_bytes": first["bytes"],
+            "first_requests": first["requests"],
+            **{f"first_{k}": v for k, v in first["by_kind"].items()},
+            "sw_bytes": first["worker_bytes"] + after["worker_bytes"],
+            "after_page_bytes": after["bytes"],
+            "repeat_s": repeat_ms / 1000,
+            "repeat_bytes": repeat["bytes"] + repeat["worker_bytes"],
+            "repeat_requests": repeat["requests"],
+            # The most times one Pyodide file's body was sent during the first visit (page + service worker).
+            "pyodide_max_fetches": max(
+                [
+                    first["pyodide_bodies"].get(k, 0) + after["pyodide_bodies"].get(k, 0)
+                    for k in set(first["pyodide_bodies"]) | set(after["pyodide_bodies"])
+                ]
+                or [0]
+            ),
+        }
     finally:
         context.close()
 
@@ -253,7 +289,8 @@ def runaway(browser, url: str) -> dict:
         page.set_default_timeout(180000)
         page.goto(url + "microgpt/")
         isolated = page.evaluate(EXERCISE_READY_JS)["isolated"]
-        result = page.evaluate("""async ([loop, solution]) => {
+        result = page.evaluate(
+            """async ([loop, solution]) => {
           const t0 = performance.now();
           const stop = await window.mhaExercise.check(loop);
           const stopped = performance.now() - t0;
@@ -261,7 +298,9 @@ def runaway(browser, url: str) -> dict:
           const next = await window.mhaExercise.check(solution);
           if (!stop.timedOut || !next.passed) throw new Error(JSON.stringify([stop, next]));
           return { stopped_s: stopped / 1000, next_answer_s: (performance.now() - t1) / 1000 };
-        }""", [runaway_source(), SOLUTION.read_text()])
+        }""",
+            [runaway_source(), SOLUTION.read_text()],
+        )
         return {**result, "isolated": isolated}
     finally:
         context.close()
@@ -275,7 +314,8 @@ def check_speed(browser, url: str, runs: int = 9) -> dict:
         page.set_default_timeout(180000)
         page.goto(url + "microgpt/")
         page.evaluate(EXERCISE_READY_JS)
-        times = page.evaluate("""async ([solution, runs]) => {
+        times = page.evaluate(
+            """async ([solution, runs]) => {
           const times = [];
           for (let i = 0; i < runs; i++) {
             await window.mhaExercise.ready;               // the spare is booted
@@ -285,7 +325,9 @@ def check_speed(browser, url: str, runs: int = 9) -> dict:
             if (!verdict.passed) throw new Error(JSON.stringify(verdict));
           }
           return times;
-        }""", [SOLUTION.read_text(), runs])
+        }""",
+            [SOLUTION.read_text(), runs],
+        )
         return {"check_ms": statistics.median(times), "check_fastest_ms": min(times)}
     finally:
         context.close()
@@ -296,8 +338,10 @@ def exercise_only(args) -> int:
     site = args.site or build_site()
     from playwright.sync_api import sync_playwright
 
-    lines = [f"machine: {cpu_name()}, {os.cpu_count()} cores, load average "
-             f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}", f"site: {site}"]
+    lines = [
+        f"machine: {cpu_name()}, {os.cpu_count()} cores, load average {', '.join(f'{x:.1f}' for x in os.getloadavg())}",
+        f"site: {site}",
+    ]
     results = {}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
@@ -310,30 +354,42 @@ def exercise_only(args) -> int:
             finally:
                 server.shutdown()
                 server.server_close()
-        lines[0] += f"; Chromium {browser.version} headless; load average after {', '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        lines[0] += (
+            f"; Chromium {browser.version} headless; load average after {', '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        )
         browser.close()
     for isolation, (runs, check) in results.items():
         m = median_of(runs)
         name = "COOP/COEP" if isolation else "none"
         firsts = ", ".join(f"{r['first_s']:.2f}" for r in runs)
         repeats = ", ".join(f"{r['repeat_s']:.2f}" for r in runs)
-        lines.append(f"[{name}] first visit ready {m['first_s']:.2f} s (runs: {firsts}), repeat visit ready "
-                     f"{m['repeat_s']:.2f} s (runs: {repeats}); check median {check['check_ms']:.0f} ms, fastest "
-                     f"{check['check_fastest_ms']:.0f} ms; Pyodide file bodies sent at most "
-                     f"{m['pyodide_max_fetches']:.0f}x")
+        lines.append(
+            f"[{name}] first visit ready {m['first_s']:.2f} s (runs: {firsts}), repeat visit ready "
+            f"{m['repeat_s']:.2f} s (runs: {repeats}); check median {check['check_ms']:.0f} ms, fastest "
+            f"{check['check_fastest_ms']:.0f} ms; Pyodide file bodies sent at most "
+            f"{m['pyodide_max_fetches']:.0f}x"
+        )
         for visit_kind in ("first", "repeat"):
-            parts = [f"{label} {m[f'{visit_kind}: {label}']:.0f}" for label, _, _ in SEGMENTS
-                     if f"{visit_kind}: {label}" in m]
+            parts = [
+                f"{label} {m[f'{visit_kind}: {label}']:.0f}"
+                for label, _, _ in SEGMENTS
+                if f"{visit_kind}: {label}" in m
+            ]
             if parts:
-                lines.append(f"  {visit_kind} visit, median ms: " + "; ".join(parts) +
-                             f" (a heap restored in {sum(r.get(f'{visit_kind}: snapshot used', 0) for r in runs):.0f}"
-                             f" of {len(runs)}, the shipped one in "
-                             f"{sum(r.get(f'{visit_kind}: shipped heap used', 0) for r in runs):.0f})")
+                lines.append(
+                    f"  {visit_kind} visit, median ms: "
+                    + "; ".join(parts)
+                    + f" (a heap restored in {sum(r.get(f'{visit_kind}: snapshot used', 0) for r in runs):.0f}"
+                    f" of {len(runs)}, the shipped one in "
+                    f"{sum(r.get(f'{visit_kind}: shipped heap used', 0) for r in runs):.0f})"
+                )
     first_goal, repeat_goal = GOALS["exercise"]
     m = median_of(results[True][0])
-    lines.append(f"exercise: first visit {m['first_s']:.2f} s (goal <= {first_goal} s: "
-                 f"{'met' if m['first_s'] <= first_goal else 'NOT met'}), repeat {m['repeat_s']:.2f} s "
-                 f"(goal <= {repeat_goal} s: {'met' if m['repeat_s'] <= repeat_goal else 'NOT met'})")
+    lines.append(
+        f"exercise: first visit {m['first_s']:.2f} s (goal <= {first_goal} s: "
+        f"{'met' if m['first_s'] <= first_goal else 'NOT met'}), repeat {m['repeat_s']:.2f} s "
+        f"(goal <= {repeat_goal} s: {'met' if m['repeat_s'] <= repeat_goal else 'NOT met'})"
+    )
     print("\n".join(lines))
     return 0
 
@@ -378,7 +434,7 @@ def settle(quiet_s: float = 0.3, share: float = 0.1, limit_s: float = 10.0) -> f
     while time.monotonic() - start < limit_s:
         time.sleep(step)
         now = machine_busy_s()
-        recent = (recent + [now - last])[-round(quiet_s / step):]
+        recent = (recent + [now - last])[-round(quiet_s / step) :]
         last = now
         if len(recent) * step >= quiet_s and sum(recent) <= share * quiet_s + 1 / CLOCK_TICK:  # (one tick of slack)
             break
@@ -422,15 +478,19 @@ def repeat_visits(sites: list[Path], rounds: int, visits: int) -> int:
                     server.server_close()
         version = browser.version
         browser.close()
-    print(f"machine: {cpu_name()}, {os.cpu_count()} cores; Chromium {version} headless; load average after "
-          f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}; {rounds} rounds x {visits} repeat visits")
+    print(
+        f"machine: {cpu_name()}, {os.cpu_count()} cores; Chromium {version} headless; load average after "
+        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}; {rounds} rounds x {visits} repeat visits"
+    )
     for site, found_visits in found.items():
         second = [v["ready_ms"] for v in found_visits if v["visit"] == 2]
         cpu = [v["cpu_ms"] for v in found_visits if v["cpu_ms"] > 0]
-        print(f"{site}: repeat visits ready, median {statistics.median(v['ready_ms'] for v in found_visits):.0f} ms "
-              f"of {len(found_visits)} (the 2nd visit alone {statistics.median(second):.0f} ms); "
-              f"browser CPU until ready, median {statistics.median(cpu) if cpu else float('nan'):.0f} ms; median ms: " +
-              "; ".join(f"{label} {statistics.median(v[label] for v in found_visits):.0f}" for label, _, _ in SEGMENTS))
+        print(
+            f"{site}: repeat visits ready, median {statistics.median(v['ready_ms'] for v in found_visits):.0f} ms "
+            f"of {len(found_visits)} (the 2nd visit alone {statistics.median(second):.0f} ms); "
+            f"browser CPU until ready, median {statistics.median(cpu) if cpu else float('nan'):.0f} ms; median ms: "
+            + "; ".join(f"{label} {statistics.median(v[label] for v in found_visits):.0f}" for label, _, _ in SEGMENTS)
+        )
         print("  each visit in order, ms: " + " ".join(f"{v['ready_ms']:.0f}" for v in found_visits))
     return 0
 
@@ -446,18 +506,34 @@ def mb(n: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--site", type=Path, help="a built site (default: build one now)")
-    parser.add_argument("--sites", type=Path, nargs="+", help="with --repeat-visits: built sites to compare, interleaved")
+    parser.add_argument(
+        "--sites", type=Path, nargs="+", help="with --repeat-visits: built sites to compare, interleaved"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--markdown", action="store_true", help="print the RESULTS.md block")
-    parser.add_argument("--compare-only", action="store_true",
-                        help="only the compare page, cross-origin isolated (a quick before/after check)")
-    parser.add_argument("--exercise-only", action="store_true",
-                        help="only the exercise: first and repeat visits with the breakdown of each start, and Check")
-    parser.add_argument("--repeat-visits", type=int, default=0, metavar="N",
-                        help="only the exercise's repeat visits: N new tabs after each first visit, per round and --site")
+    parser.add_argument(
+        "--compare-only",
+        action="store_true",
+        help="only the compare page, cross-origin isolated (a quick before/after check)",
+    )
+    parser.add_argument(
+        "--exercise-only",
+        action="store_true",
+        help="only the exercise: first and repeat visits with the breakdown of each start, and Check",
+    )
+    parser.add_argument(
+        "--repeat-visits",
+        type=int,
+        default=0,
+        metavar="N",
+        help="only the exercise's repeat visits: N new tabs after each first visit, per round and --site",
+    )
     parser.add_argument("--rounds", type=int, default=4, help="with --repeat-visits: fresh profiles per build")
-    parser.add_argument("--no-settle", action="store_true",
-                        help="navigate each new tab at once, while the browser still sets up its own UI for it")
+    parser.add_argument(
+        "--no-settle",
+        action="store_true",
+        help="navigate each new tab at once, while the browser still sets up its own UI for it",
+    )
     args = parser.parse_args()
     global SETTLE
     SETTLE = not args.no_settle
@@ -489,45 +565,70 @@ def main() -> int:
         browser.close()
     if args.compare_only:
         r = results[("compare", True)]
-        print(f"compare (COOP/COEP, median of {args.repeats}): first visit {r['first_s']:.2f} s, "
-              f"repeat visit {r['repeat_s']:.2f} s, sent on repeat {r['repeat_bytes'] / 1e3:.1f} kB")
+        print(
+            f"compare (COOP/COEP, median of {args.repeats}): first visit {r['first_s']:.2f} s, "
+            f"repeat visit {r['repeat_s']:.2f} s, sent on repeat {r['repeat_bytes'] / 1e3:.1f} kB"
+        )
         print(json.dumps({k[0]: v for k, v in results.items()}), file=sys.stderr)
         return 0
 
-    lines = [f"machine: {cpu_name()}, {os.cpu_count()} cores, {platform.system()}; Chromium {version} headless",
-             f"served by export.serve --gzip on 127.0.0.1; median of {args.repeats} fresh profiles per row",
-             "", "| page | isolation | first visit: ready | page sent until ready | service worker fetched | "
-             "repeat visit: ready | sent on repeat |", "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        f"machine: {cpu_name()}, {os.cpu_count()} cores, {platform.system()}; Chromium {version} headless",
+        f"served by export.serve --gzip on 127.0.0.1; median of {args.repeats} fresh profiles per row",
+        "",
+        "| page | isolation | first visit: ready | page sent until ready | service worker fetched | "
+        "repeat visit: ready | sent on repeat |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for page_name in PAGES:
         for isolation in (True, False):
             r = results[(page_name, isolation)]
-            lines.append(f"| {page_name} | {'COOP/COEP' if isolation else 'none'} | {r['first_s']:.2f} s | "
-                         f"{mb(r['first_bytes'])} ({r['first_requests']:.0f} requests) | {mb(r['sw_bytes'])} | "
-                         f"{r['repeat_s']:.2f} s | {r['repeat_bytes'] / 1e3:.1f} kB ({r['repeat_requests']:.0f} requests) |")
+            lines.append(
+                f"| {page_name} | {'COOP/COEP' if isolation else 'none'} | {r['first_s']:.2f} s | "
+                f"{mb(r['first_bytes'])} ({r['first_requests']:.0f} requests) | {mb(r['sw_bytes'])} | "
+                f"{r['repeat_s']:.2f} s | {r['repeat_bytes'] / 1e3:.1f} kB ({r['repeat_requests']:.0f} requests) |"
+            )
     c = results[("compare", True)]
-    lines += ["", "compare, first visit, sent until ready: " + ", ".join(
-        f"{kind} {mb(c['first_' + kind])}" for kind in ("models", "onnxruntime", "pages, scripts, data"))]
-    lines += ["", "| runaway loop in the exercise | stopped after | correct answer checked after that |", "| --- | ---: | ---: |"]
+    lines += [
+        "",
+        "compare, first visit, sent until ready: "
+        + ", ".join(f"{kind} {mb(c['first_' + kind])}" for kind in ("models", "onnxruntime", "pages, scripts, data")),
+    ]
+    lines += [
+        "",
+        "| runaway loop in the exercise | stopped after | correct answer checked after that |",
+        "| --- | ---: | ---: |",
+    ]
     for isolation in (True, False):
         r = results[("runaway", isolation)]
-        lines.append(f"| {'isolated (interrupt buffer)' if isolation else 'not isolated (worker restarted)'} | "
-                     f"{r['stopped_s']:.2f} s | {r['next_answer_s']:.2f} s |")
+        lines.append(
+            f"| {'isolated (interrupt buffer)' if isolation else 'not isolated (worker restarted)'} | "
+            f"{r['stopped_s']:.2f} s | {r['next_answer_s']:.2f} s |"
+        )
     lines += ["", "| Check of the solution, spare worker booted (9 runs) | median | fastest |", "| --- | ---: | ---: |"]
     for isolation in (True, False):
         r = results[("check", isolation)]
-        lines.append(f"| {'COOP/COEP' if isolation else 'none'} | {r['check_ms']:.0f} ms | {r['check_fastest_ms']:.0f} ms |")
+        lines.append(
+            f"| {'COOP/COEP' if isolation else 'none'} | {r['check_ms']:.0f} ms | {r['check_fastest_ms']:.0f} ms |"
+        )
     lines.append("")
     e = results[("exercise", True)]
-    lines.append(f"exercise, first visit: each Pyodide file's body sent at most {e['pyodide_max_fetches']:.0f} time(s) "
-                 "(page and service worker together)")
+    lines.append(
+        f"exercise, first visit: each Pyodide file's body sent at most {e['pyodide_max_fetches']:.0f} time(s) "
+        "(page and service worker together)"
+    )
     c = results[("check", True)]
-    lines.append(f"check: median {c['check_ms']:.0f} ms (goal <= {CHECK_GOAL_MS} ms: "
-                 f"{'met' if c['check_ms'] <= CHECK_GOAL_MS else 'NOT met'})")
+    lines.append(
+        f"check: median {c['check_ms']:.0f} ms (goal <= {CHECK_GOAL_MS} ms: "
+        f"{'met' if c['check_ms'] <= CHECK_GOAL_MS else 'NOT met'})"
+    )
     for page_name, (first_goal, repeat_goal) in GOALS.items():
         r = results[(page_name, True)]
-        lines.append(f"{page_name}: first visit {r['first_s']:.2f} s (goal <= {first_goal} s: "
-                     f"{'met' if r['first_s'] <= first_goal else 'NOT met'}), repeat {r['repeat_s']:.2f} s "
-                     f"(goal <= {repeat_goal} s: {'met' if r['repeat_s'] <= repeat_goal else 'NOT met'})")
+        lines.append(
+            f"{page_name}: first visit {r['first_s']:.2f} s (goal <= {first_goal} s: "
+            f"{'met' if r['first_s'] <= first_goal else 'NOT met'}), repeat {r['repeat_s']:.2f} s "
+            f"(goal <= {repeat_goal} s: {'met' if r['repeat_s'] <= repeat_goal else 'NOT met'})"
+        )
     text = "\n".join(lines)
     print(f"```\n{text}\n```" if args.markdown else text)
     print(json.dumps({f"{k[0]}/{'isolated' if k[1] else 'plain'}": v for k, v in results.items()}), file=sys.stderr)

@@ -16,6 +16,7 @@ reports, for the one-head and four-head teaching graphs (WebAssembly):
   the prompt (``--runs`` runs after warm-up), and the median time to draw each
   step (Next/Back, measured around the widget's own render).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,13 @@ from tests.browser_util import CHROMIUM, CHROMIUM_ARGS
 
 PAGE4 = "lesson/4-model-training-generation/"
 PROMPT = "Lily found a red ball in the park and she"
-STEPPER_FILES = ("js/lesson/stepper.js", "js/lesson/stepper_steps.js", "js/lesson/stepper_draw.js",
-                 "js/lesson/stepper_code.json", "css/stepper.css")
+STEPPER_FILES = (
+    "js/lesson/stepper.js",
+    "js/lesson/stepper_steps.js",
+    "js/lesson/stepper_draw.js",
+    "js/lesson/stepper_code.json",
+    "css/stepper.css",
+)
 
 TIME_JS = """async ([runs]) => {
   const w = window.mhaStepper.widget;
@@ -79,10 +85,16 @@ def measure(browser, url: str, model: str, runs: int) -> dict:
     context.close()
     total = lambda rs: sum(r["transfer"] for r in rs)
     opened = [r for r in after if r["name"] not in {b["name"] for b in before}]
-    return {"state": state, "before": total(before), "opened": total(opened),
-            "opened_files": sorted({r["name"].split("/")[-1] for r in opened}),
-            "run_ms": median(timed["run"]), "first_run_ms": state["ms"], "session_ms": state["sessionMs"],
-            "draw_ms": {k: median(v) for k, v in timed["draw"].items()}}
+    return {
+        "state": state,
+        "before": total(before),
+        "opened": total(opened),
+        "opened_files": sorted({r["name"].split("/")[-1] for r in opened}),
+        "run_ms": median(timed["run"]),
+        "first_run_ms": state["ms"],
+        "session_ms": state["sessionMs"],
+        "draw_ms": {k: median(v) for k, v in timed["draw"].items()},
+    }
 
 
 def main(argv=None) -> int:
@@ -112,23 +124,36 @@ def main(argv=None) -> int:
         finally:
             browser.close()
     server.shutdown()
-    lines = [f"Machine: {machine()}", f"Prompt: {PROMPT!r} ({len([i for i in results[most]['state']['ids'] if i])} ids); "
-             f"median of {args.runs} runs after 5 warm-up runs; step drawing: median of 5 passes.", "",
-             "Bytes the stepper adds to the site:", ""]
+    lines = [
+        f"Machine: {machine()}",
+        f"Prompt: {PROMPT!r} ({len([i for i in results[most]['state']['ids'] if i])} ids); "
+        f"median of {args.runs} runs after 5 warm-up runs; step drawing: median of 5 passes.",
+        "",
+        "Bytes the stepper adds to the site:",
+        "",
+    ]
     for name, b in added.items():
         lines.append(f"- {steps[name]['file']}: {b:,} bytes (weights: {steps[name]['weights']}, shared)")
     for f, b in files.items():
         lines.append(f"- {f}: {b:,} bytes")
     lines.append(f"- total: {sum(added.values()) + sum(files.values()):,} bytes")
-    lines += ["", "| model | session creation ms | one run of the teaching graph ms (median) | page 4 before opening kB | opening the stepper kB | slowest step to draw ms |",
-              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines += [
+        "",
+        "| model | session creation ms | one run of the teaching graph ms (median) | page 4 before opening kB | opening the stepper kB | slowest step to draw ms |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for name, r in results.items():
         slow = max(r["draw_ms"], key=r["draw_ms"].get)
-        lines.append(f"| {name} | {r['session_ms']:.0f} | {r['run_ms']:.1f} | {r['before'] / 1e3:.0f} | {r['opened'] / 1e3:.0f} | "
-                     f"{r['draw_ms'][slow]:.1f} ({slow}) |")
-    lines += ["", "Time to draw each step (ms, median), four heads: " +
-              ", ".join(f"{k} {v:.1f}" for k, v in results[most]["draw_ms"].items()),
-              f"Files fetched when the stepper opens ({labels[most].lower()}): " + ", ".join(results[most]["opened_files"])]
+        lines.append(
+            f"| {name} | {r['session_ms']:.0f} | {r['run_ms']:.1f} | {r['before'] / 1e3:.0f} | {r['opened'] / 1e3:.0f} | "
+            f"{r['draw_ms'][slow]:.1f} ({slow}) |"
+        )
+    lines += [
+        "",
+        "Time to draw each step (ms, median), four heads: "
+        + ", ".join(f"{k} {v:.1f}" for k, v in results[most]["draw_ms"].items()),
+        f"Files fetched when the stepper opens ({labels[most].lower()}): " + ", ".join(results[most]["opened_files"]),
+    ]
     text = "\n".join(lines)
     print(f"```\n{text}\n```" if args.markdown else text)
     return 0

@@ -5,6 +5,7 @@ both attention models on both forward paths: the final-query path used in
 training and the full causal path that computes every receiver. Prints a
 table and the full/final ratio. Run: ``.venv/bin/python bench/train_step.py``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,10 @@ def main() -> None:
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    print(f"machine: {cpu_name()}, {os.cpu_count()} cores, torch {torch.__version__} "
-          f"({torch.get_num_threads()} threads), {platform.python_implementation()} {platform.python_version()}")
+    print(
+        f"machine: {cpu_name()}, {os.cpu_count()} cores, torch {torch.__version__} "
+        f"({torch.get_num_threads()} threads), {platform.python_implementation()} {platform.python_version()}"
+    )
     print(f"B = {args.batch}, T = 64, C = 4000; median of {args.steps} steps after {args.warmup} warm-up steps")
     print(f"{'model':<12}{'path':<13}{'median ms':>10}{'min ms':>9}")
     medians = {}

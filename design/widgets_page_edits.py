@@ -13,6 +13,7 @@ and run ``python design/widgets_page_edits.py``: it puts
 
 Running it twice changes nothing.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,20 +23,32 @@ from pathlib import Path
 LESSON = Path(__file__).resolve().parents[1] / "docs" / "lesson"
 
 WIDGETS = {
-    "1-why-more-heads.md": ("query-keys", "query_keys", 'data-head="1" data-sources="1,5,6,7"',
-                            "Drag the query or a key and watch the dot products and the weights: the key that points most "
-                            "the query's way takes the largest share.",
-                            "This picture of one query and four keys runs in your browser and needs JavaScript; it is loading&hellip;"),
-    "2-multihead-operation.md": ("predict-check", "predict_check", 'data-head="1" data-receiver="1" data-source="0"',
-                                 "Before the tables of the next steps, predict four of their cells yourself, for receiver 1 "
-                                 "in head 1: a score, a weight, a message coordinate and an output coordinate, each checked "
-                                 "as you type it.",
-                                 "This exercise runs in your browser and needs JavaScript; it is loading&hellip;"),
-    "3-training-examples.md": ("tokenizer-playground", "token_playground", "",
-                               "Try it with your own sentence: see it as words, subwords and characters, find the words the "
-                               "models do not know (UNK), and move the window width from 2 to 8 while you watch the count "
-                               "of targets.",
-                               "This playground runs in your browser and needs JavaScript; it is loading&hellip;"),
+    "1-why-more-heads.md": (
+        "query-keys",
+        "query_keys",
+        'data-head="1" data-sources="1,5,6,7"',
+        "Drag the query or a key and watch the dot products and the weights: the key that points most "
+        "the query's way takes the largest share.",
+        "This picture of one query and four keys runs in your browser and needs JavaScript; it is loading&hellip;",
+    ),
+    "2-multihead-operation.md": (
+        "predict-check",
+        "predict_check",
+        'data-head="1" data-receiver="1" data-source="0"',
+        "Before the tables of the next steps, predict four of their cells yourself, for receiver 1 "
+        "in head 1: a score, a weight, a message coordinate and an output coordinate, each checked "
+        "as you type it.",
+        "This exercise runs in your browser and needs JavaScript; it is loading&hellip;",
+    ),
+    "3-training-examples.md": (
+        "tokenizer-playground",
+        "token_playground",
+        "",
+        "Try it with your own sentence: see it as words, subwords and characters, find the words the "
+        "models do not know (UNK), and move the window width from 2 to 8 while you watch the count "
+        "of targets.",
+        "This playground runs in your browser and needs JavaScript; it is loading&hellip;",
+    ),
 }
 
 HINTS = {
@@ -61,8 +74,11 @@ HINTS = {
 }
 
 CALL = re.compile(r"\{%-?\s*call quiz\((?P<args>.*?)\)\s*-?%\}", re.S)
-TRACES_IMG = re.compile(r'(<figure class="mha-figure">\s*)?<img src="\.\./\.\./wasm_assets/validation_traces\.svg"[^>]*>'
-                        r'(\s*<figcaption>.*?</figcaption>\s*</figure>)?', re.S)
+TRACES_IMG = re.compile(
+    r'(<figure class="mha-figure">\s*)?<img src="\.\./\.\./wasm_assets/validation_traces\.svg"[^>]*>'
+    r"(\s*<figcaption>.*?</figcaption>\s*</figure>)?",
+    re.S,
+)
 
 
 def add_widget(text: str, page: str) -> str:
@@ -72,9 +88,11 @@ def add_widget(text: str, page: str) -> str:
     marker = re.search(rf"<!-- slot: {re.escape(slot)}\b.*?-->\n", text)
     if not marker:
         sys.exit(f"{page}: no <!-- slot: {slot} --> marker; place the {widget} div by hand")
-    block = (f"{lead}\n\n<div class=\"mha-widget\" data-mha-widget=\"{widget}\"{' ' + attrs if attrs else ''} markdown>\n"
-             f"<p class=\"mha-noscript\">{fallback}</p>\n</div>\n\n")
-    return text[:marker.end()] + block + text[marker.end():]
+    block = (
+        f'{lead}\n\n<div class="mha-widget" data-mha-widget="{widget}"{" " + attrs if attrs else ""} markdown>\n'
+        f'<p class="mha-noscript">{fallback}</p>\n</div>\n\n'
+    )
+    return text[: marker.end()] + block + text[marker.end() :]
 
 
 def add_hints(text: str, page: str, unknown: list[str]) -> str:
@@ -87,6 +105,7 @@ def add_hints(text: str, page: str, unknown: list[str]) -> str:
             unknown.append(f"{page}: {args[:90]!r}")
             return m.group(0)
         return m.group(0).replace(args, args.rstrip() + f',\n             hint="{hint}"', 1)
+
     return CALL.sub(one, text)
 
 

@@ -7,6 +7,7 @@ stages first, in the order `all` runs them, then the other commands. Each
 stage writes its own files once; a bad option stops with one line on stderr
 and exit status 2 before anything is written.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,29 +19,74 @@ from .windows import SplitError
 
 # The commands that are not a stage: (name, help, options, "module:function").
 COMMANDS = (
-    ("audit", "split and audit the stories", options.data, "export.corpus:audit_command"),
-    ("run", "the named stages of the graph, in the order given", stages.named_stages, "export.stages:command"),
-    ("all", "the whole pipeline, stories to wasm_assets/", options.protocol_timed, "export.stages:command"),
-    ("stages", "print the stage graph: each stage's inputs and output", options.nothing,
-     "export.stages:print_graph"),
-    ("runs", "print the training runs' names (model-seedS), for one Make target per run", options.run_names,
-     "export.protocol:runs_command"),
-    ("manifest", "write models/manifest.json from the shipped models and checkpoints", options.shipped,
-     "export.onnx_export:manifest_command"),
-    ("steps", "write page 4's teaching graphs (every tensor of forward_full) and the manifest", options.shipped,
-     "export.onnx_export:steps_command"),
-    ("generate", "continue a prompt with a checkpoint (full or compact)", options.generate,
-     "export.generate:command"),
-    ("unicode", "write site_src/js/runtime/unicode_unassigned.js from this Python's Unicode", options.unicode,
-     "export.wordlm:unicode_command"),
+    (
+        "audit",
+        "split and audit the stories",
+        options.data,
+        "export.corpus:audit_command",
+    ),
+    (
+        "run",
+        "the named stages of the graph, in the order given",
+        stages.named_stages,
+        "export.stages:command",
+    ),
+    (
+        "all",
+        "the whole pipeline, stories to wasm_assets/",
+        options.protocol_timed,
+        "export.stages:command",
+    ),
+    (
+        "stages",
+        "print the stage graph: each stage's inputs and output",
+        options.nothing,
+        "export.stages:print_graph",
+    ),
+    (
+        "runs",
+        "print the training runs' names (model-seedS), for one Make target per run",
+        options.run_names,
+        "export.protocol:runs_command",
+    ),
+    (
+        "manifest",
+        "write models/manifest.json from the shipped models and checkpoints",
+        options.shipped,
+        "export.onnx_export:manifest_command",
+    ),
+    (
+        "steps",
+        "write page 4's teaching graphs (every tensor of forward_full) and the manifest",
+        options.shipped,
+        "export.onnx_export:steps_command",
+    ),
+    (
+        "generate",
+        "continue a prompt with a checkpoint (full or compact)",
+        options.generate,
+        "export.generate:command",
+    ),
+    (
+        "unicode",
+        "write site_src/js/runtime/unicode_unassigned.js from this Python's Unicode",
+        options.unicode,
+        "export.wordlm:unicode_command",
+    ),
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = options.Parser(prog="python -m export", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = options.Parser(
+        prog="python -m export",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    stage_commands = [(s.name, s.summary, s.options, s.command or "export.stages:command") for s in stages.GRAPH]
+    stage_commands = [
+        (s.name, s.summary, s.options, s.command or "export.stages:command")
+        for s in stages.GRAPH
+    ]
     for name, helptext, add_options, func in [*stage_commands, *COMMANDS]:
         p = sub.add_parser(name, help=helptext)
         add_options(p)
@@ -50,10 +96,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    cli_checks.check(args)  # before anything is made: one line and exit 2 for options that cannot work
+    # before anything is made: one line and exit 2 for options that cannot work
+    cli_checks.check(args)
     try:
         stages.load(args.func)(args)
-    except (DataError, SplitError, ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
+    except (
+        DataError,
+        SplitError,
+        ValueError,
+        FileNotFoundError,
+        NotADirectoryError,
+        IsADirectoryError,
+    ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -9,6 +9,7 @@ a caller may also pass a folder of its own (``--out``).
 This module imports nothing heavy (no torch, no numpy): the site build, which
 only renders, uses it too.
 """
+
 from __future__ import annotations
 
 import os

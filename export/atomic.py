@@ -1,4 +1,5 @@
 """Write files so that a crash never leaves a half-written artefact behind."""
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,9 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_json(path: str | os.PathLike, obj, indent: int | None = 1) -> Path:
-    return write_text(path, json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False) + "\n")
+    return write_text(
+        path, json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
+    )
 
 
 def save_torch(path: str | os.PathLike, obj) -> Path:

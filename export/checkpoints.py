@@ -14,6 +14,7 @@ trained with. Loading rebuilds exactly that spec and never guesses. Files
 written before checkpoints named their spec (format 1: only a config) are
 accepted when exactly one registry spec has their architecture.
 """
+
 from __future__ import annotations
 
 import copy
@@ -31,13 +32,23 @@ FULL_FORMAT = "mha-checkpoint/2"
 COMPACT_FORMAT = "mha-compact/2"
 
 MIN_QUANT_ELEMENTS = 8192  # smaller tensors stay float32: the saving is negligible
-QUANTIZED = ("token_embedding.weight", "hidden_layer.weight", "vocab_head.weight",
-             "W_Q.weight", "W_K.weight", "W_V.weight", "W_O.weight")
+QUANTIZED = (
+    "token_embedding.weight",
+    "hidden_layer.weight",
+    "vocab_head.weight",
+    "W_Q.weight",
+    "W_K.weight",
+    "W_V.weight",
+    "W_O.weight",
+)
 # Candidate encodings of the compact file and the ONNX model, smallest first:
 # parameter name -> "int8" | "fp16". Everything else stays float32.
 ENCODINGS = {
     "int8": {n: "int8" for n in QUANTIZED},
-    "int8 + float16 output layer": {**{n: "int8" for n in QUANTIZED}, "vocab_head.weight": "fp16"},
+    "int8 + float16 output layer": {
+        **{n: "int8" for n in QUANTIZED},
+        "vocab_head.weight": "fp16",
+    },
     "float16": {n: "fp16" for n in QUANTIZED},
     "float32": {},
 }
@@ -66,7 +77,11 @@ def row_quantize(w: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
 def plan(model: nn.Module, encoding: str) -> dict[str, str]:
     """Which parameters the encoding stores as int8 or float16 (large ones only)."""
     wanted = ENCODINGS[encoding]
-    return {n: wanted[n] for n, p in model.named_parameters() if n in wanted and p.numel() >= MIN_QUANT_ELEMENTS}
+    return {
+        n: wanted[n]
+        for n, p in model.named_parameters()
+        if n in wanted and p.numel() >= MIN_QUANT_ELEMENTS
+    }
 
 
 def rounded_model(model: nn.Module, encoding: str = "int8") -> nn.Module:
@@ -83,18 +98,38 @@ def rounded_model(model: nn.Module, encoding: str = "int8") -> nn.Module:
     return model
 
 
-def _header(spec: ModelSpec, model: nn.Module, fmt: str, vocab_fingerprint: str | None) -> dict:
-    return {"format": fmt, "spec": spec.to_json(), "config": model.config(), "vocab_fingerprint": vocab_fingerprint}
+def _header(
+    spec: ModelSpec, model: nn.Module, fmt: str, vocab_fingerprint: str | None
+) -> dict:
+    return {
+        "format": fmt,
+        "spec": spec.to_json(),
+        "config": model.config(),
+        "vocab_fingerprint": vocab_fingerprint,
+    }
 
 
-def save_full(path: str | os.PathLike, spec: ModelSpec, model: nn.Module, vocab_fingerprint: str | None = None) -> Path:
+def save_full(
+    path: str | os.PathLike,
+    spec: ModelSpec,
+    model: nn.Module,
+    vocab_fingerprint: str | None = None,
+) -> Path:
     """A trained model as a float32 checkpoint."""
     state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-    return atomic.save_torch(path, {**_header(spec, model, FULL_FORMAT, vocab_fingerprint), "state_dict": state})
+    return atomic.save_torch(
+        path,
+        {**_header(spec, model, FULL_FORMAT, vocab_fingerprint), "state_dict": state},
+    )
 
 
-def save_compact(path: str | os.PathLike, spec: ModelSpec, model: nn.Module, encoding: str = "float32",
-                 vocab_fingerprint: str | None = None) -> Path:
+def save_compact(
+    path: str | os.PathLike,
+    spec: ModelSpec,
+    model: nn.Module,
+    encoding: str = "float32",
+    vocab_fingerprint: str | None = None,
+) -> Path:
     """The shipped (rounded) model: int8 rows + scales, float16 or float32 tensors. Exact and small."""
     chosen = plan(model, encoding)
     int8, scales, half, rest = {}, {}, {}, {}
@@ -106,8 +141,17 @@ def save_compact(path: str | os.PathLike, spec: ModelSpec, model: nn.Module, enc
             half[name] = p.detach().cpu().half()
         else:
             rest[name] = p.detach().cpu().clone()
-    return atomic.save_torch(path, {**_header(spec, model, COMPACT_FORMAT, vocab_fingerprint), "encoding": encoding,
-                                    "int8": int8, "scales": scales, "float16": half, "float": rest})
+    return atomic.save_torch(
+        path,
+        {
+            **_header(spec, model, COMPACT_FORMAT, vocab_fingerprint),
+            "encoding": encoding,
+            "int8": int8,
+            "scales": scales,
+            "float16": half,
+            "float": rest,
+        },
+    )
 
 
 def spec_of(saved: dict) -> ModelSpec:
@@ -116,15 +160,26 @@ def spec_of(saved: dict) -> ModelSpec:
         spec = ModelSpec.from_json(saved["spec"])
         known = REGISTRY.get(spec.name)
         if known is not None and not known.same_architecture(spec):
-            raise CheckpointError(f"it holds a {spec.name!r} model whose sizes differ from the registry's "
-                                  f"{spec.name!r}; retrain it or give the changed model a new name")
+            raise CheckpointError(
+                f"it holds a {spec.name!r} model whose sizes differ from the registry's "
+                f"{spec.name!r}; retrain it or give the changed model a new name"
+            )
         return spec
     cfg = saved["config"]
-    old = ModelSpec("?", "?", cfg["kind"], heads=cfg.get("heads", 0), d_model=cfg["d_model"], hidden=cfg["hidden"])
+    old = ModelSpec(
+        "?",
+        "?",
+        cfg["kind"],
+        heads=cfg.get("heads", 0),
+        d_model=cfg["d_model"],
+        hidden=cfg["hidden"],
+    )
     matches = [s for s in MODELS if s.same_architecture(old)]
     if len(matches) != 1:
-        raise CheckpointError(f"it does not name its model and {len(matches)} registry models have its architecture; "
-                              "export it again")
+        raise CheckpointError(
+            f"it does not name its model and {len(matches)} registry models have its architecture; "
+            "export it again"
+        )
     return matches[0]
 
 
@@ -153,8 +208,10 @@ def load_checkpoint(path: str | os.PathLike, expect: str | None = None) -> nn.Mo
     ``expect`` ("full" or "compact") refuses the other format.
     """
     if not Path(path).is_file():
-        raise FileNotFoundError(f"checkpoint {path} not found: give the path of a best.pt in runs/ or of a "
-                                "compact checkpoint in wasm_assets/checkpoints/")
+        raise FileNotFoundError(
+            f"checkpoint {path} not found: give the path of a best.pt in runs/ or of a "
+            "compact checkpoint in wasm_assets/checkpoints/"
+        )
     try:
         saved = _read(path)
         kind = "full" if "state_dict" in saved else "compact"
@@ -167,11 +224,19 @@ def load_checkpoint(path: str | os.PathLike, expect: str | None = None) -> nn.Mo
     except FileNotFoundError:
         raise
     except Exception as exc:  # torch raises many kinds for a damaged file
-        detail = str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
-        raise CheckpointError(f"checkpoint {path} is damaged or not a model checkpoint ({detail}); "
-                              "write it again (a run: delete its folder and train again)") from None
+        detail = (
+            str(exc)
+            if isinstance(exc, CheckpointError)
+            else f"{type(exc).__name__}: {exc}"
+        )
+        raise CheckpointError(
+            f"checkpoint {path} is damaged or not a model checkpoint ({detail}); "
+            "write it again (a run: delete its folder and train again)"
+        ) from None
     model.spec = spec
-    model.encoding = saved.get("encoding", "float32") if kind == "compact" else "float32"
+    model.encoding = (
+        saved.get("encoding", "float32") if kind == "compact" else "float32"
+    )
     if kind == "compact" and "encoding" not in saved:
         model.encoding = _legacy_encoding(model, saved)
     model.vocab_fingerprint = saved.get("vocab_fingerprint")
@@ -188,22 +253,31 @@ def load_compact(path: str | os.PathLike) -> nn.Module:
 
 
 def _legacy_encoding(model: nn.Module, saved: dict) -> str:
-    stored = {**{k: "int8" for k in saved["int8"]}, **{k: "fp16" for k in saved.get("float16", {})}}
+    stored = {
+        **{k: "int8" for k in saved["int8"]},
+        **{k: "fp16" for k in saved.get("float16", {})},
+    }
     for label in ENCODINGS:
         if plan(model, label) == stored:
             return label
     raise CheckpointError("its stored tensors match none of the known encodings")
 
 
-def check_vocabulary(model: nn.Module, itos: list[str], source: str = "the vocabulary") -> None:
+def check_vocabulary(
+    model: nn.Module, itos: list[str], source: str = "the vocabulary"
+) -> None:
     """Refuse a vocabulary the model was not trained with."""
     from .wordlm import Vocabulary, fingerprint
 
     Vocabulary(list(itos))  # four special tokens first, unique items
     if len(itos) != model.C:
-        raise ValueError(f"{source} has {len(itos)} items but the model was trained with C = {model.C}; "
-                         "use the vocab.json written with this checkpoint")
+        raise ValueError(
+            f"{source} has {len(itos)} items but the model was trained with C = {model.C}; "
+            "use the vocab.json written with this checkpoint"
+        )
     expected = getattr(model, "vocab_fingerprint", None)
     if expected and fingerprint(itos) != expected:
-        raise ValueError(f"{source} is not the one the model was trained with; use the vocab.json written with "
-                         "this checkpoint")
+        raise ValueError(
+            f"{source} is not the one the model was trained with; use the vocab.json written with "
+            "this checkpoint"
+        )

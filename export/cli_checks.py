@@ -5,6 +5,7 @@ each problem is one line on stderr naming the option or file and what to do,
 and exit status 2, so a refused command leaves nothing behind. Kept apart from
 ``__main__`` (which only wires the parser) so each rule has one home.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,9 @@ def check_runs_folder(runs: Path) -> None:
     for folder in (Path(runs), *Path(runs).parents):
         if folder.exists():
             if not folder.is_dir():
-                raise ValueError(f"{folder} is a file, so {runs} cannot be the runs folder; choose another --runs")
+                raise ValueError(
+                    f"{folder} is a file, so {runs} cannot be the runs folder; choose another --runs"
+                )
             return
 
 
@@ -46,15 +49,18 @@ def temperature(value: float, text: str) -> float:
     """argparse: 0 (greedy) or at least MIN_TEMPERATURE, the same rule as the browser's."""
     if 0 < value < MIN_TEMPERATURE:
         raise argparse.ArgumentTypeError(
-            f"{text} is below the smallest temperature, {MIN_TEMPERATURE}: use 0 for greedy or at least {MIN_TEMPERATURE}")
+            f"{text} is below the smallest temperature, {MIN_TEMPERATURE}: use 0 for greedy or at least {MIN_TEMPERATURE}"
+        )
     return value
 
 
 def _threads(args) -> None:
     threads, cores = getattr(args, "threads", 0), os.cpu_count() or 1
     if threads and threads > cores:
-        raise Refused(f"--threads {threads} is more than this machine's {cores} CPU cores: "
-                      f"use at most {cores} (or 0 for torch's default)")
+        raise Refused(
+            f"--threads {threads} is more than this machine's {cores} CPU cores: "
+            f"use at most {cores} (or 0 for torch's default)"
+        )
 
 
 def _data(args) -> None:
@@ -62,28 +68,41 @@ def _data(args) -> None:
     if data is None:
         return
     if getattr(args, "from_hub", False):
-        raise Refused(f"--from-hub downloads the stories itself, so --data {data} would be ignored: give one of the two")
+        raise Refused(
+            f"--from-hub downloads the stories itself, so --data {data} would be ignored: give one of the two"
+        )
     path = Path(data)
     if path.is_dir():
-        raise Refused(f"--data {data} is a folder, not a stories file: pass the TinyStories-train.txt "
-                      "or JSON Lines file inside it")
+        raise Refused(
+            f"--data {data} is a folder, not a stories file: pass the TinyStories-train.txt "
+            "or JSON Lines file inside it"
+        )
     if path.exists() and not stat.S_ISREG(path.stat().st_mode):
-        raise Refused(f"--data {data} is not a regular file (a named pipe or device cannot be read twice): "
-                      "save the stories to a file and pass that")
+        raise Refused(
+            f"--data {data} is not a regular file (a named pipe or device cannot be read twice): "
+            "save the stories to a file and pass that"
+        )
 
 
 def _seeds(args) -> None:
-    for option, seeds in (("--seeds", getattr(args, "seeds", ())), ("--seed", (getattr(args, "seed", 0),))):
+    for option, seeds in (
+        ("--seeds", getattr(args, "seeds", ())),
+        ("--seed", (getattr(args, "seed", 0),)),
+    ):
         for seed in seeds or ():
             if not 0 <= seed <= MAX_SEED:
-                raise Refused(f"{option} {seed} does not fit in 64 bits: use whole numbers from 0 to {MAX_SEED}")
+                raise Refused(
+                    f"{option} {seed} does not fit in 64 bits: use whole numbers from 0 to {MAX_SEED}"
+                )
 
 
 def _context(args) -> None:
     context = getattr(args, "context", None)
     if context is not None and context > MAX_CONTEXT:
-        raise Refused(f"--context {context} is longer than the pipeline supports ({MAX_CONTEXT}): "
-                      f"the windows would not fit in memory; use at most {MAX_CONTEXT}")
+        raise Refused(
+            f"--context {context} is longer than the pipeline supports ({MAX_CONTEXT}): "
+            f"the windows would not fit in memory; use at most {MAX_CONTEXT}"
+        )
 
 
 def _writable(option: str, folder: str | None) -> None:
@@ -99,8 +118,10 @@ def _writable(option: str, folder: str | None) -> None:
         with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as exc:
-        raise Refused(f"{option} {folder} cannot be written ({exc.strerror or exc}): "
-                      "choose a folder you may write to") from None
+        raise Refused(
+            f"{option} {folder} cannot be written ({exc.strerror or exc}): "
+            "choose a folder you may write to"
+        ) from None
 
 
 def _json_inputs(args) -> None:
@@ -119,15 +140,24 @@ def _json_inputs(args) -> None:
         try:
             json.loads(path.read_bytes())
         except (ValueError, UnicodeDecodeError) as exc:
-            raise Refused(f"{path} is not valid JSON ({exc}): it is truncated or damaged; write it again "
-                          "with the stage that makes it (python -m export --help)") from None
+            raise Refused(
+                f"{path} is not valid JSON ({exc}): it is truncated or damaged; write it again "
+                "with the stage that makes it (python -m export --help)"
+            ) from None
 
 
 def _checkpoint(args) -> None:
     path = getattr(args, "checkpoint", None)
-    if args.command == "generate" and path and Path(path).is_file() and not zipfile.is_zipfile(path):
-        raise Refused(f"checkpoint {path} is not a PyTorch checkpoint (torch.save writes a zip archive): "
-                      "give a best.pt from runs/ or a file from wasm_assets/checkpoints/")
+    if (
+        args.command == "generate"
+        and path
+        and Path(path).is_file()
+        and not zipfile.is_zipfile(path)
+    ):
+        raise Refused(
+            f"checkpoint {path} is not a PyTorch checkpoint (torch.save writes a zip archive): "
+            "give a best.pt from runs/ or a file from wasm_assets/checkpoints/"
+        )
 
 
 def check(args) -> None:

@@ -10,6 +10,7 @@ Each story keeps its row number in the source file (0-based, counting every
 story the file holds) so that quoted stories can be traced back. The source
 file's name and sha256 are recorded with them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,7 +27,10 @@ from pathlib import Path
 SEPARATOR = "<|endoftext|>"
 DEFAULT_STORIES = 6000  # the lesson's figure
 DATA_ENV = "TINYSTORIES_PATH"
-DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared/data/tinystories/TinyStories-train-head.txt"
+DEFAULT_DATA = (
+    Path(__file__).resolve().parent.parent.parent
+    / "shared/data/tinystories/TinyStories-train-head.txt"
+)
 
 HUB_REPO = "roneneldan/TinyStories"
 HUB_FILE = "TinyStories-train.txt"
@@ -93,7 +97,9 @@ def _lines(f, name: str, digest=None):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise DataError(f"{name} is not UTF-8 text (bad byte at offset {offset + exc.start})") from None
+            raise DataError(
+                f"{name} is not UTF-8 text (bad byte at offset {offset + exc.start})"
+            ) from None
         offset += len(raw)
         yield (line.lstrip("\ufeff") if i == 0 else line).rstrip("\r\n")
 
@@ -110,7 +116,9 @@ def _txt_parts(lines, name: str):
             content = content or bool(line.strip())
             part.append(line)
     if not separated:
-        raise DataError(_NO_SEPARATOR if content else f"{name} is empty: it holds no stories")
+        raise DataError(
+            _NO_SEPARATOR if content else f"{name} is empty: it holds no stories"
+        )
     tail = "\n".join(part).strip()
     if tail:
         yield tail
@@ -125,7 +133,9 @@ def _jsonl_parts(lines, name: str):
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DataError(f"{name}: line {lineno} is not valid JSON ({exc.msg})") from None
+            raise DataError(
+                f"{name}: line {lineno} is not valid JSON ({exc.msg})"
+            ) from None
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
             raise DataError(f"{name}: line {lineno} has no string field 'text'")
         yield obj["text"]
@@ -141,7 +151,9 @@ def iter_stories(f, name: str, digest=None):
         head.append(line)
         if line.strip():
             break
-    jsonl = name.endswith((".jsonl", ".json")) or (head and head[-1].lstrip().startswith("{"))
+    jsonl = name.endswith((".jsonl", ".json")) or (
+        head and head[-1].lstrip().startswith("{")
+    )
     everything = itertools.chain(head, lines)
     yield from (_jsonl_parts if jsonl else _txt_parts)(everything, name)
 
@@ -151,7 +163,9 @@ def parse_stories(raw: bytes, name: str) -> list[str]:
     return list(iter_stories(io.BytesIO(raw), name))
 
 
-def load_stories(path: str | os.PathLike | None = None, n: int = DEFAULT_STORIES, *, log=print) -> StorySource:
+def load_stories(
+    path: str | os.PathLike | None = None, n: int = DEFAULT_STORIES, *, log=print
+) -> StorySource:
     """Read the first ``n`` non-empty stories of a local file, streaming it once.
 
     Only the chosen stories are kept in memory; the rest of the file is still
@@ -176,7 +190,9 @@ def load_stories(path: str | os.PathLike | None = None, n: int = DEFAULT_STORIES
     if not chosen:
         raise DataError(f"{path.name} holds separators but no story text")
     if len(chosen) < n:
-        log(f"note: {path.name} holds {total} stories, fewer than the {n} requested; using all {total}")
+        log(
+            f"note: {path.name} holds {total} stories, fewer than the {n} requested; using all {total}"
+        )
     return StorySource(
         file=path.name,
         sha256=digest.hexdigest(),
@@ -186,8 +202,12 @@ def load_stories(path: str | os.PathLike | None = None, n: int = DEFAULT_STORIES
     )
 
 
-def download_from_hub(dest: str | os.PathLike, n: int = DEFAULT_STORIES, revision: str = HUB_REVISION,
-                      timeout: float = 10.0) -> tuple[Path, str]:
+def download_from_hub(
+    dest: str | os.PathLike,
+    n: int = DEFAULT_STORIES,
+    revision: str = HUB_REVISION,
+    timeout: float = 10.0,
+) -> tuple[Path, str]:
     """Stream the hub's TinyStories-train.txt until ``n`` stories are read; save them to ``dest``.
 
     Returns the saved path and the commit that served the file.
@@ -213,7 +233,11 @@ def download_from_hub(dest: str | os.PathLike, n: int = DEFAULT_STORIES, revisio
     seen = 0
     from tqdm import tqdm
 
-    with response, open(tmp, "wb") as out, tqdm(total=n, unit="story", desc="download") as bar:
+    with (
+        response,
+        open(tmp, "wb") as out,
+        tqdm(total=n, unit="story", desc="download") as bar,
+    ):
         for line in response:
             out.write(line)
             if line.strip() == SEPARATOR.encode():

@@ -4,6 +4,7 @@ Special token ids live with the tokens in ``wordlm``; the models' names and
 sizes live in the registry in ``models``. Everything else a second module
 would otherwise retype is here.
 """
+
 from __future__ import annotations
 
 VOCAB_SIZE = 4000  # C: the vocabulary's size, four special tokens included
@@ -11,7 +12,8 @@ CONTEXT = 64  # T: how many ids a model reads
 # The longest --context the pipeline accepts: every training window is T int64
 # ids, so a T in the tens of thousands asks for gigabytes before training starts.
 MAX_CONTEXT = 1024
-SEEDS = (11, 29, 47)  # training seeds of the protocol (the source's: the headline table)
+# training seeds of the protocol (the source's: the headline table)
+SEEDS = (11, 29, 47)
 # Two more seeds, declared before any of them trained, continuing the step of 18 between the
 # protocol's own: the head-count comparison is paired by seed over all five (SEEDS + these).
 EXTRA_SEEDS = (65, 83)

@@ -4,6 +4,7 @@
 ``device_description`` is what every run records (device, its name, the CPU,
 threads, torch and platform).
 """
+
 from __future__ import annotations
 
 import platform
@@ -28,13 +29,21 @@ def cpu_name() -> str:
 def resolve_device(choice: str = "auto") -> torch.device:
     """``auto``: CUDA, then Apple's MPS, then the CPU; a named device must be present."""
     mps = getattr(torch.backends, "mps", None)
-    available = {"cpu": True, "cuda": torch.cuda.is_available(), "mps": bool(mps and mps.is_available())}
+    available = {
+        "cpu": True,
+        "cuda": torch.cuda.is_available(),
+        "mps": bool(mps and mps.is_available()),
+    }
     if choice == "auto":
         return torch.device(next(d for d in ("cuda", "mps", "cpu") if available[d]))
     if choice not in available:
-        raise ValueError(f"unknown device {choice!r}; choose one of {', '.join(DEVICES)}")
+        raise ValueError(
+            f"unknown device {choice!r}; choose one of {', '.join(DEVICES)}"
+        )
     if not available[choice]:
-        raise ValueError(f"this machine's PyTorch has no {choice} device; use --device auto or cpu")
+        raise ValueError(
+            f"this machine's PyTorch has no {choice} device; use --device auto or cpu"
+        )
     return torch.device(choice)
 
 
@@ -43,8 +52,15 @@ def device_name(device: torch.device) -> str:
         return torch.cuda.get_device_name(device)
     if device.type == "mps":
         try:  # the chip's name, e.g. "Apple M2 Max"
-            return subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True, text=True,
-                                  timeout=5).stdout.strip() or "Apple GPU (MPS)"
+            return (
+                subprocess.run(
+                    ["sysctl", "-n", "machdep.cpu.brand_string"],
+                    capture_output=True,
+                    text=True,
+                    timeout=5,
+                ).stdout.strip()
+                or "Apple GPU (MPS)"
+            )
         except (OSError, subprocess.SubprocessError):
             return "Apple GPU (MPS)"
     return cpu_name()
@@ -52,5 +68,11 @@ def device_name(device: torch.device) -> str:
 
 def device_description(device: torch.device | str = "cpu") -> dict:
     device = torch.device(device)
-    return {"device": device.type, "name": device_name(device), "cpu": cpu_name(),
-            "threads": torch.get_num_threads(), "torch": torch.__version__, "platform": platform.platform()}
+    return {
+        "device": device.type,
+        "name": device_name(device),
+        "cpu": cpu_name(),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "platform": platform.platform(),
+    }

@@ -1,4 +1,5 @@
 """The one sha256 of the pipeline: a file's or some bytes' hex digest, the freshness checks' currency."""
+
 from __future__ import annotations
 
 import hashlib

@@ -46,6 +46,7 @@ and the story examples export/preset.py's.
                 model, the head atlas of both attention models, the preset
                 without each head
 """
+
 from __future__ import annotations
 
 import json
@@ -68,8 +69,18 @@ from .wordlm import RULES_VERSION, SPECIAL_IDS, tokenize
 
 SCHEMA = "mha-evidence/1"
 REQUIRED = {
-    "schema": str, "source": dict, "split": dict, "audit": dict, "vocabulary": dict, "protocol": dict,
-    "runs": list, "aggregates": dict, "comparison": dict, "device": dict, "stories": dict, "preset": dict,
+    "schema": str,
+    "source": dict,
+    "split": dict,
+    "audit": dict,
+    "vocabulary": dict,
+    "protocol": dict,
+    "runs": list,
+    "aggregates": dict,
+    "comparison": dict,
+    "device": dict,
+    "stories": dict,
+    "preset": dict,
     "artefacts": dict,
 }
 
@@ -91,9 +102,13 @@ def data_sections(x: Inputs) -> dict:
         "source": x.corpus.source.describe(),
         "split": {**split_description(), "rows": x.corpus.split_rows},
         "audit": x.corpus.audit,
-        "vocabulary": {"C": len(x.corpus.vocab), "T": x.corpus.T, "rules_version": RULES_VERSION,
-                       "special": dict(SPECIAL_IDS),
-                       "built_from": "training stories only; ties broken alphabetically"},
+        "vocabulary": {
+            "C": len(x.corpus.vocab),
+            "T": x.corpus.T,
+            "rules_version": RULES_VERSION,
+            "special": dict(SPECIAL_IDS),
+            "built_from": "training stories only; ties broken alphabetically",
+        },
     }
 
 
@@ -107,13 +122,22 @@ def protocol_sections(x: Inputs) -> dict:
     aggregates = aggregate(x.results)
     comparison = comparison_section(aggregates)
     device = x.results[0].device if x.results else device_description()
-    where = "on the CPU" if device.get("device", "cpu") == "cpu" else f"on {device.get('name', device['device'])}"
+    where = (
+        "on the CPU"
+        if device.get("device", "cpu") == "cpu"
+        else f"on {device.get('name', device['device'])}"
+    )
     return {
         "protocol": {
-            "models": list(cfg.models), "labels": {s.name: s.label for s in specs},
-            "seeds": list(cfg.seeds), "updates": cfg.updates,
-            "batch_size": cfg.batch_size, "eval_every": cfg.eval_every, "selection_windows": cfg.selection_windows,
-            "d_model": _shared({s.name: s.d_model for s in specs}), "hidden": _shared({s.name: s.hidden for s in specs}),
+            "models": list(cfg.models),
+            "labels": {s.name: s.label for s in specs},
+            "seeds": list(cfg.seeds),
+            "updates": cfg.updates,
+            "batch_size": cfg.batch_size,
+            "eval_every": cfg.eval_every,
+            "selection_windows": cfg.selection_windows,
+            "d_model": _shared({s.name: s.d_model for s in specs}),
+            "hidden": _shared({s.name: s.hidden for s in specs}),
             "heads": {s.name: s.heads for s in specs},
             "optimizer": cfg.optimizer_description(),
             "selection": "lowest validation loss on the fixed selection slice; test loss on all test windows",
@@ -122,8 +146,10 @@ def protocol_sections(x: Inputs) -> dict:
         "aggregates": aggregates,
         "comparison": comparison,
         "device": device,
-        "timing": {"what": f"wall-clock seconds per run, {cfg.updates:,} updates plus every validation pass, {where}",
-                   "note": x.timing_note},
+        "timing": {
+            "what": f"wall-clock seconds per run, {cfg.updates:,} updates plus every validation pass, {where}",
+            "note": x.timing_note,
+        },
     }
 
 
@@ -133,27 +159,46 @@ def story_sections(x: Inputs) -> dict:
     return {
         "stories": stories,
         "preset": {
-            "row": preset_story["row"], "prompt": prompt, "prompt_tokens": tokenize(prompt),
-            "max_new_tokens": PRESET_MAX_NEW, "seed": PRESET_SEED, "decoding": "greedy",
+            "row": preset_story["row"],
+            "prompt": prompt,
+            "prompt_tokens": tokenize(prompt),
+            "max_new_tokens": PRESET_MAX_NEW,
+            "seed": PRESET_SEED,
+            "decoding": "greedy",
             "continuations": preset_continuations(x.corpus, x.cfg, x.runs, prompt),
         },
     }
 
 
 def artefact_sections(x: Inputs) -> dict:
-    artefacts = {"vocabulary": "vocab.json", "tokenizer_vectors": "tokenizer_vectors.json",
-                 "trace_plot": "validation_traces.svg"}
+    artefacts = {
+        "vocabulary": "vocab.json",
+        "tokenizer_vectors": "tokenizer_vectors.json",
+        "trace_plot": "validation_traces.svg",
+    }
     if x.onnx_report is None:
         return {"artefacts": artefacts}
-    return {"artefacts": {**artefacts, "models": "models/manifest.json", "parity": "parity.json"},
-            "onnx": x.onnx_report["models"]}
+    return {
+        "artefacts": {
+            **artefacts,
+            "models": "models/manifest.json",
+            "parity": "parity.json",
+        },
+        "onnx": x.onnx_report["models"],
+    }
 
 
 SECTIONS = [data_sections, protocol_sections, story_sections, artefact_sections]
 
 
-def build_evidence(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path,
-                   timing_note: str = "", onnx_report: dict | None = None) -> dict:
+def build_evidence(
+    corpus: Corpus,
+    cfg: TrainConfig,
+    results: list[RunResult],
+    runs: Path,
+    timing_note: str = "",
+    onnx_report: dict | None = None,
+) -> dict:
     # The lesson's comparison is between the shipped models; the head-count sweep's other models
     # have their own section (head_sweep.json, embedded below).
     shipped = tuple(m for m in cfg.models if get_spec(m).ships) or cfg.models
@@ -195,7 +240,11 @@ def rebuilt_onnx_sizes(evidence: dict, out: Path, runs: Path | None) -> dict:
     report = json.loads(path.read_text())
     for name, sizes in report["models"].items():
         shipped = Artefacts(out).model_onnx(name)
-        if name not in evidence["onnx"] or not shipped.is_file() or file_sha256(shipped) != sizes["sha256"]:
+        if (
+            name not in evidence["onnx"]
+            or not shipped.is_file()
+            or file_sha256(shipped) != sizes["sha256"]
+        ):
             continue
         entry = evidence["onnx"][name]
         entry["bytes"], entry["float32_bytes"] = sizes["bytes"], sizes["float32_bytes"]
@@ -212,11 +261,22 @@ def validate(evidence: dict) -> None:
     if evidence["schema"] != SCHEMA:
         raise ValueError(f"unknown evidence schema {evidence['schema']!r}")
     for r in evidence["runs"]:
-        for k in ("model", "seed", "best_update", "val_loss", "test_loss", "test_perplexity", "parameters",
-                  "train_seconds", "trace"):
+        for k in (
+            "model",
+            "seed",
+            "best_update",
+            "val_loss",
+            "test_loss",
+            "test_perplexity",
+            "parameters",
+            "train_seconds",
+            "trace",
+        ):
             if k not in r:
                 raise ValueError(f"a run lacks {k!r}")
-        if not math.isclose(r["test_perplexity"], math.exp(r["test_loss"]), rel_tol=1e-9):
+        if not math.isclose(
+            r["test_perplexity"], math.exp(r["test_loss"]), rel_tol=1e-9
+        ):
             raise ValueError("a run's test_perplexity is not exp(test_loss)")
     for split, a in evidence["audit"].items():
         if a["windows"] != a["tokens"] + a["stories"]:
@@ -230,8 +290,12 @@ def validate(evidence: dict) -> None:
             if k not in heads:
                 raise ValueError(f"evidence.heads lacks {k!r}")
         for name, row in heads["knockout"].items():
-            if not math.isclose(row["test_perplexity"], math.exp(row["test_loss"]), rel_tol=1e-9):
-                raise ValueError(f"evidence.heads.knockout.{name}: test_perplexity is not exp(test_loss)")
+            if not math.isclose(
+                row["test_perplexity"], math.exp(row["test_loss"]), rel_tol=1e-9
+            ):
+                raise ValueError(
+                    f"evidence.heads.knockout.{name}: test_perplexity is not exp(test_loss)"
+                )
 
 
 def plot_traces(evidence: dict, path: Path) -> None:
@@ -240,7 +304,9 @@ def plot_traces(evidence: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    matplotlib.rcParams["svg.hashsalt"] = "validation-traces"  # the same ids every time: the same bytes
+    matplotlib.rcParams["svg.hashsalt"] = (
+        "validation-traces"  # the same ids every time: the same bytes
+    )
     colours = {name: get_spec(name).colour for name in evidence["protocol"]["models"]}
     styles = ["-", "--", ":"]
     seeds = evidence["protocol"]["seeds"]
@@ -248,13 +314,33 @@ def plot_traces(evidence: dict, path: Path) -> None:
     for r in evidence["runs"]:
         xs, ys = zip(*r["trace"])
         label = f"{evidence['protocol']['labels'][r['model']]}, seed {r['seed']}"
-        ax.plot(xs, ys, styles[seeds.index(r["seed"]) % 3], color=colours[r["model"]], lw=1.4, label=label)
-        ax.plot([r["best_update"]], [r["val_loss"]], "o", color=colours[r["model"]], ms=6, mec="black")
+        ax.plot(
+            xs,
+            ys,
+            styles[seeds.index(r["seed"]) % 3],
+            color=colours[r["model"]],
+            lw=1.4,
+            label=label,
+        )
+        ax.plot(
+            [r["best_update"]],
+            [r["val_loss"]],
+            "o",
+            color=colours[r["model"]],
+            ms=6,
+            mec="black",
+        )
     ax.set_xlabel("update")
     ax.set_ylabel("validation loss (selection slice, nats)")
     ax.set_title("Validation traces; circles mark the chosen checkpoints")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
+    ax.legend(
+        fontsize=7,
+        ncol=3,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.14),
+        frameon=False,
+    )
     fig.tight_layout()
     import io
 
@@ -273,18 +359,29 @@ def read_onnx_report(runs: Path) -> dict | None:
     for name, digest in report["checkpoints"].items():
         ckpt = run_dir(runs, name, PRESET_SEED) / "best.pt"
         if not ckpt.is_file() or file_sha256(ckpt) != digest:
-            raise ValueError(f"{path} was made from other checkpoints than {ckpt}: run `python -m export onnx` again")
+            raise ValueError(
+                f"{path} was made from other checkpoints than {ckpt}: run `python -m export onnx` again"
+            )
     return report
 
 
-def write_measurements(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path, log=print,
-                       timing_note: str = "", onnx_report: dict | None = None) -> dict:
+def write_measurements(
+    corpus: Corpus,
+    cfg: TrainConfig,
+    results: list[RunResult],
+    runs: Path,
+    log=print,
+    timing_note: str = "",
+    onnx_report: dict | None = None,
+) -> dict:
     """The measure stage: every section measured from the corpus, the runs and the ONNX report."""
     measured = build_evidence(corpus, cfg, results, runs, timing_note, onnx_report)
     path = atomic.write_json(measurements_json(runs), measured)
     if onnx_report is None:
-        log("note: no ONNX report in the runs folder, so the evidence has no `onnx` section; "
-            "run `python -m export onnx`, then `measure` again")
+        log(
+            "note: no ONNX report in the runs folder, so the evidence has no `onnx` section; "
+            "run `python -m export onnx`, then `measure` again"
+        )
     log(f"wrote {path}")
     return measured
 
@@ -295,8 +392,10 @@ def measurements(out: Path, runs: Path | None = None) -> dict:
         return json.loads(measurements_json(runs).read_text())
     path = Artefacts(out).evidence
     if not path.is_file():
-        raise FileNotFoundError(f"neither {measurements_json(runs or 'runs')} nor {path} exists: "
-                                "run `python -m export measure` (after `train` and `onnx`) first")
+        raise FileNotFoundError(
+            f"neither {measurements_json(runs or 'runs')} nor {path} exists: "
+            "run `python -m export measure` (after `train` and `onnx`) first"
+        )
     evidence = json.loads(path.read_text())
     for key in STAGE_SECTIONS:
         evidence.pop(key, None)
@@ -304,10 +403,16 @@ def measurements(out: Path, runs: Path | None = None) -> dict:
     return evidence
 
 
-def assemble(out: Path, runs: Path | None = None, log=print, records: Path | None = None) -> dict:
+def assemble(
+    out: Path, runs: Path | None = None, log=print, records: Path | None = None
+) -> dict:
     """The evidence stage, last: the measurements, the runs' records and every stage section, as evidence.json."""
     evidence = rebuilt_onnx_sizes(measurements(out, runs), Path(out), runs)
-    evidence.update(recorded_sections(evidence, **({"records": Path(records)} if records else {}), runs=runs))
+    evidence.update(
+        recorded_sections(
+            evidence, **({"records": Path(records)} if records else {}), runs=runs
+        )
+    )
     evidence = attach_stage_sections(evidence, Path(out))
     validate(evidence)
     Path(out).mkdir(parents=True, exist_ok=True)
@@ -317,8 +422,16 @@ def assemble(out: Path, runs: Path | None = None, log=print, records: Path | Non
     return evidence
 
 
-def write_all(corpus: Corpus, cfg: TrainConfig, results: list[RunResult], runs: Path, out: Path, log=print,
-              timing_note: str = "", onnx_report: dict | None = None) -> dict:
+def write_all(
+    corpus: Corpus,
+    cfg: TrainConfig,
+    results: list[RunResult],
+    runs: Path,
+    out: Path,
+    log=print,
+    timing_note: str = "",
+    onnx_report: dict | None = None,
+) -> dict:
     """measure, then evidence: what a test or a notebook needs in one call."""
     write_measurements(corpus, cfg, results, runs, log, timing_note, onnx_report)
     return assemble(out, runs, log)
@@ -328,11 +441,20 @@ def measure_stage(ctx) -> None:
     """The measure stage: the runs (trained now if this process has not) measured into runs/measurements.json."""
     from .protocol import stage as train_stage
 
-    if ctx.results is None:  # reruns alone: finished runs are reused, so this trains nothing new
+    # reruns alone: finished runs are reused, so this trains nothing new
+    if ctx.results is None:
         train_stage(ctx)
-    report = ctx.onnx_report if ctx.onnx_report is not None else read_onnx_report(ctx.runs)
-    write_measurements(ctx.get_corpus(), ctx.cfg, ctx.results, ctx.runs,
-                       timing_note=getattr(ctx.args, "timing_note", ""), onnx_report=report)
+    report = (
+        ctx.onnx_report if ctx.onnx_report is not None else read_onnx_report(ctx.runs)
+    )
+    write_measurements(
+        ctx.get_corpus(),
+        ctx.cfg,
+        ctx.results,
+        ctx.runs,
+        timing_note=getattr(ctx.args, "timing_note", ""),
+        onnx_report=report,
+    )
 
 
 def evidence_stage(ctx) -> None:

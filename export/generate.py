@@ -8,6 +8,7 @@ the story and is not added to it. At most ``max_new_tokens`` ids are produced.
 Sampling uses ``Mulberry32``, a tiny seeded generator that the browser
 runtime implements identically, so a seed gives the same draws in both.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,8 +39,9 @@ class Mulberry32:
 
 
 # lesson: choose-next
-def choose_next(logits: np.ndarray, temperature: float = 0.0,
-                rng: Mulberry32 | None = None) -> int:
+def choose_next(
+    logits: np.ndarray, temperature: float = 0.0, rng: Mulberry32 | None = None
+) -> int:
     """Pick the next id from one row of logits (float array of length C)."""
     check_temperature(temperature)
     scores = np.asarray(logits, dtype=np.float64).copy()
@@ -58,11 +60,19 @@ def choose_next(logits: np.ndarray, temperature: float = 0.0,
 
 
 def check_temperature(temperature: float) -> None:
-    if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature >= 0):
-        raise ValueError(f"temperature must be a finite number, 0 (greedy) or more, not {temperature!r}")
+    if not (
+        isinstance(temperature, (int, float))
+        and math.isfinite(temperature)
+        and temperature >= 0
+    ):
+        raise ValueError(
+            f"temperature must be a finite number, 0 (greedy) or more, not {temperature!r}"
+        )
     if 0 < temperature < MIN_TEMPERATURE:
-        raise ValueError(f"temperature {temperature!r} is below the smallest one, {MIN_TEMPERATURE}: "
-                         f"use 0 for greedy or at least {MIN_TEMPERATURE}")
+        raise ValueError(
+            f"temperature {temperature!r} is below the smallest one, {MIN_TEMPERATURE}: "
+            f"use 0 for greedy or at least {MIN_TEMPERATURE}"
+        )
 
 
 # lesson: prompt-history
@@ -84,8 +94,14 @@ def torch_predictor(model):
     return predict
 
 
-def generate_ids(model_or_predict, history: list[int], max_new_tokens: int = PRESET_MAX_NEW, temperature: float = 0.0,
-                 seed: int = 0, T: int | None = None) -> tuple[list[int], bool]:
+def generate_ids(
+    model_or_predict,
+    history: list[int],
+    max_new_tokens: int = PRESET_MAX_NEW,
+    temperature: float = 0.0,
+    seed: int = 0,
+    T: int | None = None,
+) -> tuple[list[int], bool]:
     """New ids after ``history`` and whether EOS ended them.
 
     ``model_or_predict`` is a PyTorch model or any function from a window
@@ -114,12 +130,24 @@ def generate_ids(model_or_predict, history: list[int], max_new_tokens: int = PRE
     return new, False
 
 
-def generate_text(model, itos: list[str], prompt: str, max_new_tokens: int = PRESET_MAX_NEW,
-                  temperature: float = 0.0, seed: int = 0, T: int | None = None) -> dict:
+def generate_text(
+    model,
+    itos: list[str],
+    prompt: str,
+    max_new_tokens: int = PRESET_MAX_NEW,
+    temperature: float = 0.0,
+    seed: int = 0,
+    T: int | None = None,
+) -> dict:
     history = prompt_history(itos, prompt)
     ids, ended = generate_ids(model, history, max_new_tokens, temperature, seed, T)
     tokens = [itos[i] for i in ids]
-    return {"ids": ids, "tokens": tokens, "text": detokenize(tokens), "ended_with_eos": ended}
+    return {
+        "ids": ids,
+        "tokens": tokens,
+        "text": detokenize(tokens),
+        "ended_with_eos": ended,
+    }
 
 
 # lesson: perplexity
@@ -136,13 +164,23 @@ def command(args) -> None:
 
     model = load_checkpoint(args.checkpoint)
     if not Path(args.vocab).is_file():
-        raise FileNotFoundError(f"{args.vocab} not found: pass --vocab PATH, the vocab.json written with this checkpoint")
+        raise FileNotFoundError(
+            f"{args.vocab} not found: pass --vocab PATH, the vocab.json written with this checkpoint"
+        )
     try:
         vocab = json.loads(Path(args.vocab).read_text())
         itos = vocab["itos"]
     except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{args.vocab} is not a vocab.json ({type(exc).__name__}: {exc})") from None
+        raise ValueError(
+            f"{args.vocab} is not a vocab.json ({type(exc).__name__}: {exc})"
+        ) from None
     check_vocabulary(model, itos, args.vocab)
-    out = generate_text(model, itos, args.prompt, max_new_tokens=args.max_new_tokens,
-                        temperature=args.temperature, seed=args.seed)
+    out = generate_text(
+        model,
+        itos,
+        args.prompt,
+        max_new_tokens=args.max_new_tokens,
+        temperature=args.temperature,
+        seed=args.seed,
+    )
     print(out["text"])

@@ -23,6 +23,7 @@ It writes one small JSON file, ``head_growth.json`` (no ONNX per snapshot),
 holding also the rerun's selected checkpoint's full test perplexity beside the
 shipped run's, because the page must say the snapshots come from a rerun.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -48,6 +49,11 @@ SUBSET = 2048  # test windows for the atlas and the knock-out at every snapshot
 PROMPTS = ("Lily saw a cat. Lily", "Tom was sad. He", "the big red ball")
 
 
+def snapshots_for(updates: int) -> tuple[int, ...]:
+    """``SNAPSHOT_UPDATES`` for a run of ``updates`` updates: those before its end, and its end."""
+    return (*(u for u in SNAPSHOT_UPDATES if u < updates), updates)
+
+
 def rerun_folder(runs: Path, seed: int = PRESET_SEED) -> Path:
     return Path(runs) / "head-growth" / f"{MODEL}-seed{seed}"
 
@@ -59,10 +65,23 @@ def snapshot_path(folder: Path, update: int) -> Path:
 class _Snapshots(RunHooks):
     """``train_run``'s hooks for the rerun: snapshots at ``snapshots``, and a resume file every ``resume_every``."""
 
-    def __init__(self, folder: Path, key: dict, cfg: TrainConfig, snapshots: tuple[int, ...], resume_every: int,
-                 log=print):
+    def __init__(
+        self,
+        folder: Path,
+        key: dict,
+        cfg: TrainConfig,
+        snapshots: tuple[int, ...],
+        resume_every: int,
+        log=print,
+    ):
         self.folder, self.key, self.cfg, self.snapshots, self.resume_every, self.log = (
-            folder, key, cfg, snapshots, resume_every, log)
+            folder,
+            key,
+            cfg,
+            snapshots,
+            resume_every,
+            log,
+        )
         self.resume_file = folder / "resume.pt"
 
     def resume(self, model, opt, batches):
@@ -73,13 +92,20 @@ class _Snapshots(RunHooks):
                 opt.load_state_dict(saved["optimizer"])
                 batches.set_state(saved["generator"])
                 self.log(f"resuming the rerun at update {saved['update']}")
-                return Best(*saved["best"]), saved["trace"], saved["recent"], saved["update"], saved["seconds"]
+                return (
+                    Best(*saved["best"]),
+                    saved["trace"],
+                    saved["recent"],
+                    saved["update"],
+                    saved["seconds"],
+                )
         if 0 in self.snapshots:
             torch.save(state_of(model), snapshot_path(self.folder, 0))
         return None
 
     def step(self, *args):
-        return train_step(*args)  # the protocol's own update, looked up here so that a test can interrupt it
+        # the protocol's own update, looked up here so that a test can interrupt it
+        return train_step(*args)
 
     def after_update(self, done, model, opt, batches, carry):
         best, trace, recent, elapsed = carry
@@ -87,18 +113,36 @@ class _Snapshots(RunHooks):
             torch.save(state_of(model), snapshot_path(self.folder, done))
         if done % self.resume_every == 0 and done < self.cfg.updates:
             tmp = self.resume_file.with_suffix(".tmp")
-            torch.save({"key": self.key, "model": state_of(model), "optimizer": opt.state_dict(),
-                        "generator": batches.get_state(),
-                        "best": [best.val_loss, best.update, best.state], "trace": trace, "recent": recent,
-                        "update": done, "seconds": elapsed}, tmp)
+            torch.save(
+                {
+                    "key": self.key,
+                    "model": state_of(model),
+                    "optimizer": opt.state_dict(),
+                    "generator": batches.get_state(),
+                    "best": [best.val_loss, best.update, best.state],
+                    "trace": trace,
+                    "recent": recent,
+                    "update": done,
+                    "seconds": elapsed,
+                },
+                tmp,
+            )
             tmp.replace(self.resume_file)
-            self.log(f"update {done}/{self.cfg.updates}: train {sum(recent) / len(recent):.3f}, best val "
-                     f"{best.val_loss:.4f} at {best.update}, {elapsed:.0f} s")
+            self.log(
+                f"update {done}/{self.cfg.updates}: train {sum(recent) / len(recent):.3f}, best val "
+                f"{best.val_loss:.4f} at {best.update}, {elapsed:.0f} s"
+            )
 
 
-def train_with_snapshots(corpus, folder: Path, cfg: TrainConfig = TrainConfig(), seed: int = PRESET_SEED,
-                         snapshots: tuple[int, ...] = SNAPSHOT_UPDATES, resume_every: int = RESUME_EVERY,
-                         log=print) -> dict:
+def train_with_snapshots(
+    corpus,
+    folder: Path,
+    cfg: TrainConfig = TrainConfig(),
+    seed: int = PRESET_SEED,
+    snapshots: tuple[int, ...] = SNAPSHOT_UPDATES,
+    resume_every: int = RESUME_EVERY,
+    log=print,
+) -> dict:
     """The rerun: ``train_run`` itself on the CPU, with hooks saving snapshots; resumes from ``folder/resume.pt``.
 
     Returns the rerun's result (selected update, validation and test loss and
@@ -107,30 +151,53 @@ def train_with_snapshots(corpus, folder: Path, cfg: TrainConfig = TrainConfig(),
     """
     folder = Path(folder)
     done_path = folder / "result.json"
-    key = {"corpus": corpus.key(), **cfg.run_key(MODEL), "seed": seed, "snapshots": list(snapshots)}
+    key = {
+        "corpus": corpus.key(),
+        **cfg.run_key(MODEL),
+        "seed": seed,
+        "snapshots": list(snapshots),
+    }
     key = json.loads(json.dumps(key))
     if done_path.is_file():
         result = json.loads(done_path.read_text())
-        if result.get("key") == key and all(snapshot_path(folder, u).is_file() for u in snapshots):
+        if result.get("key") == key and all(
+            snapshot_path(folder, u).is_file() for u in snapshots
+        ):
             return result
     if max(snapshots) > cfg.updates:
-        raise ValueError(f"snapshot update {max(snapshots)} is past the run's {cfg.updates} updates")
+        raise ValueError(
+            f"snapshot update {max(snapshots)} is past the run's {cfg.updates} updates"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     hooks = _Snapshots(folder, key, cfg, snapshots, resume_every, log)
     run, model = train_run(MODEL, seed, corpus, cfg, progress=False, hooks=hooks)
     torch.save(state_of(model), folder / "selected.pt")
-    result = {"model": MODEL, "seed": seed, "parameters": run.parameters, "best_update": run.best_update,
-              "val_loss": run.val_loss, "test_loss": run.test_loss, "test_perplexity": run.test_perplexity,
-              "train_seconds": run.train_seconds, "updates": cfg.updates, "batch_size": cfg.batch_size,
-              "trace": run.trace, "threads": torch.get_num_threads(), "key": key}
+    result = {
+        "model": MODEL,
+        "seed": seed,
+        "parameters": run.parameters,
+        "best_update": run.best_update,
+        "val_loss": run.val_loss,
+        "test_loss": run.test_loss,
+        "test_perplexity": run.test_perplexity,
+        "train_seconds": run.train_seconds,
+        "updates": cfg.updates,
+        "batch_size": cfg.batch_size,
+        "trace": run.trace,
+        "threads": torch.get_num_threads(),
+        "key": key,
+    }
     atomic.write_json(done_path, result)
     hooks.resume_file.unlink(missing_ok=True)
-    log(f"rerun finished: best update {run.best_update}, test perplexity {run.test_perplexity:.2f}, "
-        f"{run.train_seconds:.0f} s")
+    log(
+        f"rerun finished: best update {run.best_update}, test perplexity {run.test_perplexity:.2f}, "
+        f"{run.train_seconds:.0f} s"
+    )
     return result
 
 
 # --------------------------------------------------------------------------- measuring the snapshots
+
 
 class _FirstWindows:
     """The first n windows of a WindowSet: the fixed test subset every snapshot is measured on."""
@@ -155,8 +222,13 @@ def prompt_attention(model, itos: list[str], prompt: str) -> dict:
     ids = context_window(prompt_history(itos, prompt), model.T)
     _, A = model(torch.tensor([ids]), return_attention=True)
     slots = [j for j, t in enumerate(ids) if t != PAD_ID]
-    return {"prompt": prompt, "tokens": ["<BOS>" if ids[j] == BOS_ID else itos[ids[j]] for j in slots],
-            "weights": [[round(float(A[0, h, j]), 5) for j in slots] for h in range(model.heads)]}
+    return {
+        "prompt": prompt,
+        "tokens": ["<BOS>" if ids[j] == BOS_ID else itos[ids[j]] for j in slots],
+        "weights": [
+            [round(float(A[0, h, j]), 5) for j in slots] for h in range(model.heads)
+        ],
+    }
 
 
 def measure_model(model, itos: list[str], prompts: list[str], subset) -> dict:
@@ -169,12 +241,25 @@ def measure_model(model, itos: list[str], prompts: list[str], subset) -> dict:
     ko = knockout(model, subset)
     return {
         "prompts": [prompt_attention(model, itos, p) for p in prompts],
-        "atlas": [{"head": h["head"], "share": h["share"], "signature": h["signature"],
-                   "mean_distance": h["mean_distance"]} for h in result["heads"]],
+        "atlas": [
+            {
+                "head": h["head"],
+                "share": h["share"],
+                "signature": h["signature"],
+                "mean_distance": h["mean_distance"],
+            }
+            for h in result["heads"]
+        ],
         "uniform": result["uniform"],
         "perplexity": ko["all"]["test_perplexity"],
-        "knockout": {name: {"test_perplexity": row["test_perplexity"], "perplexity_change": row["perplexity_change"]}
-                     for name, row in ko.items() if name == "all" or name.startswith("without_")},
+        "knockout": {
+            name: {
+                "test_perplexity": row["test_perplexity"],
+                "perplexity_change": row["perplexity_change"],
+            }
+            for name, row in ko.items()
+            if name == "all" or name.startswith("without_")
+        },
     }
 
 
@@ -186,11 +271,17 @@ def state_sha256(state: dict) -> str:
     return h.hexdigest()
 
 
-def measure_snapshot(corpus, folder: Path, update: int, prompts: list[str], windows) -> dict:
+def measure_snapshot(
+    corpus, folder: Path, update: int, prompts: list[str], windows
+) -> dict:
     """One snapshot's numbers, kept beside it (``measured-<update>.json``) for as long as weights,
     prompts and subset stay the same, so measuring can start while the rerun still trains."""
     state = torch.load(snapshot_path(folder, update), weights_only=True)
-    key = {"weights_sha256": state_sha256(state), "prompts": list(prompts), "windows": len(windows)}
+    key = {
+        "weights_sha256": state_sha256(state),
+        "prompts": list(prompts),
+        "windows": len(windows),
+    }
     cache = Path(folder) / f"measured-{update:05d}.json"
     if cache.is_file():
         saved = json.loads(cache.read_text())
@@ -198,14 +289,25 @@ def measure_snapshot(corpus, folder: Path, update: int, prompts: list[str], wind
             return saved["entry"]
     model = get_spec(MODEL).build(len(corpus.vocab), corpus.T)
     model.load_state_dict(state)
-    entry = {"update": update, "weights_sha256": key["weights_sha256"],
-             **measure_model(model, corpus.vocab.itos, prompts, windows)}
+    entry = {
+        "update": update,
+        "weights_sha256": key["weights_sha256"],
+        **measure_model(model, corpus.vocab.itos, prompts, windows),
+    }
     atomic.write_json(cache, {"key": key, "entry": entry})
     return entry
 
 
-def measure(corpus, folder: Path, rerun: dict, prompts: list[str], shipped: dict | None = None,
-            snapshots: tuple[int, ...] = SNAPSHOT_UPDATES, subset: int = SUBSET, log=print) -> dict:
+def measure(
+    corpus,
+    folder: Path,
+    rerun: dict,
+    prompts: list[str],
+    shipped: dict | None = None,
+    snapshots: tuple[int, ...] = SNAPSHOT_UPDATES,
+    subset: int = SUBSET,
+    log=print,
+) -> dict:
     """The artefact: one entry per snapshot, plus the rerun's and (if given) the shipped run's test perplexity."""
     from .heads import KINDS
 
@@ -214,42 +316,86 @@ def measure(corpus, folder: Path, rerun: dict, prompts: list[str], shipped: dict
     for update in snapshots:
         entry = measure_snapshot(corpus, folder, update, prompts, windows)
         entries.append(entry)
-        log(f"snapshot {update}: subset perplexity {entry['perplexity']:.2f}, signatures "
-            f"{', '.join(h['signature'] for h in entry['atlas'])}")
-    out = {"schema": SCHEMA, "model": MODEL, "seed": rerun["seed"], "updates": rerun["updates"],
-           "batch_size": rerun["batch_size"], "snapshots": entries, "prompts": list(prompts),
-           "subset": {"split": "test", "windows": len(windows), "which": f"the first {len(windows):,} test windows"},
-           "rerun": {k: rerun[k] for k in ("best_update", "val_loss", "test_loss", "test_perplexity", "train_seconds",
-                                           "threads", "trace")},
-           "kinds": KINDS}
+        log(
+            f"snapshot {update}: subset perplexity {entry['perplexity']:.2f}, signatures "
+            f"{', '.join(h['signature'] for h in entry['atlas'])}"
+        )
+    out = {
+        "schema": SCHEMA,
+        "model": MODEL,
+        "seed": rerun["seed"],
+        "updates": rerun["updates"],
+        "batch_size": rerun["batch_size"],
+        "snapshots": entries,
+        "prompts": list(prompts),
+        "subset": {
+            "split": "test",
+            "windows": len(windows),
+            "which": f"the first {len(windows):,} test windows",
+        },
+        "rerun": {
+            k: rerun[k]
+            for k in (
+                "best_update",
+                "val_loss",
+                "test_loss",
+                "test_perplexity",
+                "train_seconds",
+                "threads",
+                "trace",
+            )
+        },
+        "kinds": KINDS,
+    }
     if shipped is not None:
         out["shipped"] = shipped
-        out["rerun"]["reproduces_shipped"] = math.isclose(rerun["test_perplexity"], shipped["test_perplexity"],
-                                                         rel_tol=1e-9)
+        out["rerun"]["reproduces_shipped"] = math.isclose(
+            rerun["test_perplexity"], shipped["test_perplexity"], rel_tol=1e-9
+        )
     return out
 
 
 def shipped_run(evidence: dict, seed: int = PRESET_SEED) -> dict | None:
     for r in evidence.get("runs", []):
         if r["model"] == MODEL and r["seed"] == seed:
-            return {k: r[k] for k in ("best_update", "val_loss", "test_loss", "test_perplexity", "train_seconds")}
+            return {
+                k: r[k]
+                for k in (
+                    "best_update",
+                    "val_loss",
+                    "test_loss",
+                    "test_perplexity",
+                    "train_seconds",
+                )
+            }
     return None
 
 
-def build(out_dir, cfg: TrainConfig = TrainConfig(), runs: Path = Path("runs"), data=None, log=print) -> Path:
-    """The stage: rerun (or reuse) the snapshot training, measure every snapshot, write head_growth.json."""
+def build(out_dir, runs: Path = Path("runs"), data=None, log=print) -> Path:
+    """The stage: rerun (or reuse) the snapshot training, measure every snapshot, write head_growth.json.
+
+    The rerun trains with the settings evidence.json records (``TrainConfig()``
+    for the shipped protocol; a tiny protocol's rerun is as tiny as its runs).
+    """
     from .corpus import corpus_of_evidence
 
     assets = Artefacts(out_dir)
     if not assets.evidence.is_file():
-        raise FileNotFoundError(f"{assets.evidence} not found: run `python -m export evidence` first")
+        raise FileNotFoundError(
+            f"{assets.evidence} not found: run `python -m export evidence` first"
+        )
     evidence = json.loads(assets.evidence.read_text())
     torch.set_num_threads(1)
     corpus = corpus_of_evidence(evidence, data)
+    cfg = TrainConfig.of_protocol(evidence["protocol"])
+    snapshots = snapshots_for(cfg.updates)
     folder = rerun_folder(runs)
-    rerun = train_with_snapshots(corpus, folder, cfg, log=log)
+    rerun = train_with_snapshots(corpus, folder, cfg, snapshots=snapshots, log=log)
     prompts = [evidence["preset"]["prompt"], *PROMPTS]
-    result = measure(corpus, folder, rerun, prompts, shipped_run(evidence), log=log)
+    shipped = shipped_run(evidence)
+    result = measure(
+        corpus, folder, rerun, prompts, shipped, snapshots=snapshots, log=log
+    )
     path = atomic.write_json(assets.head_growth, result)
     log(f"wrote {path}")
     return path

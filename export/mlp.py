@@ -4,6 +4,7 @@ The T token rows are concatenated in slot order (T x d inputs), so the first
 layer's weights already tell the slots apart. Then ReLU(hidden_layer) and
 ``vocab_head`` give C next-token logits, as in the attention models.
 """
+
 from __future__ import annotations
 
 import torch
@@ -22,7 +23,13 @@ class MLPLM(nn.Module):
         self.vocab_head = nn.Linear(hidden, C)
 
     def config(self) -> dict:
-        return {"kind": "mlp", "C": self.C, "T": self.T, "d_model": self.d_model, "hidden": self.hidden}
+        return {
+            "kind": "mlp",
+            "C": self.C,
+            "T": self.T,
+            "d_model": self.d_model,
+            "hidden": self.hidden,
+        }
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         rows = self.token_embedding(x).reshape(x.shape[0], self.T * self.d_model)

@@ -24,6 +24,7 @@ Two forward paths give the same final logits:
   weights), which is all next-token prediction needs. Training and the
   exported browser models use it.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,12 +38,18 @@ from .wordlm import PAD_ID
 
 # lesson: class
 class MultiHeadAttentionLM(nn.Module):
-    def __init__(self, C: int, T: int, d_model: int = D_MODEL,
-                 hidden: int = HIDDEN, heads: int = 4):
+    def __init__(
+        self,
+        C: int,
+        T: int,
+        d_model: int = D_MODEL,
+        hidden: int = HIDDEN,
+        heads: int = 4,
+    ):
         super().__init__()
         if d_model % heads:
-            raise ValueError(f"d_model={d_model} is not divisible "
-                             f"by heads={heads}")
+            msg = f"d_model={d_model} is not divisible by heads={heads}"
+            raise ValueError(msg)
         self.C, self.T, self.d_model = C, T, d_model
         self.hidden, self.heads = hidden, heads
         self.head_dim = d_model // heads
@@ -58,8 +65,14 @@ class MultiHeadAttentionLM(nn.Module):
 
     # lesson: config
     def config(self) -> dict:
-        return {"kind": "attention", "C": self.C, "T": self.T, "d_model": self.d_model,
-                "hidden": self.hidden, "heads": self.heads}
+        return {
+            "kind": "attention",
+            "C": self.C,
+            "T": self.T,
+            "d_model": self.d_model,
+            "hidden": self.hidden,
+            "heads": self.heads,
+        }
 
     # lesson: embed
     def embed(self, x: torch.Tensor) -> torch.Tensor:
@@ -72,13 +85,19 @@ class MultiHeadAttentionLM(nn.Module):
         return rows.reshape(B, L, self.heads, self.head_dim).transpose(1, 2)
 
     # lesson: head-mask
-    def _masked(self, messages: torch.Tensor, head_mask: torch.Tensor | None) -> torch.Tensor:
+    def _masked(
+        self, messages: torch.Tensor, head_mask: torch.Tensor | None
+    ) -> torch.Tensor:
         """Scale each head's messages [B, heads, L, head_dim] by its entry of ``head_mask`` [heads]."""
         if head_mask is None:
             return messages
-        head_mask = torch.as_tensor(head_mask, dtype=messages.dtype, device=messages.device)
+        head_mask = torch.as_tensor(
+            head_mask, dtype=messages.dtype, device=messages.device
+        )
         if head_mask.shape != (self.heads,):
-            raise ValueError(f"head_mask must hold one number per head ({self.heads}), got shape {tuple(head_mask.shape)}")
+            raise ValueError(
+                f"head_mask must hold one number per head ({self.heads}), got shape {tuple(head_mask.shape)}"
+            )
         return messages * head_mask[None, :, None, None]
 
     # lesson: predict
@@ -86,8 +105,12 @@ class MultiHeadAttentionLM(nn.Module):
         return self.vocab_head(torch.relu(self.hidden_layer(final_row)))
 
     # lesson: forward
-    def forward(self, x: torch.Tensor, return_attention: bool = False,
-                head_mask: torch.Tensor | None = None):
+    def forward(
+        self,
+        x: torch.Tensor,
+        return_attention: bool = False,
+        head_mask: torch.Tensor | None = None,
+    ):
         """Final-query path: logits [B, C] (and weights [B, heads, T]);
         ``head_mask`` [heads] (default ones)."""
         B, T = x.shape
@@ -98,9 +121,13 @@ class MultiHeadAttentionLM(nn.Module):
         scores = (q @ K.transpose(-2, -1)) / math.sqrt(self.head_dim)  # [B, h, 1, T]
         # forward_full's mask, its final receiver's row only
         # (no source is later than the final slot)
-        later = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(diagonal=1)[-1:]
+        later = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(diagonal=1)[
+            -1:
+        ]
         is_real = x != PAD_ID
-        pad_source_for_real_receiver = is_real[:, -1:].unsqueeze(2) & ~is_real.unsqueeze(1)
+        pad_source_for_real_receiver = is_real[:, -1:].unsqueeze(
+            2
+        ) & ~is_real.unsqueeze(1)
         # [B, receiver (the final one), source]
         mask = later.unsqueeze(0) | pad_source_for_real_receiver
         A = scores.masked_fill(mask.unsqueeze(1), -torch.inf).softmax(dim=-1)
@@ -110,8 +137,9 @@ class MultiHeadAttentionLM(nn.Module):
         return (logits, A[:, :, 0]) if return_attention else logits
 
     # lesson: forward-full
-    def forward_full(self, x: torch.Tensor,
-                     head_mask: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    def forward_full(
+        self, x: torch.Tensor, head_mask: torch.Tensor | None = None
+    ) -> dict[str, torch.Tensor]:
         """Every receiver: the teaching view, with each intermediate tensor."""
         B, T = x.shape
         E = self.embed(x)  # [B, T, d]
@@ -124,7 +152,8 @@ class MultiHeadAttentionLM(nn.Module):
         later = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(diagonal=1)
         is_real = x != PAD_ID
         pad_source_for_real_receiver = is_real.unsqueeze(2) & ~is_real.unsqueeze(1)
-        mask = later.unsqueeze(0) | pad_source_for_real_receiver  # [B, receiver, source]
+        # [B, receiver, source]
+        mask = later.unsqueeze(0) | pad_source_for_real_receiver
         # lesson: full-softmax
         A = scores.masked_fill(mask.unsqueeze(1), -torch.inf).softmax(dim=-1)
         # lesson: full-messages
@@ -142,7 +171,17 @@ class MultiHeadAttentionLM(nn.Module):
         # lesson: full-vocab
         logits = self.vocab_head(hidden)  # [B, C]
         # lesson end
-        return {"E": E, "Q": Q, "K": K, "V": V, "scores": scores, "mask": mask, "A": A,
-                "messages": messages, "joined": joined, "updated": updated, "hidden": hidden,
-                "logits": logits}
-
+        return {
+            "E": E,
+            "Q": Q,
+            "K": K,
+            "V": V,
+            "scores": scores,
+            "mask": mask,
+            "A": A,
+            "messages": messages,
+            "joined": joined,
+            "updated": updated,
+            "hidden": hidden,
+            "logits": logits,
+        }

@@ -35,6 +35,7 @@ report in bench/RESULTS.md is printed by ``bench/onnx_sizes.py``.
 T, special ids, the preset's seed); ``python -m export manifest`` writes it
 again from the shipped files alone.
 """
+
 from __future__ import annotations
 
 import io
@@ -48,7 +49,13 @@ import torch
 
 from . import atomic
 from .artefacts import Artefacts, onnx_rebuild, onnx_report, run_dir
-from .checkpoints import DESCRIPTIONS, load_compact, load_full, rounded_model, save_compact
+from .checkpoints import (
+    DESCRIPTIONS,
+    load_compact,
+    load_full,
+    rounded_model,
+    save_compact,
+)
 from .corpus import Corpus
 from .defaults import MIN_TEMPERATURE, PRESET_MAX_NEW, PRESET_SEED
 from .digest import file_sha256, sha256_bytes as sha256
@@ -56,7 +63,11 @@ from .generate import EXCLUDED_IDS, MAX_NEW_TOKENS, generate_ids, prompt_history
 from .models import count_parameters, get_spec, shipped_models
 from .onnx_weights import OPSET, quantize_initializers
 from .preset import preset_of, story_examples
-from .teaching_graph import ATTENTION_MODELS, check_fresh, write_all as write_teaching_graphs
+from .teaching_graph import (
+    ATTENTION_MODELS,
+    check_fresh,
+    write_all as write_teaching_graphs,
+)
 from .windows import context_window
 from .wordlm import SPECIAL_IDS
 
@@ -86,9 +97,16 @@ def to_onnx(model) -> onnx.ModelProto:
     if wrapper.attention:
         args, inputs = (example, torch.ones(model.heads)), ["ids", "head_mask"]
     buf = io.BytesIO()
-    torch.onnx.export(wrapper, args, buf, input_names=inputs, output_names=outputs,
-                      dynamic_axes={"ids": {0: "batch"}, **{o: {0: "batch"} for o in outputs}},
-                      opset_version=OPSET, dynamo=False)
+    torch.onnx.export(
+        wrapper,
+        args,
+        buf,
+        input_names=inputs,
+        output_names=outputs,
+        dynamic_axes={"ids": {0: "batch"}, **{o: {0: "batch"} for o in outputs}},
+        opset_version=OPSET,
+        dynamo=False,
+    )
     proto = onnx.load_from_string(buf.getvalue())
     onnx.checker.check_model(proto)
     return proto
@@ -107,7 +125,11 @@ def feeds(sess, ids: np.ndarray, head_mask=None) -> dict:
     out = {"ids": np.asarray(ids, dtype=np.int64)}
     shapes = {i.name: i.shape for i in sess.get_inputs()}
     if "head_mask" in shapes:
-        mask = np.ones(shapes["head_mask"][0], dtype=np.float32) if head_mask is None else head_mask
+        mask = (
+            np.ones(shapes["head_mask"][0], dtype=np.float32)
+            if head_mask is None
+            else head_mask
+        )
         out["head_mask"] = np.asarray(mask, dtype=np.float32)
     elif head_mask is not None:
         raise ValueError("this model has no head_mask input (the MLP has no heads)")
@@ -115,8 +137,12 @@ def feeds(sess, ids: np.ndarray, head_mask=None) -> dict:
 
 
 def ort_logits(sess, x: np.ndarray, batch: int = 1024, head_mask=None) -> np.ndarray:
-    return np.concatenate([sess.run(["logits"], feeds(sess, x[i:i + batch], head_mask))[0]
-                           for i in range(0, len(x), batch)])
+    return np.concatenate(
+        [
+            sess.run(["logits"], feeds(sess, x[i : i + batch], head_mask))[0]
+            for i in range(0, len(x), batch)
+        ]
+    )
 
 
 def ort_perplexity(sess, windows) -> float:
@@ -124,10 +150,10 @@ def ort_perplexity(sess, windows) -> float:
     x, y = x.numpy(), y.numpy()
     total = 0.0
     for i in range(0, len(x), 2048):
-        logits = ort_logits(sess, x[i:i + 2048]).astype(np.float64)
+        logits = ort_logits(sess, x[i : i + 2048]).astype(np.float64)
         m = logits.max(axis=1, keepdims=True)
         logz = (m + np.log(np.exp(logits - m).sum(axis=1, keepdims=True)))[:, 0]
-        total += float((logz - logits[np.arange(len(logits)), y[i:i + 2048]]).sum())
+        total += float((logz - logits[np.arange(len(logits)), y[i : i + 2048]]).sum())
     return math.exp(total / len(y))
 
 
@@ -142,33 +168,53 @@ def ort_predictor(sess, head_mask=None):
     return lambda window: sess.run(["logits"], feeds(sess, window, head_mask))[0][0]
 
 
-CANDIDATES = ("int8", "int8 + float16 output layer", "float16")  # smallest first; float32 is the last resort
+# smallest first; float32 is the last resort
+CANDIDATES = ("int8", "int8 + float16 output layer", "float16")
 
 
 def parity_prompts(corpus: Corpus) -> list[str]:
     _, preset = preset_of(corpus)
     long_story = story_examples(corpus)["long"][0]["text"]
-    return [preset, "The little robot wanted to fly to the moon, so it", " ".join(long_story.split()[:120])]
+    return [
+        preset,
+        "The little robot wanted to fly to the moon, so it",
+        " ".join(long_story.split()[:120]),
+    ]
 
 
 def parity_batch(corpus: Corpus) -> np.ndarray:
     """The 64 test windows every PyTorch/onnxruntime comparison uses (the same ones on every run)."""
     test = corpus.windows["test"]
-    x, _ = test.batch(torch.randperm(len(test), generator=torch.Generator().manual_seed(PRESET_SEED))[:64])
+    x, _ = test.batch(
+        torch.randperm(len(test), generator=torch.Generator().manual_seed(PRESET_SEED))[
+            :64
+        ]
+    )
     return x.numpy()
 
 
 def parity_document(corpus: Corpus) -> dict:
     """``parity.json`` before any model ran: the prompts and their windows; ``record_parity`` adds logits."""
     itos, T = corpus.vocab.itos, corpus.T
-    return {"prompts": [{"text": p, "window": context_window(prompt_history(itos, p), T), "logits": {}}
-                        for p in parity_prompts(corpus)]}
+    return {
+        "prompts": [
+            {
+                "text": p,
+                "window": context_window(prompt_history(itos, p), T),
+                "logits": {},
+            }
+            for p in parity_prompts(corpus)
+        ]
+    }
 
 
 def record_parity(parity: dict, name: str, sess) -> None:
     """The shipped model's logits for each parity prompt, which the browser must reproduce."""
     for p in parity["prompts"]:
-        p["logits"][name] = [float(v) for v in ort_predictor(sess)(np.asarray([p["window"]], dtype=np.int64))]
+        p["logits"][name] = [
+            float(v)
+            for v in ort_predictor(sess)(np.asarray([p["window"]], dtype=np.int64))
+        ]
 
 
 def _checkpoint_for(runs: Path, name: str, corpus: Corpus) -> Path:
@@ -177,18 +223,30 @@ def _checkpoint_for(runs: Path, name: str, corpus: Corpus) -> Path:
     if not ckpt.is_file():
         raise FileNotFoundError(f"{ckpt} not found: train seed {PRESET_SEED} first")
     result = folder / "result.json"
-    if result.is_file() and json.loads(result.read_text()).get("key", {}).get("corpus") != corpus.key():
-        raise ValueError(f"{folder} was trained on other stories or another vocabulary than these; "
-                         "give the same --data, --stories, --vocab-size and --context as for training")
+    if (
+        result.is_file()
+        and json.loads(result.read_text()).get("key", {}).get("corpus") != corpus.key()
+    ):
+        raise ValueError(
+            f"{folder} was trained on other stories or another vocabulary than these; "
+            "give the same --data, --stories, --vocab-size and --context as for training"
+        )
     return ckpt
 
 
-def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] | None = None, log=print) -> dict:
+def export_all(
+    corpus: Corpus,
+    runs: Path,
+    out: Path,
+    models: tuple[str, ...] | None = None,
+    log=print,
+) -> dict:
     """Export, compare encodings, check parity; write models, compact checkpoints, parity vectors, the manifest
     and the report (``runs/onnx_report.json``) that the evidence stage puts in evidence.json."""
     itos, T = corpus.vocab.itos, corpus.T
     test = corpus.windows["test"]
-    models = models or tuple(s.name for s in shipped_models())  # sweep models are trained, not shipped
+    # sweep models are trained, not shipped
+    models = models or tuple(s.name for s in shipped_models())
     checkpoints = {name: _checkpoint_for(runs, name, corpus) for name in models}
     parity_x, parity = parity_batch(corpus), parity_document(corpus)
     preset_history = prompt_history(itos, parity["prompts"][0]["text"])
@@ -203,31 +261,53 @@ def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] | 
         greedy_torch, _ = generate_ids(model, preset_history, PRESET_MAX_NEW)
         with torch.no_grad():
             ref_float = model(torch.from_numpy(parity_x))
-            ref_float = (ref_float[0] if isinstance(ref_float, tuple) else ref_float).numpy()
+            ref_float = (
+                ref_float[0] if isinstance(ref_float, tuple) else ref_float
+            ).numpy()
         float_diff = float(np.abs(ort_logits(f_sess, parity_x) - ref_float).max())
-        greedy_float_ort, _ = generate_ids(ort_predictor(f_sess), preset_history, PRESET_MAX_NEW, T=T)
+        greedy_float_ort, _ = generate_ids(
+            ort_predictor(f_sess), preset_history, PRESET_MAX_NEW, T=T
+        )
         if greedy_float_ort != greedy_torch:
-            raise AssertionError(f"{name}: greedy continuation differs between PyTorch and onnxruntime")
+            raise AssertionError(
+                f"{name}: greedy continuation differs between PyTorch and onnxruntime"
+            )
         if float_diff > PARITY_TOL:
-            raise AssertionError(f"{name}: onnxruntime logits differ from PyTorch by {float_diff:.2e}")
+            raise AssertionError(
+                f"{name}: onnxruntime logits differ from PyTorch by {float_diff:.2e}"
+            )
         tried, chosen = {}, None
         for label in CANDIDATES:
             small = rounded_model(model, label)
-            enc_bytes = quantize_initializers(to_onnx(small), small, label).SerializeToString()
+            enc_bytes = quantize_initializers(
+                to_onnx(small), small, label
+            ).SerializeToString()
             enc_sess = session(enc_bytes)
             with torch.no_grad():
                 ref = small(torch.from_numpy(parity_x))
                 ref = (ref[0] if isinstance(ref, tuple) else ref).numpy()
             diff = float(np.abs(ort_logits(enc_sess, parity_x) - ref).max())
             if diff > PARITY_TOL:
-                raise AssertionError(f"{name} ({label}): onnxruntime differs from the rounded PyTorch model by {diff:.2e}")
+                raise AssertionError(
+                    f"{name} ({label}): onnxruntime differs from the rounded PyTorch model by {diff:.2e}"
+                )
             ppl = ort_perplexity(enc_sess, test)
-            greedy, _ = generate_ids(ort_predictor(enc_sess), preset_history, PRESET_MAX_NEW, T=T)
+            greedy, _ = generate_ids(
+                ort_predictor(enc_sess), preset_history, PRESET_MAX_NEW, T=T
+            )
             ok = greedy == greedy_torch and abs(ppl / ppl_torch - 1) < MAX_PPL_CHANGE
-            tried[label] = {"bytes": len(enc_bytes), "test_perplexity": ppl, "perplexity_change": ppl / ppl_torch - 1,
-                            "greedy_unchanged": greedy == greedy_torch, "max_abs_logit_diff": diff, "accepted": ok}
-            log(f"{name} {label}: {len(enc_bytes) / 1e6:.2f} MB, perplexity {ppl_torch:.3f} -> {ppl:.3f} "
-                f"({100 * (ppl / ppl_torch - 1):+.3f} %), greedy unchanged {greedy == greedy_torch}")
+            tried[label] = {
+                "bytes": len(enc_bytes),
+                "test_perplexity": ppl,
+                "perplexity_change": ppl / ppl_torch - 1,
+                "greedy_unchanged": greedy == greedy_torch,
+                "max_abs_logit_diff": diff,
+                "accepted": ok,
+            }
+            log(
+                f"{name} {label}: {len(enc_bytes) / 1e6:.2f} MB, perplexity {ppl_torch:.3f} -> {ppl:.3f} "
+                f"({100 * (ppl / ppl_torch - 1):+.3f} %), greedy unchanged {greedy == greedy_torch}"
+            )
             if ok:
                 chosen = (label, small, enc_bytes, enc_sess, ppl)
                 break
@@ -236,22 +316,40 @@ def export_all(corpus: Corpus, runs: Path, out: Path, models: tuple[str, ...] | 
         label, shipped_model, shipped, sess, ppl_shipped = chosen
         mask_diff = mask_parity(shipped_model, sess, parity_x)
         if mask_diff > PARITY_TOL:
-            raise AssertionError(f"{name}: with some head mask onnxruntime differs from PyTorch by {mask_diff:.2e}")
+            raise AssertionError(
+                f"{name}: with some head mask onnxruntime differs from PyTorch by {mask_diff:.2e}"
+            )
         atomic.write_bytes(Artefacts(out).model_onnx(name), shipped)
-        save_compact(Artefacts(out).checkpoint(name), model.spec, shipped_model, label,
-                     corpus.vocab.fingerprint())
+        save_compact(
+            Artefacts(out).checkpoint(name),
+            model.spec,
+            shipped_model,
+            label,
+            corpus.vocab.fingerprint(),
+        )
         record_parity(parity, name, sess)
         report[name] = {
-            "file": f"models/{name}.onnx", "encoding": DESCRIPTIONS[label], "bytes": len(shipped),
-            "float32_bytes": len(float_bytes), "test_perplexity_torch": ppl_torch,
-            "test_perplexity_onnx_float32": ppl_float, "test_perplexity_shipped": ppl_shipped,
-            "max_abs_logit_diff_float32": float_diff, "tried": tried, "opset": OPSET,
+            "file": f"models/{name}.onnx",
+            "encoding": DESCRIPTIONS[label],
+            "bytes": len(shipped),
+            "float32_bytes": len(float_bytes),
+            "test_perplexity_torch": ppl_torch,
+            "test_perplexity_onnx_float32": ppl_float,
+            "test_perplexity_shipped": ppl_shipped,
+            "max_abs_logit_diff_float32": float_diff,
+            "tried": tried,
+            "opset": OPSET,
         }
-        log(f"{name}: shipping {report[name]['encoding']} ({len(shipped) / 1e6:.2f} MB)")
+        log(
+            f"{name}: shipping {report[name]['encoding']} ({len(shipped) / 1e6:.2f} MB)"
+        )
     atomic.write_json(Artefacts(out).parity, parity, indent=None)
     _write_teaching_graphs(out, log)
     write_manifest(out, models)
-    full = {"models": report, "checkpoints": {name: file_sha256(ckpt) for name, ckpt in checkpoints.items()}}
+    full = {
+        "models": report,
+        "checkpoints": {name: file_sha256(ckpt) for name, ckpt in checkpoints.items()},
+    }
     atomic.write_json(onnx_report(runs), full)
     return full
 
@@ -261,19 +359,35 @@ def manifest_entry(out: Path, name: str, C: int, T: int) -> dict:
     ckpt = Artefacts(out).checkpoint(name)
     model = load_compact(ckpt)
     spec = model.spec
-    shown = get_spec(name)  # how the site presents it (label, colours) is the registry's, now
+    # how the site presents it (label, colours) is the registry's, now
+    shown = get_spec(name)
     if spec.name != name:
         raise ValueError(f"{ckpt} holds the model {spec.name!r}, not {name!r}")
     if (model.C, model.T) != (C, T):
-        raise ValueError(f"{ckpt} was made for C = {model.C}, T = {model.T}, but vocab.json has C = {C}, T = {T}")
+        raise ValueError(
+            f"{ckpt} was made for C = {model.C}, T = {model.T}, but vocab.json has C = {C}, T = {T}"
+        )
     data = Artefacts(out).model_onnx(name).read_bytes()
     proto = onnx.load_from_string(data)
-    return {"name": name, "label": shown.label, "file": f"models/{name}.onnx", "bytes": len(data),
-            "sha256": sha256(data), "heads": spec.heads, "parameters": count_parameters(model),
-            "inputs": [i.name for i in proto.graph.input], "outputs": [o.name for o in proto.graph.output],
-            "encoding": DESCRIPTIONS[model.encoding],
-            "kind": spec.kind, "d_model": spec.d_model, "hidden": spec.hidden, "head_dim": spec.head_dim,
-            "colour": shown.colour, "colour_dark": shown.colour_dark, **_steps_entry(out, name)}
+    return {
+        "name": name,
+        "label": shown.label,
+        "file": f"models/{name}.onnx",
+        "bytes": len(data),
+        "sha256": sha256(data),
+        "heads": spec.heads,
+        "parameters": count_parameters(model),
+        "inputs": [i.name for i in proto.graph.input],
+        "outputs": [o.name for o in proto.graph.output],
+        "encoding": DESCRIPTIONS[model.encoding],
+        "kind": spec.kind,
+        "d_model": spec.d_model,
+        "hidden": spec.hidden,
+        "head_dim": spec.head_dim,
+        "colour": shown.colour,
+        "colour_dark": shown.colour_dark,
+        **_steps_entry(out, name),
+    }
 
 
 def _steps_entry(out: Path, name: str) -> dict:
@@ -286,10 +400,22 @@ def _steps_entry(out: Path, name: str) -> dict:
     data = path.read_bytes()
     graph = onnx.load_from_string(data).graph
     # the name the graph gives its external weights file: the browser maps it to the shipped file's bytes
-    locations = {e.value for i in graph.initializer for e in i.external_data if e.key == "location"}
-    return {"steps": {"file": f"models/{path.name}", "bytes": len(data), "sha256": sha256(data),
-                      "weights": f"models/{name}.onnx", "external_path": ",".join(sorted(locations)),
-                      "outputs": [o.name for o in graph.output]}}
+    locations = {
+        e.value
+        for i in graph.initializer
+        for e in i.external_data
+        if e.key == "location"
+    }
+    return {
+        "steps": {
+            "file": f"models/{path.name}",
+            "bytes": len(data),
+            "sha256": sha256(data),
+            "weights": f"models/{name}.onnx",
+            "external_path": ",".join(sorted(locations)),
+            "outputs": [o.name for o in graph.output],
+        }
+    }
 
 
 def write_manifest(out: Path, models: tuple[str, ...] | None = None) -> Path:
@@ -298,13 +424,28 @@ def write_manifest(out: Path, models: tuple[str, ...] | None = None) -> Path:
     C, T = vocab["C"], vocab["T"]
     models = models or tuple(s.name for s in shipped_models())
     entries = [manifest_entry(out, name, C, T) for name in models]
-    return atomic.write_json(Artefacts(out).manifest, {
-        "schema": MANIFEST_SCHEMA, "models": entries, "C": C, "T": T, "opset": OPSET,
-        "special": dict(SPECIAL_IDS),
-        "preset": {"seed": PRESET_SEED, "max_new_tokens": PRESET_MAX_NEW, "decoding": "greedy"},
-        "generation": {"max_new_tokens": MAX_NEW_TOKENS, "excluded_ids": sorted(EXCLUDED_IDS),
-                       "min_temperature": MIN_TEMPERATURE},
-    }, indent=1)
+    return atomic.write_json(
+        Artefacts(out).manifest,
+        {
+            "schema": MANIFEST_SCHEMA,
+            "models": entries,
+            "C": C,
+            "T": T,
+            "opset": OPSET,
+            "special": dict(SPECIAL_IDS),
+            "preset": {
+                "seed": PRESET_SEED,
+                "max_new_tokens": PRESET_MAX_NEW,
+                "decoding": "greedy",
+            },
+            "generation": {
+                "max_new_tokens": MAX_NEW_TOKENS,
+                "excluded_ids": sorted(EXCLUDED_IDS),
+                "min_temperature": MIN_TEMPERATURE,
+            },
+        },
+        indent=1,
+    )
 
 
 def _write_teaching_graphs(out: Path, log=print) -> None:
@@ -315,7 +456,10 @@ def _write_teaching_graphs(out: Path, log=print) -> None:
 
 def all_head_masks(heads: int) -> list[list[float]]:
     """Every 0/1 mask of ``heads`` heads (16 for four heads), all ones first."""
-    return [[float((k >> (heads - 1 - h)) & 1) for h in range(heads)] for k in range(2 ** heads - 1, -1, -1)]
+    return [
+        [float((k >> (heads - 1 - h)) & 1) for h in range(heads)]
+        for k in range(2**heads - 1, -1, -1)
+    ]
 
 
 def mask_parity(model, sess, x: np.ndarray) -> float:
@@ -324,12 +468,21 @@ def mask_parity(model, sess, x: np.ndarray) -> float:
     worst = 0.0
     for mask in all_head_masks(heads) if heads else [None]:
         with torch.no_grad():
-            ref = model(torch.from_numpy(x)) if mask is None else model(torch.from_numpy(x), head_mask=torch.tensor(mask))
-        worst = max(worst, float(np.abs(ort_logits(sess, x, head_mask=mask) - ref.numpy()).max()))
+            ref = (
+                model(torch.from_numpy(x))
+                if mask is None
+                else model(torch.from_numpy(x), head_mask=torch.tensor(mask))
+            )
+        worst = max(
+            worst,
+            float(np.abs(ort_logits(sess, x, head_mask=mask) - ref.numpy()).max()),
+        )
     return worst
 
 
-def reexport(checkpoints: Path, out: Path, data=None, runs: Path = Path("runs"), log=print) -> dict:
+def reexport(
+    checkpoints: Path, out: Path, data=None, runs: Path = Path("runs"), log=print
+) -> dict:
     """Rebuild the ONNX files from the shipped compact checkpoints, without the training runs.
 
     The compact checkpoints hold exactly the values the ONNX files store, so
@@ -346,9 +499,12 @@ def reexport(checkpoints: Path, out: Path, data=None, runs: Path = Path("runs"),
     from .evidence import measurements
 
     try:
-        evidence = measurements(out, runs)  # the recorded figures the rebuilt files must reproduce
+        # the recorded figures the rebuilt files must reproduce
+        evidence = measurements(out, runs)
     except FileNotFoundError:
-        raise FileNotFoundError(f"{Artefacts(out).evidence} not found: run `python -m export evidence` first") from None
+        raise FileNotFoundError(
+            f"{Artefacts(out).evidence} not found: run `python -m export evidence` first"
+        ) from None
     torch.set_num_threads(1)  # as the sessions; the checks do not depend on it
     corpus = corpus_of_evidence(evidence, data)
     itos, T, test = corpus.vocab.itos, corpus.T, corpus.windows["test"]
@@ -359,42 +515,65 @@ def reexport(checkpoints: Path, out: Path, data=None, runs: Path = Path("runs"),
     for name in (s.name for s in shipped_models()):
         path = checkpoints / Artefacts(out).checkpoint(name).name
         if not path.is_file():
-            raise FileNotFoundError(f"{path} not found: restore wasm_assets/checkpoints/ or run `python -m export onnx`")
+            raise FileNotFoundError(
+                f"{path} not found: restore wasm_assets/checkpoints/ or run `python -m export onnx`"
+            )
         model = load_compact(path)
-        proto = to_onnx(model) if model.encoding == "float32" else quantize_initializers(to_onnx(model), model,
-                                                                                          model.encoding)
+        proto = (
+            to_onnx(model)
+            if model.encoding == "float32"
+            else quantize_initializers(to_onnx(model), model, model.encoding)
+        )
         data_bytes = proto.SerializeToString()
         sess = session(data_bytes)
         diff = mask_parity(model, sess, parity_x)
         if diff > PARITY_TOL:
-            raise AssertionError(f"{name}: onnxruntime differs from PyTorch by {diff:.2e} (tolerance {PARITY_TOL})")
-        ids, ended = generate_ids(ort_predictor(sess), preset_history, preset["max_new_tokens"], T=T)
+            raise AssertionError(
+                f"{name}: onnxruntime differs from PyTorch by {diff:.2e} (tolerance {PARITY_TOL})"
+            )
+        ids, ended = generate_ids(
+            ort_predictor(sess), preset_history, preset["max_new_tokens"], T=T
+        )
         saved = preset["continuations"][name]
         if ids != saved["ids"] or ended != saved["ended_with_eos"]:
-            raise AssertionError(f"{name}: the greedy preset continuation changed; nothing was written")
+            raise AssertionError(
+                f"{name}: the greedy preset continuation changed; nothing was written"
+            )
         report = evidence["onnx"][name]
         ppl = ort_perplexity(sess, test)
         if not math.isclose(ppl, report["test_perplexity_shipped"], rel_tol=1e-5):
-            raise AssertionError(f"{name}: test perplexity {ppl:.6f} differs from the recorded "
-                                 f"{report['test_perplexity_shipped']:.6f}; nothing was written")
+            raise AssertionError(
+                f"{name}: test perplexity {ppl:.6f} differs from the recorded "
+                f"{report['test_perplexity_shipped']:.6f}; nothing was written"
+            )
         record_parity(parity, name, sess)
         tried = {}
         for label in report.get("tried", {}):
             small = rounded_model(model, label)
-            tried[label] = len(quantize_initializers(to_onnx(small), small, label).SerializeToString())
-        sizes[name] = {"bytes": len(data_bytes), "sha256": sha256(data_bytes),
-                       "float32_bytes": len(to_onnx(model).SerializeToString()), "tried_bytes": tried}
+            tried[label] = len(
+                quantize_initializers(to_onnx(small), small, label).SerializeToString()
+            )
+        sizes[name] = {
+            "bytes": len(data_bytes),
+            "sha256": sha256(data_bytes),
+            "float32_bytes": len(to_onnx(model).SerializeToString()),
+            "tried_bytes": tried,
+        }
         files[name] = data_bytes
         heads = getattr(model, "heads", 0)
-        log(f"{name}: {len(data_bytes) / 1e6:.2f} MB, largest PyTorch/onnxruntime difference over "
-            f"{2 ** heads if heads else 1} head mask(s) {diff:.1e}, preset continuation unchanged")
+        log(
+            f"{name}: {len(data_bytes) / 1e6:.2f} MB, largest PyTorch/onnxruntime difference over "
+            f"{2**heads if heads else 1} head mask(s) {diff:.1e}, preset continuation unchanged"
+        )
     for name, data_bytes in files.items():
         atomic.write_bytes(Artefacts(out).model_onnx(name), data_bytes)
     atomic.write_json(Artefacts(out).parity, parity, indent=None)
     _write_teaching_graphs(out, log)
     write_manifest(out)
     report = atomic.write_json(onnx_rebuild(runs), {"models": sizes})
-    log(f"wrote {report}; now `python -m export evidence` takes the new sizes, then `pagedata`")
+    log(
+        f"wrote {report}; now `python -m export evidence` takes the new sizes, then `pagedata`"
+    )
     return {"models": sizes}
 
 
@@ -404,7 +583,12 @@ def command(args, corpus=None) -> dict:
 
     check_out(args)
     if getattr(args, "from_checkpoints", None):
-        return reexport(Path(args.from_checkpoints), Path(args.out), data=args.data, runs=Path(args.runs))
+        return reexport(
+            Path(args.from_checkpoints),
+            Path(args.out),
+            data=args.data,
+            runs=Path(args.runs),
+        )
     if corpus is None:
         from .corpus import corpus_from_options
 

@@ -4,6 +4,7 @@ Both exporters use it: the shipped models (export/onnx_export.py) and page 4's
 teaching graphs (export/teaching_graph.py), whose weights must be stored
 exactly as the shipped file's so that they can read them from its bytes.
 """
+
 from __future__ import annotations
 
 import copy
@@ -18,7 +19,9 @@ from .checkpoints import plan, row_quantize
 OPSET = 17
 
 
-def quantize_initializers(proto: onnx.ModelProto, model, encoding: str = "int8") -> onnx.ModelProto:
+def quantize_initializers(
+    proto: onnx.ModelProto, model, encoding: str = "int8"
+) -> onnx.ModelProto:
     """Store the rounded weights of ``proto`` as int8 + DequantizeLinear or float16 + Cast.
 
     Initializers are matched to parameters by value: the exporter may keep a
@@ -45,17 +48,33 @@ def quantize_initializers(proto: onnx.ModelProto, model, encoding: str = "int8")
         base = init.name
         if chosen[pname] == "fp16":
             keep.append(numpy_helper.from_array(arr.astype(np.float16), f"{base}_fp16"))
-            new_nodes.append(helper.make_node("Cast", [f"{base}_fp16"], [base], name=f"widen_{base}",
-                                              to=TensorProto.FLOAT))
+            new_nodes.append(
+                helper.make_node(
+                    "Cast",
+                    [f"{base}_fp16"],
+                    [base],
+                    name=f"widen_{base}",
+                    to=TensorProto.FLOAT,
+                )
+            )
             continue
         q, scale = row_quantize(torch.from_numpy(params[pname]))
         if axis == 1:
             q = np.ascontiguousarray(q.T)
         keep.append(numpy_helper.from_array(q, f"{base}_int8"))
         keep.append(numpy_helper.from_array(scale, f"{base}_scale"))
-        keep.append(numpy_helper.from_array(np.zeros_like(scale, dtype=np.int8), f"{base}_zero"))
-        new_nodes.append(helper.make_node("DequantizeLinear", [f"{base}_int8", f"{base}_scale", f"{base}_zero"],
-                                          [base], name=f"dequantize_{base}", axis=axis))
+        keep.append(
+            numpy_helper.from_array(np.zeros_like(scale, dtype=np.int8), f"{base}_zero")
+        )
+        new_nodes.append(
+            helper.make_node(
+                "DequantizeLinear",
+                [f"{base}_int8", f"{base}_scale", f"{base}_zero"],
+                [base],
+                name=f"dequantize_{base}",
+                axis=axis,
+            )
+        )
     del graph.initializer[:]
     graph.initializer.extend(keep)
     nodes = list(graph.node)

@@ -7,6 +7,7 @@ exit status 2 (``Parser.error``). The defaults are the config's and the
 artefact folder's (``export/artefacts.py``, which honours ``$MHA_WASM_ASSETS``),
 never retyped here.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,10 +32,13 @@ def at_least(low: int):
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a whole number"
+            ) from None
         if value < low:
             raise argparse.ArgumentTypeError(f"must be at least {low}, not {value}")
         return value
+
     return parse
 
 
@@ -44,7 +48,9 @@ def temperature(text: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number, 0 (greedy) or more, not {text}")
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number, 0 (greedy) or more, not {text}"
+        )
     return cli_checks.temperature(value, text)
 
 
@@ -52,9 +58,13 @@ def seeds(text: str) -> tuple[int, ...]:
     try:
         values = tuple(int(s) for s in text.split(",") if s.strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"seeds must be comma-separated integers, not {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"seeds must be comma-separated integers, not {text!r}"
+        ) from None
     if not values:
-        raise argparse.ArgumentTypeError("give at least one seed, e.g. --seeds 11,29,47")
+        raise argparse.ArgumentTypeError(
+            "give at least one seed, e.g. --seeds 11,29,47"
+        )
     return values
 
 
@@ -62,9 +72,13 @@ def models(text: str) -> tuple[str, ...]:
     names = tuple(s.strip() for s in text.split(",") if s.strip())
     bad = [n for n in names if n not in MODEL_NAMES]
     if bad:
-        raise argparse.ArgumentTypeError(f"unknown model(s) {', '.join(bad)}; choose from {', '.join(MODEL_NAMES)}")
+        raise argparse.ArgumentTypeError(
+            f"unknown model(s) {', '.join(bad)}; choose from {', '.join(MODEL_NAMES)}"
+        )
     if not names:
-        raise argparse.ArgumentTypeError(f"give at least one model of {', '.join(MODEL_NAMES)}")
+        raise argparse.ArgumentTypeError(
+            f"give at least one model of {', '.join(MODEL_NAMES)}"
+        )
     return names
 
 
@@ -78,20 +92,45 @@ def runs(p: argparse.ArgumentParser, help: str | None = None) -> None:
 
 
 def checkpoints(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--checkpoints", default=None, help="folder with the compact seed-11 checkpoints "
-                                                        "(default OUT/checkpoints)")
+    p.add_argument(
+        "--checkpoints",
+        default=None,
+        help="folder with the compact seed-11 checkpoints (default OUT/checkpoints)",
+    )
 
 
 def data(p: argparse.ArgumentParser) -> None:
     """The stories and the tokenizer's sizes: every command that reads the stories takes these."""
-    p.add_argument("--data", help=f"stories file (TinyStories-train.txt format or JSON Lines); default ${DATA_ENV} "
-                                  "or ../shared/data/tinystories/TinyStories-train-head.txt")
-    p.add_argument("--stories", type=at_least(3), default=DEFAULT_STORIES,
-                   help=f"use the first N stories (default {DEFAULT_STORIES})")
-    p.add_argument("--from-hub", action="store_true", help="download the first N stories from the dataset hub first")
-    p.add_argument("--revision", default=None, help="hub revision (commit) to download with --from-hub")
-    p.add_argument("--vocab-size", type=at_least(5), default=VOCAB_SIZE, help="C, four special tokens included")
-    p.add_argument("--context", type=at_least(1), default=CONTEXT, help="T, the window length")
+    p.add_argument(
+        "--data",
+        help=f"stories file (TinyStories-train.txt format or JSON Lines); default ${DATA_ENV} "
+        "or ../shared/data/tinystories/TinyStories-train-head.txt",
+    )
+    p.add_argument(
+        "--stories",
+        type=at_least(3),
+        default=DEFAULT_STORIES,
+        help=f"use the first N stories (default {DEFAULT_STORIES})",
+    )
+    p.add_argument(
+        "--from-hub",
+        action="store_true",
+        help="download the first N stories from the dataset hub first",
+    )
+    p.add_argument(
+        "--revision",
+        default=None,
+        help="hub revision (commit) to download with --from-hub",
+    )
+    p.add_argument(
+        "--vocab-size",
+        type=at_least(5),
+        default=VOCAB_SIZE,
+        help="C, four special tokens included",
+    )
+    p.add_argument(
+        "--context", type=at_least(1), default=CONTEXT, help="T, the window length"
+    )
 
 
 def training(p: argparse.ArgumentParser) -> None:
@@ -104,17 +143,42 @@ def training(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=seeds, default=default.seeds)
     p.add_argument("--models", type=models, default=default.models)
     p.add_argument("--eval-every", type=at_least(1), default=default.eval_every)
-    p.add_argument("--threads", type=at_least(0), default=0, help="torch threads (0: torch's default)")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="auto",
-                   help="where to train: auto (the default) takes CUDA, then Apple's MPS, then the CPU")
+    # In the protocol's options because `make models PROTOCOL=...` passes the same
+    # options to every command; only `all` (its toy_task stage) reads it.
+    p.add_argument(
+        "--toy-steps",
+        type=at_least(1),
+        default=None,
+        help="the toy task's updates per run when `all` runs it (default: the stage's own)",
+    )
+    p.add_argument(
+        "--threads",
+        type=at_least(0),
+        default=0,
+        help="torch threads (0: torch's default)",
+    )
+    p.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda", "mps"),
+        default="auto",
+        help="where to train: auto (the default) takes CUDA, then Apple's MPS, then the CPU",
+    )
     p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--timing-note", default="", help="conditions the training times ran in, kept in the evidence")
+    p.add_argument(
+        "--timing-note",
+        default="",
+        help="conditions the training times ran in, kept in the evidence",
+    )
 
 
 def records(p: argparse.ArgumentParser) -> None:
     """``--records``: the tracked folder of run records the sweep and the evidence read."""
-    p.add_argument("--records", default=None, help="the tracked folder of run records (default records/runs; "
-                                                   "a run still in --runs is read from there)")
+    p.add_argument(
+        "--records",
+        default=None,
+        help="the tracked folder of run records (default records/runs; "
+        "a run still in --runs is read from there)",
+    )
 
 
 def protocol(p: argparse.ArgumentParser) -> None:
@@ -128,8 +192,11 @@ def protocol(p: argparse.ArgumentParser) -> None:
 
 def protocol_timed(p: argparse.ArgumentParser) -> None:
     """The protocol's options and the sweep's ``--time-updates``."""
-    p.add_argument("--time-updates", action="store_true",
-                   help="sweep: also time one training update per model on one thread (an idle machine)")
+    p.add_argument(
+        "--time-updates",
+        action="store_true",
+        help="sweep: also time one training update per model on one thread (an idle machine)",
+    )
     protocol(p)
 
 
@@ -142,9 +209,13 @@ def onnx(p: argparse.ArgumentParser) -> None:
     data(p)
     runs(p)
     out(p)
-    p.add_argument("--from-checkpoints", metavar="DIR", default=None,
-                   help="rebuild the ONNX files from the compact checkpoints in DIR (e.g. wasm_assets/checkpoints) "
-                        "instead of the training runs")
+    p.add_argument(
+        "--from-checkpoints",
+        metavar="DIR",
+        default=None,
+        help="rebuild the ONNX files from the compact checkpoints in DIR (e.g. wasm_assets/checkpoints) "
+        "instead of the training runs",
+    )
 
 
 RUNS_MEASURED = "runs folder with measurements.json (else OUT/evidence.json)"
@@ -170,31 +241,59 @@ def toy_task(p: argparse.ArgumentParser) -> None:
         names = tuple(t.strip() for t in text.split(",") if t.strip())
         bad = [n for n in names if n not in TASKS]
         if bad or not names:
-            raise argparse.ArgumentTypeError(f"choose toy tasks from {', '.join(TASKS)}, not {text!r}")
+            raise argparse.ArgumentTypeError(
+                f"choose toy tasks from {', '.join(TASKS)}, not {text!r}"
+            )
         return names
 
     out(p)
-    p.add_argument("--steps", type=at_least(1), default=None, help="updates per run (default: the stage's)")
-    p.add_argument("--seeds", type=seeds, default=None, help="evaluation seeds (default 1,2,3)")
-    p.add_argument("--tasks", type=tasks, default=None, help=f"comma-separated subset of {', '.join(TASKS)}")
-    p.add_argument("--workers", type=at_least(1), default=1, help="processes, one task each (same numbers)")
+    p.add_argument(
+        "--steps",
+        type=at_least(1),
+        default=None,
+        help="updates per run (default: the stage's)",
+    )
+    p.add_argument(
+        "--seeds", type=seeds, default=None, help="evaluation seeds (default 1,2,3)"
+    )
+    p.add_argument(
+        "--tasks",
+        type=tasks,
+        default=None,
+        help=f"comma-separated subset of {', '.join(TASKS)}",
+    )
+    p.add_argument(
+        "--workers",
+        type=at_least(1),
+        default=1,
+        help="processes, one task each (same numbers)",
+    )
 
 
 def microgpt_heads(p: argparse.ArgumentParser) -> None:
     """The names microgpt trained on (``all`` and ``run`` read ``$NAMES_PATH``) and the artefact folder."""
-    p.add_argument("--names", default=None, help="the names list both microgpts trained on (default $NAMES_PATH or "
-                                                  "../shared/data/names/names.txt)")
+    p.add_argument(
+        "--names",
+        default=None,
+        help="the names list both microgpts trained on (default $NAMES_PATH or "
+        "../shared/data/names/names.txt)",
+    )
     out(p)
 
 
 def head_growth(p: argparse.ArgumentParser) -> None:
     out(p, "folder with evidence.json; head_growth.json goes here")
     runs(p, "the rerun's snapshots go to RUNS/head-growth/")
-    p.add_argument("--data", default=None, help="the stories file evidence.json was made from (default as train)")
+    p.add_argument(
+        "--data",
+        default=None,
+        help="the stories file evidence.json was made from (default as train)",
+    )
 
 
 def run_names(p: argparse.ArgumentParser) -> None:
-    data(p)  # takes the protocol's options (so Make passes the same ones), reads only --seeds, --models
+    # takes the protocol's options (so Make passes the same ones), reads only --seeds, --models
+    data(p)
     training(p)
 
 
@@ -210,7 +309,9 @@ def generate(p: argparse.ArgumentParser) -> None:
     p.add_argument("prompt")
     p.add_argument("--vocab", default=str(Artefacts().vocab))
     p.add_argument("--max-new-tokens", type=at_least(1), default=PRESET_MAX_NEW)
-    p.add_argument("--temperature", type=temperature, default=0.0, help="0 (the default) is greedy")
+    p.add_argument(
+        "--temperature", type=temperature, default=0.0, help="0 (the default) is greedy"
+    )
     p.add_argument("--seed", type=int, default=0)
 
 
@@ -225,5 +326,10 @@ def nothing(p: argparse.ArgumentParser) -> None:
 def train_config(args):
     from .train import TrainConfig
 
-    return TrainConfig(updates=args.updates, batch_size=args.batch_size, seeds=args.seeds, models=args.models,
-                       eval_every=min(args.eval_every, args.updates))
+    return TrainConfig(
+        updates=args.updates,
+        batch_size=args.batch_size,
+        seeds=args.seeds,
+        models=args.models,
+        eval_every=min(args.eval_every, args.updates),
+    )

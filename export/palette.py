@@ -14,6 +14,7 @@
 class ``.mha-model--<name>`` that sets ``--mha-model``), which the site links
 before its own styles; the manifest carries each model's colours too.
 """
+
 from __future__ import annotations
 
 HEAD_LIGHT = ("#0072b2", "#c24f00", "#007a5a", "#a8417f")
@@ -36,11 +37,20 @@ def css(models) -> str:
     dark = [f"  --mha-head-{k + 1}: {c};" for k, c in enumerate(HEAD_DARK)]
     light += [f"  --mha-model-{m.name}: {m.colour.lower()};" for m in models]
     dark += [f"  --mha-model-{m.name}: {m.colour_dark.lower()};" for m in models]
-    classes = [f".mha-model--{m.name} {{ --mha-model: var(--mha-model-{m.name}); }}" for m in models]
-    return ("/* Written by `python -m export palette` from export/palette.py (heads) and the registry in\n"
-            "   export/models.py (models). Do not edit: change those and run it again. */\n"
-            ":root {\n" + "\n".join(light) + "\n}\n"
-            '[data-md-color-scheme="slate"] {\n' + "\n".join(dark) + "\n}\n" + "\n".join(classes) + "\n")
+    classes = [
+        f".mha-model--{m.name} {{ --mha-model: var(--mha-model-{m.name}); }}"
+        for m in models
+    ]
+    return (
+        "/* Written by `python -m export palette` from export/palette.py (heads) and the registry in\n"
+        "   export/models.py (models). Do not edit: change those and run it again. */\n"
+        ":root {\n" + "\n".join(light) + "\n}\n"
+        '[data-md-color-scheme="slate"] {\n'
+        + "\n".join(dark)
+        + "\n}\n"
+        + "\n".join(classes)
+        + "\n"
+    )
 
 
 def write(path, models=None, log=print):

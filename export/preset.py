@@ -3,6 +3,7 @@
 The measure stage records them in the evidence (``stories``, ``preset``); the
 ONNX stage checks parity on the same prompt, so both ask this module.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,8 +21,13 @@ PRESET_MIN_TOKENS = 8
 
 
 def story_record(row: int, text: str) -> dict:
-    return {"row": row, "text": text, "token_count": len(tokenize(text)), "word_count": len(text.split()),
-            "credit": CREDIT}
+    return {
+        "row": row,
+        "text": text,
+        "token_count": len(tokenize(text)),
+        "word_count": len(text.split()),
+        "credit": CREDIT,
+    }
 
 
 def preset_prompt(text: str, min_tokens: int = PRESET_MIN_TOKENS) -> str:
@@ -38,7 +44,9 @@ def story_examples(corpus: Corpus) -> dict:
     by_row = {s.row: s.text for s in corpus.source.stories}
     test = [(len(tokenize(by_row[r])), r) for r in corpus.split_rows["test"]]
     shortest = min(test)[1]
-    everyone = sorted(((len(tokenize(s.text)), s.row) for s in corpus.source.stories), reverse=True)
+    everyone = sorted(
+        ((len(tokenize(s.text)), s.row) for s in corpus.source.stories), reverse=True
+    )
     long_rows = [r for _, r in everyone[:2]]
     first = corpus.source.stories[0]
     return {
@@ -62,5 +70,7 @@ def preset_continuations(corpus: Corpus, cfg, runs: Path, prompt: str) -> dict:
         if not ckpt.is_file():
             continue
         model = load_full(ckpt)
-        out[name] = generate_text(model, corpus.vocab.itos, prompt, max_new_tokens=PRESET_MAX_NEW)
+        out[name] = generate_text(
+            model, corpus.vocab.itos, prompt, max_new_tokens=PRESET_MAX_NEW
+        )
     return out

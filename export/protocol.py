@@ -9,6 +9,7 @@ come from an engine that already exists: ``make -j3 models`` runs three at a
 time (one Make target per run), a cluster runs the same command per run.
 One run itself (config, schedule, loop, evaluation) is ``export/train.py``.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,7 +28,9 @@ from .models import count_parameters, get_spec
 from .train import RunResult, TrainConfig, train_run
 
 
-def load_finished(runs: Path, name: str, seed: int, corpus: Corpus, cfg: TrainConfig, log=print) -> RunResult | None:
+def load_finished(
+    runs: Path, name: str, seed: int, corpus: Corpus, cfg: TrainConfig, log=print
+) -> RunResult | None:
     """The run's result when it is finished: its result file matches these settings and its checkpoint loads and fits."""
     folder = run_dir(runs, name, seed)
     path, ckpt = folder / "result.json", folder / "best.pt"
@@ -39,7 +42,10 @@ def load_finished(runs: Path, name: str, seed: int, corpus: Corpus, cfg: TrainCo
     except (json.JSONDecodeError, TypeError) as exc:
         log(f"note: ignoring unreadable {path} ({exc}); the run will be redone")
         return None
-    if result.key != {"corpus": corpus.key(), **json.loads(json.dumps(cfg.run_key(name)))}:
+    if result.key != {
+        "corpus": corpus.key(),
+        **json.loads(json.dumps(cfg.run_key(name))),
+    }:
         return None
     try:
         model = load_full(ckpt)
@@ -47,39 +53,73 @@ def load_finished(runs: Path, name: str, seed: int, corpus: Corpus, cfg: TrainCo
         log(f"note: {exc}; the run will be redone")
         return None
     spec = get_spec(name)
-    problems = [what for what, bad in (
-        ("another model", model.spec.name != name or not model.spec.same_architecture(spec)),
-        ("another vocabulary or context", (model.C, model.T) != (len(corpus.vocab), corpus.T)),
-        ("another parameter count", count_parameters(model) != result.parameters),
-    ) if bad]
+    problems = [
+        what
+        for what, bad in (
+            (
+                "another model",
+                model.spec.name != name or not model.spec.same_architecture(spec),
+            ),
+            (
+                "another vocabulary or context",
+                (model.C, model.T) != (len(corpus.vocab), corpus.T),
+            ),
+            ("another parameter count", count_parameters(model) != result.parameters),
+        )
+        if bad
+    ]
     if problems:
-        log(f"note: {ckpt} holds {' and '.join(problems)} than {path.name} says; the run will be redone")
+        log(
+            f"note: {ckpt} holds {' and '.join(problems)} than {path.name} says; the run will be redone"
+        )
         return None
     return result
 
 
-def train_or_reuse(name: str, seed: int, corpus: Corpus, cfg: TrainConfig, runs: Path, progress: bool = True,
-                   log=print, device: torch.device | str = "cpu") -> RunResult:
+def train_or_reuse(
+    name: str,
+    seed: int,
+    corpus: Corpus,
+    cfg: TrainConfig,
+    runs: Path,
+    progress: bool = True,
+    log=print,
+    device: torch.device | str = "cpu",
+) -> RunResult:
     """One run: reused when finished, otherwise trained and written (checkpoint first, then its result)."""
     done = load_finished(runs, name, seed, corpus, cfg, log)
     if done is not None:
-        log(f"{name} seed {seed}: already trained (test perplexity {done.test_perplexity:.2f}), skipped")
+        log(
+            f"{name} seed {seed}: already trained (test perplexity {done.test_perplexity:.2f}), skipped"
+        )
         return done
     folder = run_dir(runs, name, seed)
     result, model = train_run(name, seed, corpus, cfg, progress, device)
     save_full(folder / "best.pt", get_spec(name), model, corpus.vocab.fingerprint())
-    atomic.write_json(folder / "result.json", asdict(result))  # last: a run without it is not finished
-    log(f"{name} seed {seed}: best update {result.best_update}, val {result.val_loss:.4f}, "
-        f"test perplexity {result.test_perplexity:.2f}, {result.train_seconds:.0f} s")
+    # last: a run without it is not finished
+    atomic.write_json(folder / "result.json", asdict(result))
+    log(
+        f"{name} seed {seed}: best update {result.best_update}, val {result.val_loss:.4f}, "
+        f"test perplexity {result.test_perplexity:.2f}, {result.train_seconds:.0f} s"
+    )
     return result
 
 
-def run_protocol(corpus: Corpus, cfg: TrainConfig, runs: Path, progress: bool = True, log=print,
-                 device: torch.device | str = "cpu") -> list[RunResult]:
+def run_protocol(
+    corpus: Corpus,
+    cfg: TrainConfig,
+    runs: Path,
+    progress: bool = True,
+    log=print,
+    device: torch.device | str = "cpu",
+) -> list[RunResult]:
     """Every model for every seed, seed by seed so the seed-11 models are ready first (one after another)."""
     check_runs_folder(runs)
-    return [train_or_reuse(name, seed, corpus, cfg, runs, progress, log, device)
-            for seed in cfg.seeds for name in cfg.models]
+    return [
+        train_or_reuse(name, seed, corpus, cfg, runs, progress, log, device)
+        for seed in cfg.seeds
+        for name in cfg.models
+    ]
 
 
 def aggregate(results: list[RunResult]) -> dict:
@@ -90,17 +130,24 @@ def aggregate(results: list[RunResult]) -> dict:
         ppl = [r.test_perplexity for r in rs]
         loss = [r.test_loss for r in rs]
         secs = [r.train_seconds for r in rs]
-        sd = (lambda xs: statistics.stdev(xs) if len(xs) > 1 else 0.0)
+        sd = lambda xs: statistics.stdev(xs) if len(xs) > 1 else 0.0
         out[name] = {
-            "runs": len(rs), "seeds": [r.seed for r in rs], "parameters": rs[0].parameters,
-            "perplexity_mean": statistics.fmean(ppl), "perplexity_sd": sd(ppl),
-            "test_loss_mean": statistics.fmean(loss), "test_loss_sd": sd(loss),
-            "train_seconds_mean": statistics.fmean(secs), "train_seconds_sd": sd(secs),
+            "runs": len(rs),
+            "seeds": [r.seed for r in rs],
+            "parameters": rs[0].parameters,
+            "perplexity_mean": statistics.fmean(ppl),
+            "perplexity_sd": sd(ppl),
+            "test_loss_mean": statistics.fmean(loss),
+            "test_loss_sd": sd(loss),
+            "train_seconds_mean": statistics.fmean(secs),
+            "train_seconds_sd": sd(secs),
         }
     return out
 
 
-def relative_change(aggregates: dict, new: str | None = None, old: str | None = None) -> float | None:
+def relative_change(
+    aggregates: dict, new: str | None = None, old: str | None = None
+) -> float | None:
     """(new - old) / old in mean perplexity; by default the most-heads model against the one-head one."""
     from .models import most_heads_model, single_head_model
 
@@ -125,7 +172,9 @@ def command(args, corpus=None):
         torch.set_num_threads(args.threads)
     corpus = corpus or corpus_from_options(args)
     print(f"training on {device.type}")
-    results = run_protocol(corpus, cfg, Path(args.runs), progress=not args.no_progress, device=device)
+    results = run_protocol(
+        corpus, cfg, Path(args.runs), progress=not args.no_progress, device=device
+    )
     return corpus, cfg, results
 
 

@@ -16,6 +16,7 @@ retrain (``make models``) must not be mixed with older records.
 folder existed, from ``evidence.json`` (``runs``) and ``head_sweep.json``
 (which keep every measured field of a run, all but when it started and ended).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,10 +33,14 @@ def _load(path: Path) -> RunResult:
     try:
         return RunResult(**json.loads(path.read_text()))
     except (json.JSONDecodeError, TypeError) as exc:
-        raise ValueError(f"{path} is not a finished run's result ({exc}); delete it and retrain that run") from None
+        raise ValueError(
+            f"{path} is not a finished run's result ({exc}); delete it and retrain that run"
+        ) from None
 
 
-def find(name: str, seed: int, records: Path = RECORDS_DIR, runs: Path | None = None) -> Path | None:
+def find(
+    name: str, seed: int, records: Path = RECORDS_DIR, runs: Path | None = None
+) -> Path | None:
     """Where the run's result is: its run folder's result.json, else its record, else None."""
     if runs is not None and (run_dir(runs, name, seed) / "result.json").is_file():
         return run_dir(runs, name, seed) / "result.json"
@@ -43,22 +48,33 @@ def find(name: str, seed: int, records: Path = RECORDS_DIR, runs: Path | None = 
     return path if path.is_file() else None
 
 
-def read(models: list[str], seeds: tuple[int, ...] | list[int], records: Path = RECORDS_DIR,
-         runs: Path | None = None) -> list[RunResult]:
+def read(
+    models: list[str],
+    seeds: tuple[int, ...] | list[int],
+    records: Path = RECORDS_DIR,
+    runs: Path | None = None,
+) -> list[RunResult]:
     """Every model x seed, seed by seed (the protocol's order); refused in words when one is missing."""
     out = []
     for seed in seeds:
         for name in models:
             path = find(name, seed, records, runs)
             if path is None:
-                raise ValueError(f"{run_record(records, name, seed)} is missing: train the run and copy its record "
-                                 f"(make run-{name}-seed{seed}, then python -m export.run_records collect)")
+                raise ValueError(
+                    f"{run_record(records, name, seed)} is missing: train the run and copy its record "
+                    f"(make run-{name}-seed{seed}, then python -m export.run_records collect)"
+                )
             out.append(_load(path))
     return out
 
 
-def read_optional(models: list[str], seeds: tuple[int, ...] | list[int], like: RunResult,
-                  records: Path = RECORDS_DIR, runs: Path | None = None) -> list[RunResult]:
+def read_optional(
+    models: list[str],
+    seeds: tuple[int, ...] | list[int],
+    like: RunResult,
+    records: Path = RECORDS_DIR,
+    runs: Path | None = None,
+) -> list[RunResult]:
     """The runs of ``seeds`` that exist and were trained like ``like`` (same data, same settings).
 
     The extra seeds train over several sessions, so any of them may be missing; one trained with
@@ -82,7 +98,9 @@ def record_of(result: dict) -> dict:
 
 
 def write(records: Path, result: dict) -> Path:
-    return atomic.write_json(run_record(records, result["model"], result["seed"]), record_of(result))
+    return atomic.write_json(
+        run_record(records, result["model"], result["seed"]), record_of(result)
+    )
 
 
 def collect(runs: Path, records: Path = RECORDS_DIR, log=print) -> list[Path]:
@@ -102,7 +120,9 @@ def record_one(runs: Path, name: str, records: Path = RECORDS_DIR, log=print) ->
     """Copy one finished run (``<model>-seed<seed>``) into ``records``."""
     path = Path(runs) / name / "result.json"
     if not path.is_file():
-        raise ValueError(f"{path} is missing: the run {name} has not finished (make run-{name})")
+        raise ValueError(
+            f"{path} is missing: the run {name} has not finished (make run-{name})"
+        )
     target = write(records, json.loads(path.read_text()))
     log(f"recorded {path} -> {target}")
     return target
@@ -115,8 +135,15 @@ def extra_runs() -> list[str]:
     from .models import MODELS, most_heads_model
 
     ref = most_heads_model().name
-    attention = sorted((m for m in MODELS if m.kind == "attention" and m.name != ref), key=lambda m: m.heads)
-    order = [ref, *(m.name for m in attention), *(m.name for m in MODELS if m.kind != "attention")]
+    attention = sorted(
+        (m for m in MODELS if m.kind == "attention" and m.name != ref),
+        key=lambda m: m.heads,
+    )
+    order = [
+        ref,
+        *(m.name for m in attention),
+        *(m.name for m in MODELS if m.kind != "attention"),
+    ]
     return [run_dir("", name, seed).name for seed in EXTRA_SEEDS for name in order]
 
 
@@ -134,7 +161,9 @@ def from_evidence(out: Path, records: Path = RECORDS_DIR, log=print) -> list[Pat
     for r in runs:
         key = (r["model"], r["seed"])
         if key in by_key and by_key[key] != r:
-            raise ValueError(f"{key[0]} seed {key[1]} differs between the evidence's runs and its head sweep")
+            raise ValueError(
+                f"{key[0]} seed {key[1]} differs between the evidence's runs and its head sweep"
+            )
         by_key[key] = r
     paths = [write(records, r) for r in by_key.values()]
     log(f"wrote {len(paths)} records into {records}")
@@ -142,18 +171,32 @@ def from_evidence(out: Path, records: Path = RECORDS_DIR, log=print) -> list[Pat
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m export.run_records", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m export.run_records",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("collect", help="copy every finished run's result.json into the records folder")
+    p = sub.add_parser(
+        "collect", help="copy every finished run's result.json into the records folder"
+    )
     p.add_argument("--runs", default="runs")
     p.add_argument("--records", default=str(RECORDS_DIR))
-    p = sub.add_parser("record", help="copy one finished run's result.json into the records folder")
-    p.add_argument("name", help="<model>-seed<seed>, e.g. <model>-seed65 with a registry name")
+    p = sub.add_parser(
+        "record", help="copy one finished run's result.json into the records folder"
+    )
+    p.add_argument(
+        "name", help="<model>-seed<seed>, e.g. <model>-seed65 with a registry name"
+    )
     p.add_argument("--runs", default="runs")
     p.add_argument("--records", default=str(RECORDS_DIR))
-    sub.add_parser("extra-runs", help="print the extra seeds' run names, for one Make target per run")
-    p = sub.add_parser("from-evidence", help="write the records of the runs that evidence.json embeds")
+    sub.add_parser(
+        "extra-runs",
+        help="print the extra seeds' run names, for one Make target per run",
+    )
+    p = sub.add_parser(
+        "from-evidence", help="write the records of the runs that evidence.json embeds"
+    )
     p.add_argument("--out", default="wasm_assets", help="folder with evidence.json")
     p.add_argument("--records", default=str(RECORDS_DIR))
     args = parser.parse_args(argv)

@@ -17,6 +17,7 @@ A small threaded static server on top of :mod:`http.server`. Compared with
 * says when the build was made for another URL (``SITE_URL``): Material's
   instant navigation is then off and every click loads a whole page.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,7 +51,13 @@ MIME_TYPES = {
 
 
 # Types a static host typically compresses (GitHub Pages, Netlify, nginx's gzip_types).
-GZIP_TYPES = ("text/", "application/json", "application/wasm", "image/svg+xml", "application/xml")
+GZIP_TYPES = (
+    "text/",
+    "application/json",
+    "application/wasm",
+    "image/svg+xml",
+    "application/xml",
+)
 
 
 def normalise_prefix(prefix: str) -> str:
@@ -89,9 +96,11 @@ class SiteHandler(SimpleHTTPRequestHandler):
             self.end_headers()
             return False
         if not path.startswith(self.prefix):
-            self.send_error(HTTPStatus.NOT_FOUND, f"this server only serves {self.prefix}")
+            self.send_error(
+                HTTPStatus.NOT_FOUND, f"this server only serves {self.prefix}"
+            )
             return False
-        self.path = "/" + self.path[len(self.prefix):]
+        self.path = "/" + self.path[len(self.prefix) :]
         return True
 
     def do_GET(self) -> None:  # noqa: N802 (http.server naming)
@@ -114,7 +123,10 @@ class SiteHandler(SimpleHTTPRequestHandler):
         since = self.headers.get("If-Modified-Since")
         if since:
             try:
-                unchanged = int(stat.st_mtime) <= email.utils.parsedate_to_datetime(since).timestamp()
+                unchanged = (
+                    int(stat.st_mtime)
+                    <= email.utils.parsedate_to_datetime(since).timestamp()
+                )
             except (TypeError, ValueError, IndexError, OverflowError):
                 unchanged = False
             if unchanged:  # a revalidation, as with an uncompressed file
@@ -132,7 +144,9 @@ class SiteHandler(SimpleHTTPRequestHandler):
         self.send_header("Content-Encoding", "gzip")
         self.send_header("Vary", "Accept-Encoding")
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Last-Modified", email.utils.formatdate(stat.st_mtime, usegmt=True))
+        self.send_header(
+            "Last-Modified", email.utils.formatdate(stat.st_mtime, usegmt=True)
+        )
         self.end_headers()
         self.wfile.write(body)
         return True
@@ -141,7 +155,8 @@ class SiteHandler(SimpleHTTPRequestHandler):
         if self._strip_prefix():
             super().do_HEAD()
 
-    def guess_type(self, path):  # exact types for our extensions, whatever the OS registry says
+    # exact types for our extensions, whatever the OS registry says
+    def guess_type(self, path):
         ext = posixpath.splitext(str(path))[1].lower()
         return MIME_TYPES.get(ext) or super().guess_type(path)
 
@@ -150,16 +165,33 @@ class SiteHandler(SimpleHTTPRequestHandler):
             super().log_message(format, *args)
 
 
-def make_server(directory: str | Path, host: str = "127.0.0.1", port: int = 8000, *,
-                isolation: bool = True, prefix: str = "/", quiet: bool = False,
-                compress: bool = False) -> ThreadingHTTPServer:
+def make_server(
+    directory: str | Path,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    isolation: bool = True,
+    prefix: str = "/",
+    quiet: bool = False,
+    compress: bool = False,
+) -> ThreadingHTTPServer:
     """A ready (not yet serving) server; ``port=0`` picks a free port."""
     directory = Path(directory)
     if not (directory / "index.html").is_file():
-        raise FileNotFoundError(f"{directory} has no index.html; build the site first (make build)")
-    handler_cls = type("BoundSiteHandler", (SiteHandler,),
-                       {"isolation": isolation, "prefix": normalise_prefix(prefix), "quiet": quiet,
-                        "compress": compress, "_gzipped": {}})
+        raise FileNotFoundError(
+            f"{directory} has no index.html; build the site first (make build)"
+        )
+    handler_cls = type(
+        "BoundSiteHandler",
+        (SiteHandler,),
+        {
+            "isolation": isolation,
+            "prefix": normalise_prefix(prefix),
+            "quiet": quiet,
+            "compress": compress,
+            "_gzipped": {},
+        },
+    )
     handler = functools.partial(handler_cls, directory=str(directory))
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
@@ -175,7 +207,10 @@ def server_url(server: ThreadingHTTPServer, prefix: str = "/") -> str:
 def built_for(directory: str | Path) -> str | None:
     """The URL the build was made for (its home page's canonical link), or None."""
     index = Path(directory) / "index.html"
-    match = re.search(r'<link rel="canonical" href="([^"]+)"', index.read_text(encoding="utf-8", errors="replace"))
+    match = re.search(
+        r'<link rel="canonical" href="([^"]+)"',
+        index.read_text(encoding="utf-8", errors="replace"),
+    )
     return match.group(1) if match else None
 
 
@@ -184,36 +219,67 @@ def serve_in_thread(directory: str | Path, **kwargs) -> tuple[ThreadingHTTPServe
     kwargs.setdefault("port", 0)
     kwargs.setdefault("quiet", True)
     server = make_server(directory, **kwargs)
-    threading.Thread(target=server.serve_forever, name="site-server", daemon=True).start()
+    threading.Thread(
+        target=server.serve_forever, name="site-server", daemon=True
+    ).start()
     return server, server_url(server, kwargs.get("prefix", "/"))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m export.serve", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m export.serve", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--dir", default="site", help="the built site (default: site)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
-    parser.add_argument("--prefix", default="/", help="serve the site under this path, e.g. /some/lesson/")
-    parser.add_argument("--no-isolation", action="store_true",
-                        help="leave out the COOP/COEP headers (the models then run on one WASM thread)")
+    parser.add_argument(
+        "--prefix",
+        default="/",
+        help="serve the site under this path, e.g. /some/lesson/",
+    )
+    parser.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="leave out the COOP/COEP headers (the models then run on one WASM thread)",
+    )
     parser.add_argument("--quiet", action="store_true", help="do not log each request")
-    parser.add_argument("--gzip", action="store_true",
-                        help="compress text, JSON, SVG and WebAssembly as static hosts do")
+    parser.add_argument(
+        "--gzip",
+        action="store_true",
+        help="compress text, JSON, SVG and WebAssembly as static hosts do",
+    )
     args = parser.parse_args(argv)
     try:
-        server = make_server(args.dir, args.host, args.port, isolation=not args.no_isolation,
-                             prefix=args.prefix, quiet=args.quiet, compress=args.gzip)
+        server = make_server(
+            args.dir,
+            args.host,
+            args.port,
+            isolation=not args.no_isolation,
+            prefix=args.prefix,
+            quiet=args.quiet,
+            compress=args.gzip,
+        )
     except (FileNotFoundError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     url = server_url(server, args.prefix)
-    mode = "cross-origin isolated" if not args.no_isolation else "not isolated (one WASM thread)"
-    print(f"Serving {Path(args.dir).resolve()} at {url}  ({mode}; Ctrl+C stops)", flush=True)
+    mode = (
+        "cross-origin isolated"
+        if not args.no_isolation
+        else "not isolated (one WASM thread)"
+    )
+    print(
+        f"Serving {Path(args.dir).resolve()} at {url}  ({mode}; Ctrl+C stops)",
+        flush=True,
+    )
     target = built_for(args.dir)
     if target != url:
         made_for = f"for {target}" if target else "without a URL (SITE_URL)"
-        print(f"note: this build was made {made_for}, so pages load whole instead of by instant "
-              f"navigation; `make serve` builds for the URL it serves.", flush=True)
+        print(
+            f"note: this build was made {made_for}, so pages load whole instead of by instant "
+            f"navigation; `make serve` builds for the URL it serves.",
+            flush=True,
+        )
     try:
         server.serve_forever()
     except KeyboardInterrupt:

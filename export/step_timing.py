@@ -5,6 +5,7 @@ first half is left-padded, as real windows near a story's start are. The protoco
 times include every validation pass and depend on what else the machine was doing; this short,
 separate measurement is what the site quotes as the cost of an update.
 """
+
 from __future__ import annotations
 
 import time
@@ -14,7 +15,9 @@ import torch
 from .models import build_model, loss_fn
 
 
-def time_steps(name: str, path: str, B: int, T: int, C: int, warmup: int, steps: int) -> list[float]:
+def time_steps(
+    name: str, path: str, B: int, T: int, C: int, warmup: int, steps: int
+) -> list[float]:
     """Milliseconds of each of ``steps`` updates after ``warmup``; ``path`` "final" (training's) or "full"."""
     torch.manual_seed(0)
     model = build_model(name, C, T)

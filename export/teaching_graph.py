@@ -27,6 +27,7 @@ file's SHA-256 (metadata ``weights_sha256``), so a stale one is refused
 The same compact (int8, float16) weights as the shipped file: PyTorch's
 ``forward_full`` on the compact checkpoint is the reference (``parity``).
 """
+
 from __future__ import annotations
 
 import io
@@ -46,9 +47,27 @@ from .onnx_weights import OPSET, quantize_initializers
 from .windows import context_window
 
 # forward_full's outputs, in its order (``update`` is W_O's output, before the residual)
-OUTPUTS = ("token_rows", "position_rows", "E", "Q", "K", "V", "scores", "mask", "A", "messages", "joined", "update",
-           "updated", "hidden", "logits", "head_parts", "wo_bias")
-ATTENTION_MODELS = tuple(s.name for s in attention_models())  # the registry's shipped attention models
+OUTPUTS = (
+    "token_rows",
+    "position_rows",
+    "E",
+    "Q",
+    "K",
+    "V",
+    "scores",
+    "mask",
+    "A",
+    "messages",
+    "joined",
+    "update",
+    "updated",
+    "hidden",
+    "logits",
+    "head_parts",
+    "wo_bias",
+)
+# the registry's shipped attention models
+ATTENTION_MODELS = tuple(s.name for s in attention_models())
 PARITY_TOL = 1e-4  # as the shipped graphs' check (export.onnx_export.PARITY_TOL); the tests use tests/tolerance.py
 WEIGHTS_KEY = "weights_sha256"
 
@@ -71,11 +90,15 @@ def _extras(model, ids, out) -> dict:
     that output as the heads' parts: head h's message times its own columns of W_O's weight ([1, h, T, d]),
     which with W_O's bias ([1, 1, d]) add up to ``update``."""
     positions = torch.arange(ids.shape[1], device=ids.device)
-    weight = model.W_O.weight.view(model.d_model, model.heads, model.head_dim)  # [out, h, dh]
-    return {"token_rows": model.token_embedding(ids), "position_rows": model.position_embedding(positions)[None],
-            "update": model.W_O(out["joined"]),
-            "head_parts": torch.einsum("bhtk,ohk->bhto", out["messages"], weight),
-            "wo_bias": model.W_O(torch.zeros_like(out["joined"][:, :1]))}
+    # [out, h, dh]
+    weight = model.W_O.weight.view(model.d_model, model.heads, model.head_dim)
+    return {
+        "token_rows": model.token_embedding(ids),
+        "position_rows": model.position_embedding(positions)[None],
+        "update": model.W_O(out["joined"]),
+        "head_parts": torch.einsum("bhtk,ohk->bhto", out["messages"], weight),
+        "wo_bias": model.W_O(torch.zeros_like(out["joined"][:, :1])),
+    }
 
 
 class _WithUpdate(torch.nn.Module):
@@ -96,14 +119,25 @@ def to_teaching_onnx(model) -> onnx.ModelProto:
     example = torch.zeros(1, model.T, dtype=torch.long)
     example[0, -3:] = torch.tensor([1, 5, 6])
     buf = io.BytesIO()
-    torch.onnx.export(_WithUpdate(model).eval(), (example,), buf, input_names=["ids"], output_names=list(OUTPUTS),
-                      opset_version=OPSET, dynamo=False)
+    torch.onnx.export(
+        _WithUpdate(model).eval(),
+        (example,),
+        buf,
+        input_names=["ids"],
+        output_names=list(OUTPUTS),
+        opset_version=OPSET,
+        dynamo=False,
+    )
     proto = onnx.load_from_string(buf.getvalue())
     # An output that is a constant (the position rows of a fixed T) comes out under its
     # initializer's name; an Identity gives it its own.
     for out, name in zip(proto.graph.output, OUTPUTS):
         if out.name != name:
-            proto.graph.node.append(onnx.helper.make_node("Identity", [out.name], [name], name=f"output_{name}"))
+            proto.graph.node.append(
+                onnx.helper.make_node(
+                    "Identity", [out.name], [name], name=f"output_{name}"
+                )
+            )
             out.name = name
     if model.encoding != "float32":
         proto = quantize_initializers(proto, model, model.encoding)
@@ -169,11 +203,15 @@ def raw_data_spans(model_bytes: bytes) -> dict[str, tuple[int, int, int]]:
     return spans
 
 
-def share_weights(proto: onnx.ModelProto, shipped: bytes, location: str) -> tuple[onnx.ModelProto, int]:
+def share_weights(
+    proto: onnx.ModelProto, shipped: bytes, location: str
+) -> tuple[onnx.ModelProto, int]:
     """Point every initializer of ``proto`` whose bytes ``shipped`` holds at them; returns (proto, bytes shared)."""
     by_content = {}
     for _, (dtype, offset, length) in raw_data_spans(shipped).items():
-        by_content.setdefault((dtype, shipped[offset:offset + length]), (offset, length))
+        by_content.setdefault(
+            (dtype, shipped[offset : offset + length]), (offset, length)
+        )
     shared = 0
     for init in proto.graph.initializer:
         if not init.raw_data:
@@ -186,7 +224,11 @@ def share_weights(proto: onnx.ModelProto, shipped: bytes, location: str) -> tupl
         init.ClearField("raw_data")
         init.data_location = TensorProto.EXTERNAL
         del init.external_data[:]
-        for key, value in (("location", location), ("offset", str(offset)), ("length", str(length))):
+        for key, value in (
+            ("location", location),
+            ("offset", str(offset)),
+            ("length", str(length)),
+        ):
             entry = init.external_data.add()
             entry.key, entry.value = key, value
     return proto, shared
@@ -230,15 +272,21 @@ def parity(sess, model, windows: list[list[int]]) -> float:
         ours, ref = run(sess, window), forward_full_outputs(model, window)
         for k in OUTPUTS:
             if ours[k].shape != ref[k].shape:
-                raise AssertionError(f"{k}: shape {ours[k].shape} differs from PyTorch's {ref[k].shape}")
+                raise AssertionError(
+                    f"{k}: shape {ours[k].shape} differs from PyTorch's {ref[k].shape}"
+                )
             if k == "mask":
                 if not np.array_equal(ours[k], ref[k]):
                     raise AssertionError("mask differs from PyTorch's")
                 continue
             a, b = ours[k], ref[k]
             finite = np.isfinite(b)
-            if not np.array_equal(finite, np.isfinite(a)) or not np.array_equal(a[~finite], b[~finite]):
-                raise AssertionError(f"{k}: blocked (-inf) entries differ from PyTorch's")
+            if not np.array_equal(finite, np.isfinite(a)) or not np.array_equal(
+                a[~finite], b[~finite]
+            ):
+                raise AssertionError(
+                    f"{k}: blocked (-inf) entries differ from PyTorch's"
+                )
             if finite.any():
                 worst = max(worst, float(np.abs(a[finite] - b[finite]).max()))
     return worst
@@ -251,11 +299,15 @@ def check_fresh(artefacts: Artefacts, name: str) -> None:
     stored = {p.key: p.value for p in proto.metadata_props}.get(WEIGHTS_KEY)
     actual = file_sha256(artefacts.model_onnx(name))
     if stored != actual:
-        raise StaleTeachingGraph(f"{path} reads its weights from another version of {artefacts.model_onnx(name).name}; "
-                                 "run `python -m export steps` to write it again")
+        raise StaleTeachingGraph(
+            f"{path} reads its weights from another version of {artefacts.model_onnx(name).name}; "
+            "run `python -m export steps` to write it again"
+        )
 
 
-def write_all(out: Path | None = None, prompts: list[str] | None = None, log=print) -> dict:
+def write_all(
+    out: Path | None = None, prompts: list[str] | None = None, log=print
+) -> dict:
     """Write ``models/<name>.steps.onnx`` for both attention models, after a parity check against PyTorch."""
     import json
 
@@ -276,11 +328,15 @@ def write_all(out: Path | None = None, prompts: list[str] | None = None, log=pri
         finally:
             tmp.unlink(missing_ok=True)
         if not diff <= PARITY_TOL:
-            raise AssertionError(f"{name}: the teaching graph differs from PyTorch's forward_full by {diff:.2e}")
+            raise AssertionError(
+                f"{name}: the teaching graph differs from PyTorch's forward_full by {diff:.2e}"
+            )
         atomic.write_bytes(target, data)
         report[name] = {**info, "max_abs_diff": diff}
-        log(f"{name}: teaching graph {info['bytes'] / 1e3:.1f} kB, {info['shared_bytes'] / 1e6:.2f} MB of weights "
-            f"read from {artefacts.model_onnx(name).name}, largest difference from PyTorch {diff:.1e}")
+        log(
+            f"{name}: teaching graph {info['bytes'] / 1e3:.1f} kB, {info['shared_bytes'] / 1e6:.2f} MB of weights "
+            f"read from {artefacts.model_onnx(name).name}, largest difference from PyTorch {diff:.1e}"
+        )
     return report
 
 

@@ -50,6 +50,7 @@ models (``head_gap``, ``export/paired.py``).
 
 ``build(out_dir, cfg)`` writes one JSON artefact (``Artefacts().toy_task``).
 """
+
 from __future__ import annotations
 
 import math
@@ -76,18 +77,27 @@ TASKS = {
 }
 WHY = {
     "pair": "a number reaches a head only along one learned direction, the same for every slot, so one head "
-            "hands over one weighted mean w a + (1 \u2212 w) b: one number where two are needed; two heads can "
-            "hand over a and b separately",
+    "hands over one weighted mean w a + (1 \u2212 w) b: one number where two are needed; two heads can "
+    "hand over a and b separately",
     "mean": "control: one head with weight 1/2 on A and on B hands over exactly the answer",
     "single": "control: one weighting (all on A) is enough; narrower heads might even hurt",
     "pair_keys_see_numbers": "the first version of the pair task: the keys also see the numbers, so the "
-                             "weights themselves depend on a and b and can carry them past the one-number blend",
+    "weights themselves depend on a and b and can carry them past the one-number blend",
 }
-EXPECT = {"pair": "gap", "mean": "no gap", "single": "no gap", "pair_keys_see_numbers": "gap"}
-TOLERANCE = 0.05  # a number counts as right within this much (numbers are uniform in [0, 1))
-RULE = ("paired by seed: the difference in share solved (several heads minus one head) for every seed, its mean "
-        "and a 95 % t-interval (mean \u00b1 t \u00d7 sd / \u221an, t from Student's t with n \u2212 1 degrees of "
-        "freedom); a gap counts when the interval excludes zero")
+EXPECT = {
+    "pair": "gap",
+    "mean": "no gap",
+    "single": "no gap",
+    "pair_keys_see_numbers": "gap",
+}
+TOLERANCE = (
+    0.05  # a number counts as right within this much (numbers are uniform in [0, 1))
+)
+RULE = (
+    "paired by seed: the difference in share solved (several heads minus one head) for every seed, its mean "
+    "and a 95 % t-interval (mean \u00b1 t \u00d7 sd / \u221an, t from Student's t with n \u2212 1 degrees of "
+    "freedom); a gap counts when the interval excludes zero"
+)
 
 
 @dataclass(frozen=True)
@@ -110,15 +120,21 @@ class ToyConfig:
     def __post_init__(self) -> None:
         bad = [t for t in self.tasks if t not in TASKS]
         if bad:
-            raise ValueError(f"unknown toy task(s) {', '.join(bad)}; choose from {', '.join(TASKS)}")
+            raise ValueError(
+                f"unknown toy task(s) {', '.join(bad)}; choose from {', '.join(TASKS)}"
+            )
         for h in self.heads:
             if h < 1 or self.d_model % h:
-                raise ValueError(f"heads={h} must be at least 1 and divide d_model={self.d_model}")
+                raise ValueError(
+                    f"heads={h} must be at least 1 and divide d_model={self.d_model}"
+                )
         if self.items < 2:
             raise ValueError("the task needs at least 2 items")
         for name in ("steps", "batch", "heldout", "eval_every"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
+                raise ValueError(
+                    f"{name} must be at least 1, not {getattr(self, name)}"
+                )
         if not self.seeds or not self.lr_grid:
             raise ValueError("give at least one seed and one learning rate")
 
@@ -135,15 +151,22 @@ def make_batch(task: str, cfg: ToyConfig, n: int, generator: torch.Generator):
     Numbers are uniform in [0, 1).
     """
     L = cfg.items
-    order = torch.argsort(torch.rand(n, L, generator=generator), dim=1)  # a random permutation of the slots
+    # a random permutation of the slots
+    order = torch.argsort(torch.rand(n, L, generator=generator), dim=1)
     rank = torch.arange(L)[None]
-    slot_tag = torch.where(rank == 0, TAG_A, torch.where(rank == 1, TAG_B, TAG_D)).expand(n, L)
+    slot_tag = torch.where(
+        rank == 0, TAG_A, torch.where(rank == 1, TAG_B, TAG_D)
+    ).expand(n, L)
     tags = torch.empty(n, L, dtype=torch.long).scatter_(1, order, slot_tag)
     numbers = torch.rand(n, L, generator=generator)
     a = numbers.gather(1, order[:, :1])[:, 0]
     b = numbers.gather(1, order[:, 1:2])[:, 0]
-    target = {"pair": torch.stack([a, b], 1), "pair_keys_see_numbers": torch.stack([a, b], 1),
-              "mean": ((a + b) / 2)[:, None], "single": a[:, None]}[task]
+    target = {
+        "pair": torch.stack([a, b], 1),
+        "pair_keys_see_numbers": torch.stack([a, b], 1),
+        "mean": ((a + b) / 2)[:, None],
+        "single": a[:, None],
+    }[task]
     tags = torch.cat([tags, torch.full((n, 1), TAG_Q)], dim=1)
     numbers = torch.cat([numbers, torch.zeros(n, 1)], dim=1)
     return tags, numbers, target
@@ -173,11 +196,13 @@ class ToyAttention(nn.Module):
         B, L = tags.shape
         where = self.tag(tags) + self.position(torch.arange(L))[None]
         rows = where + numbers[..., None] * self.number
-        split = lambda t: t.reshape(B, -1, self.heads, self.head_dim).transpose(1, 2)  # [B, heads, L, dh]
+        # [B, heads, L, dh]
+        split = lambda t: t.reshape(B, -1, self.heads, self.head_dim).transpose(1, 2)
         q = split(self.W_Q(rows[:, -1:]))
         k = split(self.W_K(rows if self.keys_see_numbers else where))
         v = split(self.W_V(rows))
-        A = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.head_dim), dim=-1)  # [B, heads, 1, L]
+        # [B, heads, 1, L]
+        A = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.head_dim), dim=-1)
         message = (A @ v).transpose(1, 2).reshape(B, -1)
         update = rows[:, -1] + self.W_O(message)
         out = self.out(F.relu(self.hidden(update)))
@@ -201,7 +226,9 @@ def count_parameters(model: nn.Module) -> int:
 def evaluate(model, heldout, task: str) -> tuple[float, float]:
     tags, numbers, target = heldout
     out = model(tags, numbers)
-    return float(solved(task, out, target).float().mean()), float(loss_of(task, out, target))
+    return float(solved(task, out, target).float().mean()), float(
+        loss_of(task, out, target)
+    )
 
 
 def chance(task: str, heldout) -> float:
@@ -211,7 +238,9 @@ def chance(task: str, heldout) -> float:
     return float(solved(task, guess, target).float().mean())
 
 
-def train_one(task: str, heads: int, seed: int, lr: float, cfg: ToyConfig, heldout) -> tuple[dict, nn.Module]:
+def train_one(
+    task: str, heads: int, seed: int, lr: float, cfg: ToyConfig, heldout
+) -> tuple[dict, nn.Module]:
     torch.manual_seed(seed)
     model = ToyAttention(cfg, heads, task)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
@@ -226,8 +255,13 @@ def train_one(task: str, heads: int, seed: int, lr: float, cfg: ToyConfig, heldo
         if step % cfg.eval_every == 0 or step == cfg.steps:
             curve.append([step, *evaluate(model, heldout, task)])
     accuracy, loss = curve[-1][1], curve[-1][2]
-    return {"seed": seed, "lr": lr, "accuracy": accuracy, "loss": loss,
-            "curve": [[s, round(a, 5), round(l, 6)] for s, a, l in curve]}, model
+    return {
+        "seed": seed,
+        "lr": lr,
+        "accuracy": accuracy,
+        "loss": loss,
+        "curve": [[s, round(a, 5), round(l, 6)] for s, a, l in curve],
+    }, model
 
 
 def _sd(xs: list[float]) -> float:
@@ -241,18 +275,24 @@ def attention_examples(model, heldout, cfg: ToyConfig, task: str) -> list[dict]:
     pred, A = model(tags[:n], numbers[:n], return_attention=True)
     out = []
     for i in range(n):
-        out.append({
-            "tags": [TAGS[t] for t in tags[i].tolist()],
-            "numbers": [round(v, 4) for v in numbers[i, :-1].tolist()] + [None],
-            "target": [round(v, 4) for v in target[i].tolist()],
-            "predicted": [round(v, 4) for v in pred[i].tolist()],
-            "attention": [[round(w, 4) for w in row] for row in A[i].tolist()],  # [heads][slots]
-        })
+        out.append(
+            {
+                "tags": [TAGS[t] for t in tags[i].tolist()],
+                "numbers": [round(v, 4) for v in numbers[i, :-1].tolist()] + [None],
+                "target": [round(v, 4) for v in target[i].tolist()],
+                "predicted": [round(v, 4) for v in pred[i].tolist()],
+                "attention": [
+                    [round(w, 4) for w in row] for row in A[i].tolist()
+                ],  # [heads][slots]
+            }
+        )
     return out
 
 
 def run_task(task: str, cfg: ToyConfig, log=print) -> dict:
-    heldout = make_batch(task, cfg, cfg.heldout, torch.Generator().manual_seed(cfg.heldout_seed))
+    heldout = make_batch(
+        task, cfg, cfg.heldout, torch.Generator().manual_seed(cfg.heldout_seed)
+    )
     by_heads, params = {}, {}
     for heads in cfg.heads:
         tuning = []
@@ -270,20 +310,43 @@ def run_task(task: str, cfg: ToyConfig, log=print) -> dict:
         acc = [r["accuracy"] for r in runs]
         loss = [r["loss"] for r in runs]
         by_heads[str(heads)] = {
-            "heads": heads, "head_width": cfg.d_model // heads, "parameters": params[heads], "lr": lr,
-            "tuning": tuning, "runs": runs, "accuracy_mean": statistics.fmean(acc), "accuracy_sd": _sd(acc),
-            "loss_mean": statistics.fmean(loss), "loss_sd": _sd(loss), "examples": examples,
+            "heads": heads,
+            "head_width": cfg.d_model // heads,
+            "parameters": params[heads],
+            "lr": lr,
+            "tuning": tuning,
+            "runs": runs,
+            "accuracy_mean": statistics.fmean(acc),
+            "accuracy_sd": _sd(acc),
+            "loss_mean": statistics.fmean(loss),
+            "loss_sd": _sd(loss),
+            "examples": examples,
         }
-        log(f"toy {task}, {heads} head(s): lr {lr:g}, accuracy {statistics.fmean(acc):.3f} \u00b1 {_sd(acc):.3f}")
+        log(
+            f"toy {task}, {heads} head(s): lr {lr:g}, accuracy {statistics.fmean(acc):.3f} \u00b1 {_sd(acc):.3f}"
+        )
     if len(set(params.values())) != 1:
         raise AssertionError(f"head counts differ in parameters: {params}")
     gap = head_gap(by_heads, cfg.heads)
-    return {"task": task, "description": TASKS[task], "why": WHY[task], "expected": EXPECT[task],
-            "outputs": outputs(task), "metric": f"every number within {TOLERANCE}", "chance": chance(task, heldout), "by_heads": by_heads, "gap": gap}
+    return {
+        "task": task,
+        "description": TASKS[task],
+        "why": WHY[task],
+        "expected": EXPECT[task],
+        "outputs": outputs(task),
+        "metric": f"every number within {TOLERANCE}",
+        "chance": chance(task, heldout),
+        "by_heads": by_heads,
+        "gap": gap,
+    }
 
 
 # A gap's verdict from the paired interval of (several heads - one head) in share solved.
-VERDICT = {"behind": "multi-head better", "ahead": "one head better", "not_separated": "no clear gap"}
+VERDICT = {
+    "behind": "multi-head better",
+    "ahead": "one head better",
+    "not_separated": "no clear gap",
+}
 
 
 def head_gap(by_heads: dict, heads) -> dict | None:
@@ -295,13 +358,26 @@ def head_gap(by_heads: dict, heads) -> dict | None:
     multi = [h for h in heads if h > min(heads)]
     if not multi:
         return None
-    against = {str(h): paired.compare({r["seed"]: r["accuracy"] for r in by_heads[str(h)]["runs"]}, one)
-               for h in multi}
+    against = {
+        str(h): paired.compare(
+            {r["seed"]: r["accuracy"] for r in by_heads[str(h)]["runs"]}, one
+        )
+        for h in multi
+    }
     best = max(multi, key=lambda h: by_heads[str(h)]["accuracy_mean"])
     c = against[str(best)]
-    return {"multi_heads": best, "accuracy_difference": c["mean"], "n": c["n"], "low": c["low"],
-            "high": c["high"], "rule": RULE, "verdict": VERDICT[c["outcome"]],
-            "against_one_head": {h: {**c, "verdict": VERDICT[c["outcome"]]} for h, c in against.items()}}
+    return {
+        "multi_heads": best,
+        "accuracy_difference": c["mean"],
+        "n": c["n"],
+        "low": c["low"],
+        "high": c["high"],
+        "rule": RULE,
+        "verdict": VERDICT[c["outcome"]],
+        "against_one_head": {
+            h: {**c, "verdict": VERDICT[c["outcome"]]} for h, c in against.items()
+        },
+    }
 
 
 def _run_task_quietly(args) -> dict:
@@ -317,18 +393,35 @@ def measure(cfg: ToyConfig, log=print, workers: int = 1) -> dict:
     if workers > 1 and len(cfg.tasks) > 1:
         import multiprocessing
 
-        with multiprocessing.get_context("spawn").Pool(min(workers, len(cfg.tasks))) as pool:
+        with multiprocessing.get_context("spawn").Pool(
+            min(workers, len(cfg.tasks))
+        ) as pool:
             tasks = pool.map(_run_task_quietly, [(t, cfg) for t in cfg.tasks])
     else:
         tasks = [run_task(t, cfg, log) for t in cfg.tasks]
-    return {"schema": SCHEMA, "config": {**asdict(cfg), "heads": list(cfg.heads), "tasks": list(cfg.tasks),
-                                         "lr_grid": list(cfg.lr_grid), "seeds": list(cfg.seeds)},
-            "setting": {"tags": list(TAGS), "query_slot": "last", "tolerance": TOLERANCE,
-                        "embedding": "tag row + position row + number x one learned row",
-                        "keys": "from the tag and position rows only (pair_keys_see_numbers: the whole row)",
-                        "optimizer": "AdamW, weight decay 0", "tuning": "each learning rate of lr_grid on "
-                        "tuning_seed; the best held-out accuracy is kept, per task and head count"},
-            "tasks": tasks, "seconds": time.perf_counter() - start, "torch_threads": torch.get_num_threads()}
+    return {
+        "schema": SCHEMA,
+        "config": {
+            **asdict(cfg),
+            "heads": list(cfg.heads),
+            "tasks": list(cfg.tasks),
+            "lr_grid": list(cfg.lr_grid),
+            "seeds": list(cfg.seeds),
+        },
+        "setting": {
+            "tags": list(TAGS),
+            "query_slot": "last",
+            "tolerance": TOLERANCE,
+            "embedding": "tag row + position row + number x one learned row",
+            "keys": "from the tag and position rows only (pair_keys_see_numbers: the whole row)",
+            "optimizer": "AdamW, weight decay 0",
+            "tuning": "each learning rate of lr_grid on "
+            "tuning_seed; the best held-out accuracy is kept, per task and head count",
+        },
+        "tasks": tasks,
+        "seconds": time.perf_counter() - start,
+        "torch_threads": torch.get_num_threads(),
+    }
 
 
 def build(out_dir, cfg: ToyConfig = ToyConfig(), log=print, workers: int = 1) -> Path:
@@ -340,7 +433,8 @@ def build(out_dir, cfg: ToyConfig = ToyConfig(), log=print, workers: int = 1) ->
 
 
 def stage(ctx) -> None:
-    build(ctx.out)
+    steps = getattr(ctx.args, "toy_steps", None)
+    build(ctx.out, ToyConfig(steps=steps) if steps else ToyConfig())
 
 
 def command(args) -> None:
@@ -348,6 +442,15 @@ def command(args) -> None:
     from .cli_checks import check_out
 
     check_out(args)
-    cfg = ToyConfig(**{k: v for k, v in (("steps", args.steps), ("seeds", args.seeds), ("tasks", args.tasks))
-                       if v is not None})
+    cfg = ToyConfig(
+        **{
+            k: v
+            for k, v in (
+                ("steps", args.steps),
+                ("seeds", args.seeds),
+                ("tasks", args.tasks),
+            )
+            if v is not None
+        }
+    )
     build(Path(args.out), cfg, workers=args.workers)

@@ -1,4 +1,5 @@
 """The vocab and tokenizer_vectors stages: vocab.json, and the texts the browser's tokenizer is tested against."""
+
 from __future__ import annotations
 
 import re
@@ -10,15 +11,52 @@ from .corpus import Corpus
 from .wordlm import RULES_VERSION, tokenize
 
 EDGE_CASES = [
-    "", "   ", "\n\t \r\n", "Lily found a red ball.", "Lily can't find 12 balls!", "“Hello,” said Lily’s mom.",
-    "‘Quick’ — she said – “now!”", "Tom's dog's bone", "dogs' toys", "'tis", "rock 'n' roll", "don't!won't",
-    "It cost 3.50 dollars, 100% sure.", "1st 2nd 3rd 10,000", "ＦＵＬＬＷＩＤＴＨ ｔｅｘｔ", "ﬁne ﬂowers",
-    "café naïve résumé", "Straße ÉCOLE", "ΣΊΣΥΦΟΣ σοφός", "İstanbul", "Ｈｅｌｌｏ！", "…and then…",
-    "emoji 😀 and 👍🏽 and 👨‍👩‍👧", "🐶🐱", "שלום עולם", "مرحبا بالعالم", "漢字かなカナ", "tab\tseparated\nlines",
-    "zero\u200bwidth\u200djoin", "bell\x07char nul\x00here", "\ufeffbom start", "a\u00a0b\u2003c", "x\u0301y",
-    "<script>alert(1)</script>", "C:\\path\\to", "e-mail: lily@example.com", "#hash @at $5 ^_^ ~ `q`",
-    "CAPS LOCK and MiXeD cAsE", "the the the the the", "O'Neil o'clock ma'am", "it's 5 o'clock'", "¿Qué? ¡Sí!",
-    "½ ¼ ² ³ ⅓", "Ⅻ roman", "a—b–c-d", "(parens) [brackets] {braces}",
+    "",
+    "   ",
+    "\n\t \r\n",
+    "Lily found a red ball.",
+    "Lily can't find 12 balls!",
+    "“Hello,” said Lily’s mom.",
+    "‘Quick’ — she said – “now!”",
+    "Tom's dog's bone",
+    "dogs' toys",
+    "'tis",
+    "rock 'n' roll",
+    "don't!won't",
+    "It cost 3.50 dollars, 100% sure.",
+    "1st 2nd 3rd 10,000",
+    "ＦＵＬＬＷＩＤＴＨ ｔｅｘｔ",
+    "ﬁne ﬂowers",
+    "café naïve résumé",
+    "Straße ÉCOLE",
+    "ΣΊΣΥΦΟΣ σοφός",
+    "İstanbul",
+    "Ｈｅｌｌｏ！",
+    "…and then…",
+    "emoji 😀 and 👍🏽 and 👨‍👩‍👧",
+    "🐶🐱",
+    "שלום עולם",
+    "مرحبا بالعالم",
+    "漢字かなカナ",
+    "tab\tseparated\nlines",
+    "zero\u200bwidth\u200djoin",
+    "bell\x07char nul\x00here",
+    "\ufeffbom start",
+    "a\u00a0b\u2003c",
+    "x\u0301y",
+    "<script>alert(1)</script>",
+    "C:\\path\\to",
+    "e-mail: lily@example.com",
+    "#hash @at $5 ^_^ ~ `q`",
+    "CAPS LOCK and MiXeD cAsE",
+    "the the the the the",
+    "O'Neil o'clock ma'am",
+    "it's 5 o'clock'",
+    "¿Qué? ¡Sí!",
+    "½ ¼ ² ³ ⅓",
+    "Ⅻ roman",
+    "a—b–c-d",
+    "(parens) [brackets] {braces}",
 ]
 
 
@@ -37,7 +75,13 @@ def tokenizer_vectors(corpus: Corpus, wanted: int = 240) -> dict:
     cases = []
     for text in texts:
         toks = tokenize(text)
-        cases.append({"text": text, "tokens": toks, "ids": corpus.vocab.encode_tokens(toks, boundaries=False)})
+        cases.append(
+            {
+                "text": text,
+                "tokens": toks,
+                "ids": corpus.vocab.encode_tokens(toks, boundaries=False),
+            }
+        )
     return {"rules_version": RULES_VERSION, "cases": cases}
 
 
@@ -55,7 +99,9 @@ def vocab_stage(ctx) -> None:
 
 
 def tokenizer_vectors_stage(ctx) -> None:
-    print(f"wrote {atomic.write_json(ctx.art.tokenizer_vectors, tokenizer_vectors(ctx.get_corpus()))}")
+    print(
+        f"wrote {atomic.write_json(ctx.art.tokenizer_vectors, tokenizer_vectors(ctx.get_corpus()))}"
+    )
 
 
 def command(args) -> None:

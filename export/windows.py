@@ -14,6 +14,7 @@ every story is preceded by ``T`` PADs; window i is then the slice
 each story is exactly the left padding, so no window can reach the previous
 story.
 """
+
 from __future__ import annotations
 
 import random
@@ -37,8 +38,10 @@ class SplitError(ValueError):
 def split_indices(n: int, seed: int = SPLIT_SEED) -> dict[str, list[int]]:
     """Shuffle story indices with a fixed seed and cut them 80 / 10 / 10."""
     if n < len(SPLITS):
-        raise SplitError(f"need at least {len(SPLITS)} stories for train, "
-                         f"validation and test; got {n}")
+        raise SplitError(
+            f"need at least {len(SPLITS)} stories for train, "
+            f"validation and test; got {n}"
+        )
     order = list(range(n))
     random.Random(seed).shuffle(order)
     n_val = max(1, round(n * SPLIT_FRACTIONS["validation"]))
@@ -48,8 +51,8 @@ def split_indices(n: int, seed: int = SPLIT_SEED) -> dict[str, list[int]]:
         raise SplitError(f"{n} stories leave no training story")
     return {
         "train": sorted(order[:n_train]),
-        "validation": sorted(order[n_train:n_train + n_val]),
-        "test": sorted(order[n_train + n_val:]),
+        "validation": sorted(order[n_train : n_train + n_val]),
+        "test": sorted(order[n_train + n_val :]),
     }
 
 
@@ -85,10 +88,16 @@ def make_windows(stories_ids: list[list[int]], T: int) -> WindowSet:
         start = offset + T  # index of this story's BOS in flat
         positions.append(np.arange(start + 1, start + len(ids), dtype=np.int64))
         offset += T + len(ids)
-    flat = (torch.from_numpy(np.concatenate(chunks)) if chunks
-            else torch.zeros(0, dtype=torch.long))
-    pos = (torch.from_numpy(np.concatenate(positions)) if positions
-           else torch.zeros(0, dtype=torch.long))
+    flat = (
+        torch.from_numpy(np.concatenate(chunks))
+        if chunks
+        else torch.zeros(0, dtype=torch.long)
+    )
+    pos = (
+        torch.from_numpy(np.concatenate(positions))
+        if positions
+        else torch.zeros(0, dtype=torch.long)
+    )
     return WindowSet(flat, pos, T)
 
 

@@ -25,6 +25,7 @@ side of it. The browser knows a newer Unicode, so it carries the list of
 these code points (``site_src/js/runtime/unicode_unassigned.js``, written by
 ``python -m export unicode``) and drops exactly them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -94,7 +95,9 @@ class Vocabulary:
         return len(self.itos)
 
     # lesson: encode-tokens
-    def encode_tokens(self, tokens: Iterable[str], boundaries: bool = True) -> list[int]:
+    def encode_tokens(
+        self, tokens: Iterable[str], boundaries: bool = True
+    ) -> list[int]:
         """Look up ids; unknown tokens become UNK. ``boundaries`` wraps in BOS ... EOS."""
         ids = [self.stoi.get(t, UNK_ID) for t in tokens]
         return [BOS_ID, *ids, EOS_ID] if boundaries else ids
@@ -143,17 +146,22 @@ UNICODE_TABLE = "site_src/js/runtime/unicode_unassigned.js"
 def unicode_table_js() -> str:
     """The browser's copy of ``unassigned_ranges()`` as an ES module."""
     flat = [f"0x{cp:x}" for pair in unassigned_ranges() for cp in pair]
-    lines = [", ".join(flat[i:i + 12]) + "," for i in range(0, len(flat), 12)]
-    return (f"// Written by `python -m export unicode` from Python's unicodedata: do not edit.\n"
-            f"// The code points Unicode {UNICODE_VERSION} does not assign, as inclusive ranges\n"
-            f"// [first0, last0, first1, last1, ...]. The tokenizer drops them (see tokenizer.js).\n"
-            f"export const UNICODE_VERSION = \"{UNICODE_VERSION}\";\n"
-            f"export const UNASSIGNED = [\n" + "\n".join("  " + line for line in lines) + "\n];\n")
+    lines = [", ".join(flat[i : i + 12]) + "," for i in range(0, len(flat), 12)]
+    return (
+        f"// Written by `python -m export unicode` from Python's unicodedata: do not edit.\n"
+        f"// The code points Unicode {UNICODE_VERSION} does not assign, as inclusive ranges\n"
+        f"// [first0, last0, first1, last1, ...]. The tokenizer drops them (see tokenizer.js).\n"
+        f'export const UNICODE_VERSION = "{UNICODE_VERSION}";\n'
+        f"export const UNASSIGNED = [\n"
+        + "\n".join("  " + line for line in lines)
+        + "\n];\n"
+    )
 
 
 # lesson: build-vocabulary
-def build_vocabulary(token_lists: Iterable[Sequence[str]],
-                     size: int = VOCAB_SIZE) -> tuple[Vocabulary, Counter]:
+def build_vocabulary(
+    token_lists: Iterable[Sequence[str]], size: int = VOCAB_SIZE
+) -> tuple[Vocabulary, Counter]:
     """Rank tokens by frequency (ties broken alphabetically) and keep
     ``size`` items in all."""
     if size <= len(SPECIAL_TOKENS):

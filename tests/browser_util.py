@@ -1,4 +1,5 @@
 """Helpers for driving the site in Debian's headless Chromium (tests and bench)."""
+
 from __future__ import annotations
 
 import re

@@ -10,6 +10,7 @@ records, every request to another origin.
 ``MHA_WASM_ASSETS=/path`` builds the site from another artefact folder (the
 hook reads it); by default the real ``wasm_assets/`` is used.
 """
+
 from __future__ import annotations
 
 import json
@@ -61,8 +62,7 @@ SLOW = {
     "test_microgpt_model.py::test_cli_is_deterministic": "trains microgpt twice",
     "test_microgpt_model.py::test_value_gradient_matches_finite_differences_on_model_forward": "scalar autograd",
     "test_microgpt_model.py::test_value_sampling_equals_float_sampling": "samples through the scalar autograd",
-    "test_tokenizer_unicode_agreement.py::test_every_code_point_alone_and_between_letters_tokenizes_the_same":
-        "every code point, in Node",
+    "test_tokenizer_unicode_agreement.py::test_every_code_point_alone_and_between_letters_tokenizes_the_same": "every code point, in Node",
     "test_checker_without_browser.py::test_every_mistake_has_its_own_message": "a Pyodide job per mistake",
     "test_microgpt_page_build.py::test_the_shipped_heap_is_the_recipes_byte_for_byte": "makes the heap again in Node",
     "test_example_search.py::test_a_fresh_search_gives_the_stored_result": "runs the whole search",
@@ -91,22 +91,35 @@ def load_asset():
     def load(name: str):
         (path,) = _assets_or_skip(name)
         return json.loads(path.read_text())
+
     return load
 
 
 @pytest.fixture(scope="session")
 def require_models():
     """Skip (with the reason) while the pipeline has not written the models."""
-    _assets_or_skip("vocab.json", "models/manifest.json", "models/mlp.onnx", "models/one_head.onnx",
-                    "models/four_heads.onnx", "evidence.json")
+    _assets_or_skip(
+        "vocab.json",
+        "models/manifest.json",
+        "models/mlp.onnx",
+        "models/one_head.onnx",
+        "models/four_heads.onnx",
+        "evidence.json",
+    )
 
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("site") / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if proc.returncode:
         pytest.fail(f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}")
     return out
@@ -136,8 +149,10 @@ def base_url(servers) -> str:
 @pytest.fixture(scope="session")
 def browser():
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium), "
-                    "or run `make test`, which installs it.")
+        pytest.fail(
+            f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium), "
+            "or run `make test`, which installs it."
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

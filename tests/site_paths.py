@@ -2,6 +2,7 @@
 (site_src/hooks/asset_versions.py), so vendor/ort/x lies in vendor/ort/<digest>/x
 and wasm_assets/x is asked for as wasm_assets/x?v=<digest>. Tests name files by
 their plain paths and look them up here, by the same rule as siteUrl()."""
+
 from __future__ import annotations
 
 import json
@@ -19,7 +20,7 @@ def url_path(site: Path, path: str) -> str:
         return f"{path}?v={v['files'][path]}"
     for prefix, target in v["folders"].items():
         if path.startswith(prefix):
-            return target + path[len(prefix):]
+            return target + path[len(prefix) :]
     return path
 
 

@@ -6,6 +6,7 @@ its last bits from the same float computed on the machine that wrote an artefact
 Floats are therefore compared within a tolerance that follows from the arithmetic;
 everything discrete (ids, tokens, shapes, flags, strings) must be equal.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,8 +25,15 @@ FLOAT32_ABS = 1e-7
 FLOAT64_REL = 1e-12
 
 
-def assert_close_tree(fresh, stored, *, rel: float = FLOAT32_REL, abs_: float = FLOAT32_ABS,
-                      abs_for: Callable[[str], float | None] = lambda path: None, path: str = "$") -> None:
+def assert_close_tree(
+    fresh,
+    stored,
+    *,
+    rel: float = FLOAT32_REL,
+    abs_: float = FLOAT32_ABS,
+    abs_for: Callable[[str], float | None] = lambda path: None,
+    path: str = "$",
+) -> None:
     """Walk two JSON-like documents: floats within tolerance, everything else equal.
 
     ``abs_for(path)`` may return a larger absolute tolerance for a path (for
@@ -47,8 +55,15 @@ def assert_close_tree(fresh, stored, *, rel: float = FLOAT32_REL, abs_: float = 
         assert type(fresh) is type(stored) and fresh == stored, (path, fresh, stored)
 
 
-def assert_same_ranking(fresh: list[dict], stored: list[dict], *, rel: float = FLOAT32_REL,
-                        abs_: float = FLOAT32_ABS, key: str = "id", value: str = "p") -> None:
+def assert_same_ranking(
+    fresh: list[dict],
+    stored: list[dict],
+    *,
+    rel: float = FLOAT32_REL,
+    abs_: float = FLOAT32_ABS,
+    key: str = "id",
+    value: str = "p",
+) -> None:
     """Top-k lists: values within tolerance; order exact wherever the stored gap exceeds the tolerance.
 
     Entries whose stored values lie within the tolerance of each other are a tie
@@ -66,7 +81,9 @@ def assert_same_ranking(fresh: list[dict], stored: list[dict], *, rel: float = F
             start = i
 
 
-def assert_close_array(fresh, stored, *, rel: float = FLOAT32_REL, abs_: float = FLOAT32_ABS, name: str = "array") -> None:
+def assert_close_array(
+    fresh, stored, *, rel: float = FLOAT32_REL, abs_: float = FLOAT32_ABS, name: str = "array"
+) -> None:
     """Whole float32 tensors: equal shapes and infinities, finite entries within ``rel`` of the tensor's scale.
 
     An entry of a tensor is a sum of products of that tensor's magnitudes, so its
@@ -79,7 +96,10 @@ def assert_close_array(fresh, stored, *, rel: float = FLOAT32_REL, abs_: float =
     a, b = np.asarray(fresh, dtype=np.float64), np.asarray(stored, dtype=np.float64)
     assert a.shape == b.shape, (name, a.shape, b.shape)
     finite = np.isfinite(b)
-    assert np.array_equal(finite, np.isfinite(a)) and np.array_equal(a[~finite], b[~finite]), (name, "infinities differ")
+    assert np.array_equal(finite, np.isfinite(a)) and np.array_equal(a[~finite], b[~finite]), (
+        name,
+        "infinities differ",
+    )
     if finite.any():
         scale = float(np.abs(b[finite]).max())
         worst = float(np.abs(a[finite] - b[finite]).max())

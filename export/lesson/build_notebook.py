@@ -18,6 +18,7 @@ from ``build_notebook()`` (then run the command again), checks that it is
 valid nbformat, that its starter runs and fails every Check, and that a
 correct solution passes them all.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -33,7 +34,7 @@ from .build_weights import MODEL, _float32_list
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISE = ROOT / "site_src" / "pyodide" / "exercises" / "build_attention.py"
-PROMPT = "once upon a time there was a little girl named lily . she liked to"   # the longest allowed: 16 rows
+PROMPT = "once upon a time there was a little girl named lily . she liked to"  # the longest allowed: 16 rows
 LAYERS = ("W_Q", "b_Q", "W_K", "b_K", "W_V", "b_V", "W_O", "b_O")
 # The exercise file's comparison helpers, copied into the notebook from the file itself.
 HELPERS = ("close", "first_difference")
@@ -58,11 +59,14 @@ def graph_numbers(art: Artefacts, prompt: str = PROMPT) -> dict:
 
     vocab = json.loads(art.vocab.read_text())
     ids = prompt_history(vocab["itos"], prompt)
-    out = teaching_graph.run(teaching_graph.session(art.teaching_onnx(MODEL)), context_window(ids, vocab["T"]))
+    out = teaching_graph.run(
+        teaching_graph.session(art.teaching_onnx(MODEL)),
+        context_window(ids, vocab["T"]),
+    )
     n = len(ids)
     heads = out["Q"].shape[1]
 
-    def rows(name):   # [1, heads, T, dh] -> the last n rows, heads joined: n x d
+    def rows(name):  # [1, heads, T, dh] -> the last n rows, heads joined: n x d
         return _float32_list(out[name][0, :, -n:].transpose(1, 0, 2).reshape(n, -1))
 
     def per_head(name, square=False):
@@ -70,10 +74,18 @@ def graph_numbers(art: Artefacts, prompt: str = PROMPT) -> dict:
         return [_float32_list(t[h][:, -n:] if square else t[h]) for h in range(heads)]
 
     return {
-        "tokens": ["BOS"] + [vocab["itos"][i] for i in ids[1:]], "n_heads": int(heads),
-        "E": _float32_list(out["E"][0, -n:]), "Q_rows": rows("Q"), "K_rows": rows("K"), "V_rows": rows("V"),
-        "Q": per_head("Q"), "K": per_head("K"), "V": per_head("V"),
-        "scores": per_head("scores", True), "A": per_head("A", True), "messages": per_head("messages"),
+        "tokens": ["BOS"] + [vocab["itos"][i] for i in ids[1:]],
+        "n_heads": int(heads),
+        "E": _float32_list(out["E"][0, -n:]),
+        "Q_rows": rows("Q"),
+        "K_rows": rows("K"),
+        "V_rows": rows("V"),
+        "Q": per_head("Q"),
+        "K": per_head("K"),
+        "V": per_head("V"),
+        "scores": per_head("scores", True),
+        "A": per_head("A", True),
+        "messages": per_head("messages"),
         "update": _float32_list(out["update"][0, -n:]),
     }
 
@@ -83,7 +95,13 @@ def _md(text: str) -> dict:
 
 
 def _code(text: str) -> dict:
-    return {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": text.strip("\n")}
+    return {
+        "cell_type": "code",
+        "metadata": {},
+        "execution_count": None,
+        "outputs": [],
+        "source": text.strip("\n"),
+    }
 
 
 def _numbered(cells: list[dict]) -> list[dict]:
@@ -211,31 +229,70 @@ def build_notebook(art: Artefacts | None = None, prompt: str = PROMPT) -> dict:
     steps_file = art.teaching_onnx(MODEL)
     model_file = art.model_onnx(MODEL)
     cells = [
-        _md(INTRO.format(prompt=prompt, n=len(numbers["tokens"]), d=d, heads=heads, dh=d // heads, last=d // heads - 1,
-                         tolerance=f"{exercise.TOLERANCE:g}", model_file=f"models/{model_file.name}",
-                         steps_file=f"models/{steps_file.name}")),
-        _code(LOAD.format(numbers=json.dumps(data, separators=(",", ":")), tolerance=exercise.TOLERANCE)),
-        _code(CHECKER.format(levels=json.dumps({name: LEVELS[name] for name in names}),
-                             helpers="\n\n".join(inspect.getsource(getattr(exercise, h)).strip() for h in HELPERS))),
-        _md("## Your code\n\nFill in the functions below, run the cell, then run the Checks after it, in order: "
-            "each function uses the ones before it."),
+        _md(
+            INTRO.format(
+                prompt=prompt,
+                n=len(numbers["tokens"]),
+                d=d,
+                heads=heads,
+                dh=d // heads,
+                last=d // heads - 1,
+                tolerance=f"{exercise.TOLERANCE:g}",
+                model_file=f"models/{model_file.name}",
+                steps_file=f"models/{steps_file.name}",
+            )
+        ),
+        _code(
+            LOAD.format(
+                numbers=json.dumps(data, separators=(",", ":")),
+                tolerance=exercise.TOLERANCE,
+            )
+        ),
+        _code(
+            CHECKER.format(
+                levels=json.dumps({name: LEVELS[name] for name in names}),
+                helpers="\n\n".join(
+                    inspect.getsource(getattr(exercise, h)).strip() for h in HELPERS
+                ),
+            )
+        ),
+        _md(
+            "## Your code\n\nFill in the functions below, run the cell, then run the Checks after it, in order: "
+            "each function uses the ones before it."
+        ),
         _code(exercise.STARTER),
     ]
     for i, (name, compares) in enumerate(exercise.FUNCTIONS, 1):
         cells.append(_md(f"### Check {i}: `{name}`\n\nCompared with {compares}."))
         cells.append(_code(f'check("{name}")'))
-    cells.append(_md("When all six pass, your `multi_head_attention` computes what the trained model computes. "
-                     "On the page (`lesson/build/`), it then drives the model: its next words and a continuation "
-                     "of your prompt, each word computed with your function."))
-    inputs = {EXERCISE.relative_to(ROOT).as_posix(): file_sha256(EXERCISE),
-              **{p.relative_to(art.root).as_posix(): file_sha256(p) for p in (art.build_weights, steps_file, model_file,
-                                                                              art.vocab)}}
+    cells.append(
+        _md(
+            "When all six pass, your `multi_head_attention` computes what the trained model computes. "
+            "On the page (`lesson/build/`), it then drives the model: its next words and a continuation "
+            "of your prompt, each word computed with your function."
+        )
+    )
+    inputs = {
+        EXERCISE.relative_to(ROOT).as_posix(): file_sha256(EXERCISE),
+        **{
+            p.relative_to(art.root).as_posix(): file_sha256(p)
+            for p in (art.build_weights, steps_file, model_file, art.vocab)
+        },
+    }
     return {
         "cells": _numbered(cells),
         "metadata": {
-            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "kernelspec": {
+                "display_name": "Python 3",
+                "language": "python",
+                "name": "python3",
+            },
             "language_info": {"name": "python"},
-            "mha": {"written_by": "python -m export.lesson.build_notebook", "prompt": prompt, "inputs": inputs},
+            "mha": {
+                "written_by": "python -m export.lesson.build_notebook",
+                "prompt": prompt,
+                "inputs": inputs,
+            },
         },
         "nbformat": 4,
         "nbformat_minor": 5,
@@ -249,7 +306,10 @@ def code_cells(nb: dict) -> list[str]:
 def write(path: str | Path | None = None, art: Artefacts | None = None) -> Path:
     art = art or Artefacts()
     nb = build_notebook(art)
-    return atomic.write_text(Path(path) if path else art.build_notebook, json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    return atomic.write_text(
+        Path(path) if path else art.build_notebook,
+        json.dumps(nb, indent=1, ensure_ascii=False) + "\n",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -257,7 +317,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out = write(argv[0] if argv else None)
     except FileNotFoundError as exc:
-        print(f"error: {exc}; run `python -m export build_weights` (and the stages before it) first", file=sys.stderr)
+        print(
+            f"error: {exc}; run `python -m export build_weights` (and the stages before it) first",
+            file=sys.stderr,
+        )
         return 1
     print(f"wrote {out}")
     return 0

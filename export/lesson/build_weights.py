@@ -14,6 +14,7 @@ own output ``E`` on their prompt, so nothing else is needed here.
 ``inputs`` records the sha256 of the ONNX file read, so a stale file is found
 (``stale_inputs``, tested like page_data.json).
 """
+
 from __future__ import annotations
 
 import json
@@ -30,13 +31,18 @@ from ..models import most_heads_model
 MODEL = most_heads_model().name
 SCHEMA = "mha-build-weights/1"
 LAYERS = ("W_Q", "W_K", "W_V", "W_O")
-ORIENTATION = "[out, in], as nn.Linear stores it: y[o] = sum over i of W[o][i] * x[i], plus b[o]"
+ORIENTATION = (
+    "[out, in], as nn.Linear stores it: y[o] = sum over i of W[o][i] * x[i], plus b[o]"
+)
 
 
 def _float32_list(array: np.ndarray) -> list:
     """Each float32 as the shortest decimal that reads back to the same float32 (half the bytes of float64's)."""
     if array.ndim == 1:
-        return [float(np.format_float_positional(np.float32(x), unique=True, trim="-")) for x in array]
+        return [
+            float(np.format_float_positional(np.float32(x), unique=True, trim="-"))
+            for x in array
+        ]
     return [_float32_list(row) for row in array]
 
 
@@ -57,20 +63,32 @@ def attention_weights(onnx_path: Path) -> dict[str, np.ndarray]:
             elif node.op_type == "Add":  # the bias, added after the MatMul
                 found["b" + layer[1:]] = init[next(i for i in node.input if i in init)]
             elif node.op_type == "Gemm":
-                attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+                attrs = {
+                    a.name: onnx.helper.get_attribute_value(a) for a in node.attribute
+                }
                 w = init[node.input[1]]
                 found[layer] = w if attrs.get("transB", 0) else w.T
                 found["b" + layer[1:]] = init[node.input[2]]
-    missing = [k for k in (*LAYERS, *("b" + layer[1:] for layer in LAYERS)) if k not in found]
+    missing = [
+        k for k in (*LAYERS, *("b" + layer[1:] for layer in LAYERS)) if k not in found
+    ]
     if missing:
-        raise ValueError(f"{onnx_path.name}: no {', '.join(missing)} found in its graph; "
-                         "was it exported by `python -m export onnx`?")
+        raise ValueError(
+            f"{onnx_path.name}: no {', '.join(missing)} found in its graph; "
+            "was it exported by `python -m export onnx`?"
+        )
     return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in found.items()}
 
 
 # The shipped graph's nodes after attention: hidden layer (int8 weights), ReLU, vocabulary head (float16 weights).
-TAIL_INPUT = "/model/Add_1_output_0"   # E + W_O(joined) of the final slot, [1, d_model]
-TAIL_NODES = ("/model/hidden_layer/", "/model/Relu", "/model/vocab_head/", "hidden_layer.weight", "vocab_head.weight")
+TAIL_INPUT = "/model/Add_1_output_0"  # E + W_O(joined) of the final slot, [1, d_model]
+TAIL_NODES = (
+    "/model/hidden_layer/",
+    "/model/Relu",
+    "/model/vocab_head/",
+    "hidden_layer.weight",
+    "vocab_head.weight",
+)
 
 
 def tail_path(art: Artefacts) -> Path:
@@ -92,16 +110,33 @@ def tail_graph(onnx_path: Path) -> bytes:
 
     shipped = Path(onnx_path).read_bytes()
     proto = onnx.load_from_string(shipped)
-    nodes = [n for n in proto.graph.node if any(key in n.name or key in "".join(n.output) for key in TAIL_NODES)]
+    nodes = [
+        n
+        for n in proto.graph.node
+        if any(key in n.name or key in "".join(n.output) for key in TAIL_NODES)
+    ]
     used = {i for n in nodes for i in n.input}
     inits = [t for t in proto.graph.initializer if t.name in used]
-    d = next(t for t in proto.graph.initializer if t.name == "model.position_embedding.weight").dims[1]
-    C = next(t for t in proto.graph.initializer if t.name == "model.vocab_head.bias").dims[0]
+    d = next(
+        t
+        for t in proto.graph.initializer
+        if t.name == "model.position_embedding.weight"
+    ).dims[1]
+    C = next(
+        t for t in proto.graph.initializer if t.name == "model.vocab_head.bias"
+    ).dims[0]
     for node in nodes:
         node.input[:] = ["updated" if i == TAIL_INPUT else i for i in node.input]
-    graph = helper.make_graph(nodes, f"{MODEL}_tail", [helper.make_tensor_value_info("updated", onnx.TensorProto.FLOAT, [1, d])],
-                              [helper.make_tensor_value_info("logits", onnx.TensorProto.FLOAT, [1, C])], inits)
-    tail = helper.make_model(graph, opset_imports=list(proto.opset_import), ir_version=proto.ir_version)
+    graph = helper.make_graph(
+        nodes,
+        f"{MODEL}_tail",
+        [helper.make_tensor_value_info("updated", onnx.TensorProto.FLOAT, [1, d])],
+        [helper.make_tensor_value_info("logits", onnx.TensorProto.FLOAT, [1, C])],
+        inits,
+    )
+    tail = helper.make_model(
+        graph, opset_imports=list(proto.opset_import), ir_version=proto.ir_version
+    )
     onnx.checker.check_model(tail)
     tail, _ = share_weights(tail, shipped, Path(onnx_path).name)
     meta = tail.metadata_props.add()
@@ -128,9 +163,13 @@ def build(art: Artefacts) -> dict:
     for key in sorted(weights):
         doc[key] = _float32_list(weights[key])
     tail = tail_path(art)
-    if tail.is_file():   # the tail graph, written beside the model by write(): its bytes are checked like the model's
-        doc["tail"] = {"file": tail.relative_to(art.root).as_posix(), "sha256": file_sha256(tail), "bytes": tail.stat().st_size,
-                       "external_path": path.name}
+    if tail.is_file():  # the tail graph, written beside the model by write(): its bytes are checked like the model's
+        doc["tail"] = {
+            "file": tail.relative_to(art.root).as_posix(),
+            "sha256": file_sha256(tail),
+            "bytes": tail.stat().st_size,
+            "external_path": path.name,
+        }
     return doc
 
 
@@ -146,8 +185,11 @@ def stale_inputs(art: Artefacts | None = None) -> list[str]:
     """Inputs whose bytes differ from the ones the committed file was computed from."""
     art = art or Artefacts()
     recorded = json.loads(art.build_weights.read_text()).get("inputs", {})
-    return sorted(name for name, digest in recorded.items()
-                  if not (art.root / name).is_file() or file_sha256(art.root / name) != digest)
+    return sorted(
+        name
+        for name, digest in recorded.items()
+        if not (art.root / name).is_file() or file_sha256(art.root / name) != digest
+    )
 
 
 def stage(ctx) -> None:

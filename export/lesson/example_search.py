@@ -25,6 +25,7 @@ earlier words. Rather than hand-pick it, this module
 (the path comes from ``export.artefacts``); the page-1 figures read the chosen
 sentence from it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,7 +41,8 @@ from ..artefacts import Artefacts
 from ..models import most_heads_model, single_head_model
 
 SCHEMA = "mha-example-search/1"
-MODEL = most_heads_model().name  # the model whose two heads page 1 shows reading different words
+# the model whose two heads page 1 shows reading different words
+MODEL = most_heads_model().name
 # The grammar of the candidates: every combination is one sentence (all words in the vocabulary).
 WHO = ["she", "he", "lily", "tom", "the girl", "the boy"]
 VERB = ["found", "saw", "had", "wanted", "got"]
@@ -54,8 +56,10 @@ SHARP = 0.5
 
 
 def candidates() -> list[str]:
-    return [f"{w} {v} {'an' if s[0] in 'aeiou' else 'a'} {s} {c} {t}"
-            for w, v, s, c, t in itertools.product(WHO, VERB, SIZE, COLOUR, THING)]
+    return [
+        f"{w} {v} {'an' if s[0] in 'aeiou' else 'a'} {s} {c} {t}"
+        for w, v, s, c, t in itertools.product(WHO, VERB, SIZE, COLOUR, THING)
+    ]
 
 
 def guess(logits: np.ndarray) -> int:
@@ -99,8 +103,10 @@ def search(assets: Artefacts) -> dict:
     histories = [prompt_history(itos, t) for t in texts]
     unknown = [t for t, h in zip(texts, histories) if UNK_ID in h]
     if unknown:
-        raise GrammarOutsideVocabulary(f"candidate words missing from {assets.vocab}: {unknown[:3]} ...; "
-                                       "edit the grammar")
+        raise GrammarOutsideVocabulary(
+            f"candidate words missing from {assets.vocab}: {unknown[:3]} ...; "
+            "edit the grammar"
+        )
     onnx = assets.model_onnx(MODEL)
     if not onnx.is_file():
         raise FileNotFoundError(f"{onnx} is missing; run `python -m export onnx` first")
@@ -109,39 +115,71 @@ def search(assets: Artefacts) -> dict:
     heads = most_heads_model().heads
     rows = []
     for i in range(0, len(windows), 256):
-        batch = windows[i:i + 256]
-        logits, attention = sess.run(["logits", "attention"], feeds(sess, batch))  # [B, heads, T]
+        batch = windows[i : i + 256]
+        # [B, heads, T]
+        logits, attention = sess.run(["logits", "attention"], feeds(sess, batch))
         # The guess without each head alone (its message left out before W_O).
-        off = [sess.run(["logits"], feeds(sess, batch, np.asarray([0.0 if h == k else 1.0 for k in range(heads)],
-                                                                  dtype=np.float32)))[0] for h in range(heads)]
+        off = [
+            sess.run(
+                ["logits"],
+                feeds(
+                    sess,
+                    batch,
+                    np.asarray(
+                        [0.0 if h == k else 1.0 for k in range(heads)], dtype=np.float32
+                    ),
+                ),
+            )[0]
+            for h in range(heads)
+        ]
         for k, a in enumerate(attention):
             n = len(histories[i + k])
             words = ["<BOS>", *tokenize(texts[i + k])]
             w = a[:, -n:]
             full = guess(logits[k])
             changed = [h + 1 for h in range(heads) if guess(off[h][k]) != full]
-            rows.append({"text": texts[i + k], "bos": [float(x) for x in w[:, 0]], **split_score(w, words),
-                         "weights": w, "guess": itos[full], "guess_changed_without": changed})
+            rows.append(
+                {
+                    "text": texts[i + k],
+                    "bos": [float(x) for x in w[:, 0]],
+                    **split_score(w, words),
+                    "weights": w,
+                    "guess": itos[full],
+                    "guess_changed_without": changed,
+                }
+            )
     scores = [r["score"] for r in rows]
     eligible = [r for r in rows if r["guess_changed_without"]]
     if not eligible:
-        raise ValueError("no candidate's guess changes when one head is switched off; widen the grammar")
+        raise ValueError(
+            "no candidate's guess changes when one head is switched off; widen the grammar"
+        )
     chosen = max(eligible, key=lambda r: r["score"])
     words = ["<BOS>", *tokenize(chosen["text"])]
     # The one-head model on the same sentence: page 1 shows it first (its weight on BOS is explained there).
     one = session(assets.model_onnx(single_head_model().name).read_bytes())
     k = texts.index(chosen["text"])
-    _, one_attention = one.run(["logits", "attention"], feeds(one, windows[k:k + 1]))
-    single_weights = [float(x) for x in one_attention[0, 0, -len(words):]]
+    _, one_attention = one.run(["logits", "attention"], feeds(one, windows[k : k + 1]))
+    single_weights = [float(x) for x in one_attention[0, 0, -len(words) :]]
     return {
         "schema": SCHEMA,
-        "sentence": chosen["text"],  # what the page-data stage runs every attention model on (page 1)
+        "sentence": chosen[
+            "text"
+        ],  # what the page-data stage runs every attention model on (page 1)
         "model": MODEL,
         "checkpoint": onnx.name,
-        "grammar": {"who": WHO, "verb": VERB, "size": SIZE, "colour": COLOUR, "thing": THING},
-        "rule": ("score = over pairs of heads whose favourite earlier word (BOS and the receiver set aside) "
-                 "differs, the larger of min(weight of head a on its favourite, weight of head b on its favourite); "
-                 "chosen: the best score among candidates whose guess changes with some one head switched off"),
+        "grammar": {
+            "who": WHO,
+            "verb": VERB,
+            "size": SIZE,
+            "colour": COLOUR,
+            "thing": THING,
+        },
+        "rule": (
+            "score = over pairs of heads whose favourite earlier word (BOS and the receiver set aside) "
+            "differs, the larger of min(weight of head a on its favourite, weight of head b on its favourite); "
+            "chosen: the best score among candidates whose guess changes with some one head switched off"
+        ),
         "clear_threshold": CLEAR,
         "n_candidates": len(rows),
         "n_clear": sum(s >= CLEAR for s in scores),
@@ -166,9 +204,19 @@ def search(assets: Artefacts) -> dict:
         },
         # The heads whose knock-out changes a candidate's guess, only where there are any (the file stays small:
         # the site's offline copy holds it).
-        "candidates": [{"text": r["text"], "score": round(r["score"], 6), "heads": r["heads"],
-                        **({"guess_changed_without": r["guess_changed_without"]} if r["guess_changed_without"] else {})}
-                       for r in rows],
+        "candidates": [
+            {
+                "text": r["text"],
+                "score": round(r["score"], 6),
+                "heads": r["heads"],
+                **(
+                    {"guess_changed_without": r["guess_changed_without"]}
+                    if r["guess_changed_without"]
+                    else {}
+                ),
+            }
+            for r in rows
+        ],
     }
 
 
@@ -179,7 +227,9 @@ def write(assets: Artefacts | None = None):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", help="artefact folder (default: wasm_assets/ or $MHA_WASM_ASSETS)")
+    p.add_argument(
+        "--out", help="artefact folder (default: wasm_assets/ or $MHA_WASM_ASSETS)"
+    )
     args = p.parse_args(argv)
     try:
         path = write(Artefacts(args.out))

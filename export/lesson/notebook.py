@@ -24,6 +24,7 @@ half a minute) and saves the result, which the build copies into the
 downloads. ``tests/site_build/test_downloads.py`` fails when the saved notebook's
 code differs from ``build_notebook()``: then run that command again.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,10 +39,16 @@ def _md(text: str) -> dict:
 
 
 def _code(text: str) -> dict:
-    return {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": text.strip("\n")}
+    return {
+        "cell_type": "code",
+        "metadata": {},
+        "execution_count": None,
+        "outputs": [],
+        "source": text.strip("\n"),
+    }
 
 
-SETUP = r'''
+SETUP = r"""
 import json, math, os, sys
 from pathlib import Path
 
@@ -65,9 +72,9 @@ import numpy as np
 import torch
 torch.set_num_threads(1)  # the figures below do not need more, and results stay the same everywhere
 print("lesson folder found; torch", torch.__version__)
-'''
+"""
 
-TWO_SOURCE = r'''
+TWO_SOURCE = r"""
 # Two sources with invented value rows. A head's message is a weighted sum of value rows.
 river, fisherman = np.array([10.0, 1.0]), np.array([2.0, 8.0])
 values = np.stack([river, fisherman])
@@ -77,9 +84,9 @@ setting_head = (np.array([0.8, 0.2]) @ values)[0]   # a head that favours river,
 person_head = (np.array([0.2, 0.8]) @ values)[1]    # a head that favours fisherman, read coordinate 1
 print("one head:", single)
 print("two heads:", round(float(setting_head), 3), round(float(person_head), 3))
-'''
+"""
 
-WORKSHEET = r'''
+WORKSHEET = r"""
 # Page 2's worksheet: ten tokens, width 4, two heads of width 2 (seeded, rounded inputs).
 from export.lesson import worksheet
 ws = worksheet.compute()
@@ -88,9 +95,9 @@ print(ws["tokens"])
 print("A for the final receiver, per head:\n", ws["A"][:, -1])
 print("messages at the final receiver, per head:\n", ws["H"][:, -1])
 print("updated final row:", ws["output"][-1])
-'''
+"""
 
-LILY = r'''
+LILY = r"""
 # Page 3: the authored sentence through the pipeline's tokenizer, toy vocabulary and windows.
 from export.lesson.walkthrough import lily_example
 vocab = json.loads(files.vocab.read_text())
@@ -104,9 +111,9 @@ for r in lily["rows"]:
 print("targets for w = 2, 4, 6, 8:", lily["targets_by_width"])
 print("B = 2 batch X:", lily["batch"]["X"], "y:", lily["batch"]["y"])
 print("real-vocabulary ids:", lily["real"]["ids"])
-'''
+"""
 
-WALK = r'''
+WALK = r"""
 # Page 4: the same two prefixes through the shipped four-head model, every stage.
 import torch.nn.functional as F
 from export.checkpoints import load_compact
@@ -122,9 +129,9 @@ print("head weights of the final receiver over the last four slots (row 1):")
 print(out["A"][1, :, -1, T - 4:].numpy().round(3))
 loss = F.cross_entropy(out["logits"], y)
 print("loss:", float(loss), " perplexity of this tiny batch:", math.exp(float(loss)))
-'''
+"""
 
-GENERATE = r'''
+GENERATE = r"""
 # Page 4: one greedy step from the held-out preset prompt, then a few more.
 from export.generate import EXCLUDED_IDS, generate_ids, prompt_history
 from export.windows import context_window
@@ -139,9 +146,9 @@ logits[list(EXCLUDED_IDS)] = float("-inf")
 print("greedy next token:", itos[int(logits.argmax())])
 new, ended = generate_ids(model, history, 8)
 print("eight greedy steps:", [itos[i] for i in new], "ended with EOS:", ended)
-'''
+"""
 
-RESULTS = r'''
+RESULTS = r"""
 # Page 5: the three shipped models, checked against the evidence file the site's figures come from.
 from export.generate import generate_text
 from export.models import count_parameters
@@ -152,7 +159,7 @@ for name in evidence["protocol"]["models"]:
     print(f"{name} parameters: {count_parameters(m)} (evidence: {evidence['aggregates'][name]['parameters']})")
     print(f"{name} continuation: {mine}")
     print(f"{name} continuation equals the saved one: {mine == saved}")
-'''
+"""
 
 
 def build_notebook() -> dict:
@@ -186,7 +193,11 @@ copied from the pages; the last cell compares its results with `evidence.json`.
         "nbformat": 4,
         "nbformat_minor": 5,
         "metadata": {
-            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "kernelspec": {
+                "name": "python3",
+                "display_name": "Python 3",
+                "language": "python",
+            },
             "language_info": {"name": "python"},
         },
         "cells": [{**c, "id": f"cell-{i:02d}"} for i, c in enumerate(cells)],
@@ -207,8 +218,13 @@ def execute(nb: dict, cwd: str | Path, timeout: int = 600) -> dict:
     import nbformat
 
     node = nbformat.from_dict(nb)
-    client = nbclient.NotebookClient(node, timeout=timeout, kernel_name="python3", record_timing=False,
-                                     resources={"metadata": {"path": str(cwd)}})
+    client = nbclient.NotebookClient(
+        node,
+        timeout=timeout,
+        kernel_name="python3",
+        record_timing=False,
+        resources={"metadata": {"path": str(cwd)}},
+    )
     client.execute()
     return json.loads(nbformat.writes(node))
 
@@ -219,7 +235,11 @@ def outputs_text(nb: dict) -> str:
     for cell in nb["cells"]:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream":
-                parts.append("".join(out["text"]) if isinstance(out["text"], list) else out["text"])
+                parts.append(
+                    "".join(out["text"])
+                    if isinstance(out["text"], list)
+                    else out["text"]
+                )
     return "".join(parts)
 
 
@@ -234,9 +254,15 @@ def requirements() -> str:
 
     lines = []
     for name in REQUIREMENTS:
-        version = metadata.version(name).split("+")[0]  # torch 2.13.0+cpu -> torch==2.13.0
+        version = metadata.version(name).split("+")[
+            0
+        ]  # torch 2.13.0+cpu -> torch==2.13.0
         lines.append(f"{name}=={version}")
-    return "# Exact versions the notebook was run with when the site was built.\n" + "\n".join(lines) + "\n"
+    return (
+        "# Exact versions the notebook was run with when the site was built.\n"
+        + "\n".join(lines)
+        + "\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -244,11 +270,16 @@ def main(argv: list[str] | None = None) -> int:
 
     from ..artefacts import Artefacts
 
-    parser = argparse.ArgumentParser(prog="python -m export.lesson.notebook",
-                                     description="Write the lesson notebook, optionally run and saved with outputs.")
+    parser = argparse.ArgumentParser(
+        prog="python -m export.lesson.notebook",
+        description="Write the lesson notebook, optionally run and saved with outputs.",
+    )
     parser.add_argument("out", nargs="?", default=Artefacts().notebook, type=Path)
-    parser.add_argument("--execute", action="store_true",
-                        help="run it (from the lesson folder, here) and save it with its outputs")
+    parser.add_argument(
+        "--execute",
+        action="store_true",
+        help="run it (from the lesson folder, here) and save it with its outputs",
+    )
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     nb = build_notebook()
     if args.execute:
@@ -256,12 +287,17 @@ def main(argv: list[str] | None = None) -> int:
         try:
             nb = execute(nb, cwd=root)
         except Exception as exc:  # a failing cell: say which, write nothing
-            print(f"error: the notebook did not run: {type(exc).__name__}: {str(exc)[-800:]}", file=sys.stderr)
+            print(
+                f"error: the notebook did not run: {type(exc).__name__}: {str(exc)[-800:]}",
+                file=sys.stderr,
+            )
             return 1
     write_notebook(nb, args.out)
     print(f"wrote {args.out}{' (with outputs)' if args.execute else ''}")
     if args.execute:  # the versions it just ran with, for the download beside it
-        print(f"wrote {atomic.write_text(Artefacts(args.out.parent).notebook_requirements, requirements())}")
+        print(
+            f"wrote {atomic.write_text(Artefacts(args.out.parent).notebook_requirements, requirements())}"
+        )
     return 0
 
 

@@ -21,6 +21,7 @@ vocabulary and the walkthrough is computed here, once, and written to
 ``tests/pipeline/test_page_data_fresh.py`` fails when one of them changed and
 the stage was not rerun.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,14 +41,20 @@ EXAMPLE_SENTENCE = "She wore a red wool hooded coat"
 def example_sentence(art: Artefacts) -> str:
     if art.example_search.is_file():
         doc = json.loads(art.example_search.read_text(encoding="utf-8"))
-        if isinstance(doc, dict) and isinstance(doc.get("sentence"), str) and doc["sentence"].strip():
+        if (
+            isinstance(doc, dict)
+            and isinstance(doc.get("sentence"), str)
+            and doc["sentence"].strip()
+        ):
             return doc["sentence"]
     return EXAMPLE_SENTENCE
 
 
 def _json(path: Path) -> dict:
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: run the stage that writes it first (python -m export all)")
+        raise FileNotFoundError(
+            f"{path} is missing: run the stage that writes it first (python -m export all)"
+        )
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -59,11 +66,17 @@ def attention_models(manifest: dict) -> list[dict]:
 def inputs(art: Artefacts) -> list[Path]:
     """The files this stage reads (page 1's sentence file only when it exists)."""
     manifest = _json(art.manifest)
-    files = [art.evidence, art.vocab, art.walkthrough, art.manifest,
-             *(art.root / m["file"] for m in attention_models(manifest))]
+    files = [
+        art.evidence,
+        art.vocab,
+        art.walkthrough,
+        art.manifest,
+        *(art.root / m["file"] for m in attention_models(manifest)),
+    ]
     if art.example_search.is_file():
         files.append(art.example_search)
-    if art.microgpt_heads.is_file():  # rendered on the microgpt page (export/microgpt/head_effect.py)
+    # rendered on the microgpt page (export/microgpt/head_effect.py)
+    if art.microgpt_heads.is_file():
         files.append(art.microgpt_heads)
     return files
 
@@ -84,10 +97,15 @@ def coat_attention(art: Artefacts, vocab: dict, manifest: dict, sentence: str) -
     weights = {}
     for m in attention_models(manifest):
         sess = session((art.root / m["file"]).read_bytes())
-        _, attention = sess.run(["logits", "attention"], feeds(sess, window))  # [1, heads, T], every head on
+        # [1, heads, T], every head on
+        _, attention = sess.run(["logits", "attention"], feeds(sess, window))
         weights[m["name"]] = [[float(w) for w in head[-n:]] for head in attention[0]]
-    return {"sentence": sentence, "tokens": ["<BOS>", *tokenize(sentence)],
-            "unknown": [j for j, i in enumerate(history) if i == UNK_ID], "weights": weights}
+    return {
+        "sentence": sentence,
+        "tokens": ["<BOS>", *tokenize(sentence)],
+        "unknown": [j for j, i in enumerate(history) if i == UNK_ID],
+        "weights": weights,
+    }
 
 
 def running(art: Artefacts, vocab: dict, manifest: dict, sentence: str) -> dict | None:
@@ -97,7 +115,13 @@ def running(art: Artefacts, vocab: dict, manifest: dict, sentence: str) -> dict 
     if not attention_models(manifest):
         return None  # a pipeline that ships no attention model has no heads to show
     model = max(attention_models(manifest), key=lambda m: m["heads"])
-    out = read((art.root / model["file"]).read_bytes(), vocab["itos"], vocab["T"], sentence, model["heads"])
+    out = read(
+        (art.root / model["file"]).read_bytes(),
+        vocab["itos"],
+        vocab["T"],
+        sentence,
+        model["heads"],
+    )
     return {"model": model["name"], **out}
 
 
@@ -111,12 +135,20 @@ def walkthrough_mask(vocab: dict, walkthrough: dict) -> dict:
     stoi = {t: i for i, t in enumerate(vocab["itos"])}
     cfg = walkthrough["config"]
     T = cfg["T"]
-    x = torch.tensor([context_window([stoi[t] for t in walkthrough["rows"][0]["prefix"]], T)])
-    torch.manual_seed(0)  # the mask does not depend on the weights; a small model keeps this fast
-    model = MultiHeadAttentionLM(cfg["C"], T, d_model=cfg["heads"] * 2, hidden=4, heads=cfg["heads"])
+    x = torch.tensor(
+        [context_window([stoi[t] for t in walkthrough["rows"][0]["prefix"]], T)]
+    )
+    # the mask does not depend on the weights; a small model keeps this fast
+    torch.manual_seed(0)
+    model = MultiHeadAttentionLM(
+        cfg["C"], T, d_model=cfg["heads"] * 2, hidden=4, heads=cfg["heads"]
+    )
     with torch.no_grad():
         mask = model.forward_full(x)["mask"][0].tolist()  # True = blocked
-    return {"ids": x[0].tolist(), "blocked": ["".join("1" if b else "0" for b in row) for row in mask]}
+    return {
+        "ids": x[0].tolist(),
+        "blocked": ["".join("1" if b else "0" for b in row) for row in mask],
+    }
 
 
 def head_endings(evidence: dict) -> dict:
@@ -124,8 +156,13 @@ def head_endings(evidence: dict) -> dict:
     from ..wordlm import detokenize
 
     atlas = evidence.get("heads", {}).get("atlas", {})
-    return {model: [detokenize(h["clearest"]["tokens"][-8:]) if "clearest" in h else None for h in entry["heads"]]
-            for model, entry in atlas.items()}
+    return {
+        model: [
+            detokenize(h["clearest"]["tokens"][-8:]) if "clearest" in h else None
+            for h in entry["heads"]
+        ]
+        for model, entry in atlas.items()
+    }
 
 
 def build(art: Artefacts) -> dict:
@@ -134,16 +171,23 @@ def build(art: Artefacts) -> dict:
 
     evidence, vocab = _json(art.evidence), _json(art.vocab)
     walkthrough, manifest = _json(art.walkthrough), _json(art.manifest)
-    return json.loads(json.dumps({  # tuples become lists, as the page reads them back
-        "schema": SCHEMA,
-        "inputs": {p.relative_to(art.root).as_posix(): file_sha256(p) for p in inputs(art)},
-        "toy": lily_example(vocab["itos"]),
-        "results": {**compute(evidence), "part_labels": PART_LABELS},
-        "coat": coat_attention(art, vocab, manifest, example_sentence(art)),
-        "running": running(art, vocab, manifest, example_sentence(art)),
-        "mask": walkthrough_mask(vocab, walkthrough),
-        "heads": {"clearest_endings": head_endings(evidence)},
-    }))
+    return json.loads(
+        json.dumps(
+            {  # tuples become lists, as the page reads them back
+                "schema": SCHEMA,
+                "inputs": {
+                    p.relative_to(art.root).as_posix(): file_sha256(p)
+                    for p in inputs(art)
+                },
+                "toy": lily_example(vocab["itos"]),
+                "results": {**compute(evidence), "part_labels": PART_LABELS},
+                "coat": coat_attention(art, vocab, manifest, example_sentence(art)),
+                "running": running(art, vocab, manifest, example_sentence(art)),
+                "mask": walkthrough_mask(vocab, walkthrough),
+                "heads": {"clearest_endings": head_endings(evidence)},
+            }
+        )
+    )
 
 
 def write(art: Artefacts | None = None, log=print) -> Path:
@@ -159,11 +203,16 @@ def stale_inputs(art: Artefacts | None = None) -> list[str]:
     recorded = _json(art.page_data).get("inputs", {})
     now = {p.relative_to(art.root).as_posix(): p for p in inputs(art)}
     changed = sorted(set(recorded) ^ set(now))
-    changed += sorted(n for n in set(recorded) & set(now) if file_sha256(now[n]) != recorded[n])
-    if art.microgpt_heads.is_file():  # `make microgpt` retrained a model the heads file was measured on
+    changed += sorted(
+        n for n in set(recorded) & set(now) if file_sha256(now[n]) != recorded[n]
+    )
+    # `make microgpt` retrained a model the heads file was measured on
+    if art.microgpt_heads.is_file():
         from ..microgpt.head_effect import stale_inputs as microgpt_stale
 
-        changed += [f"{name} (since microgpt_heads.json)" for name in microgpt_stale(art)]
+        changed += [
+            f"{name} (since microgpt_heads.json)" for name in microgpt_stale(art)
+        ]
     return changed
 
 

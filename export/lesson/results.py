@@ -16,6 +16,7 @@ Nothing here is measured anew; it is arithmetic on what the pipeline recorded:
   parameters there are per training token;
 * ``continuations``: repetition in the saved greedy continuations.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -38,7 +39,8 @@ def _linear(n_in: int, n_out: int) -> int:
 def parameter_parts(heads: int, C: int, T: int, d: int, hidden: int) -> dict[str, int]:
     """Parameter count per part, following export/multihead.py and export/mlp.py (``heads`` 0: the MLP)."""
     parts = {"token_table": C * d}
-    if not heads:  # the MLP concatenates the T token rows: its hidden layer reads T*d numbers
+    # the MLP concatenates the T token rows: its hidden layer reads T*d numbers
+    if not heads:
         parts["hidden"] = _linear(T * d, hidden)
     else:
         parts["position_table"] = T * d
@@ -57,10 +59,14 @@ def parameters(evidence: dict) -> dict:
         total = sum(parts.values())
         recorded = evidence["aggregates"][model]["parameters"]
         if total != recorded:
-            raise ValueError(f"{model}: the parts add up to {total:,} parameters but evidence.json records "
-                             f"{recorded:,}; update export/lesson/results.py to the model's layers")
-        out[model] = {"total": total,
-                      "parts": {k: {"count": n, "share": n / total} for k, n in parts.items()}}
+            raise ValueError(
+                f"{model}: the parts add up to {total:,} parameters but evidence.json records "
+                f"{recorded:,}; update export/lesson/results.py to the model's layers"
+            )
+        out[model] = {
+            "total": total,
+            "parts": {k: {"count": n, "share": n / total} for k, n in parts.items()},
+        }
     out["mlp_hidden_inputs"] = T * d
     return out
 
@@ -79,23 +85,39 @@ def attention_cost(evidence: dict, windows: tuple[int, ...] | None = None) -> di
         heads = {m["name"]: m["heads"] for m in evidence["head_sweep"]["models"]}
         labels = {m["name"]: m["label"] for m in evidence["head_sweep"]["models"]}
     else:
-        heads = {m: evidence["protocol"]["heads"][m] for m in evidence["protocol"]["models"]
-                 if evidence["protocol"]["heads"][m] > 0}
+        heads = {
+            m: evidence["protocol"]["heads"][m]
+            for m in evidence["protocol"]["models"]
+            if evidence["protocol"]["heads"][m] > 0
+        }
         labels = {m: evidence["protocol"]["labels"][m] for m in heads}
     windows = windows or (T // 4, T // 2, T, 2 * T, 4 * T, 8 * T)
     rows = []
     for w in windows:
-        row = {"window": w, "scores_and_messages_total": 2 * w * w * d, "projections": 4 * w * d * d,
-               "final_query_total": 2 * w * d,
-               "per_head": {}, "weights_total": {}}
+        row = {
+            "window": w,
+            "scores_and_messages_total": 2 * w * w * d,
+            "projections": 4 * w * d * d,
+            "final_query_total": 2 * w * d,
+            "per_head": {},
+            "weights_total": {},
+        }
         for model, h in heads.items():
             row["per_head"][model] = 2 * w * w * (d // h)
             row["weights_total"][model] = h * w * w
-        row["attention_share"] = row["scores_and_messages_total"] / (row["scores_and_messages_total"]
-                                                                     + row["projections"])
+        row["attention_share"] = row["scores_and_messages_total"] / (
+            row["scores_and_messages_total"] + row["projections"]
+        )
         rows.append(row)
-    return {"d": d, "T": T, "heads": heads, "labels": labels, "rows": rows,
-            "model_row": windows.index(T), "break_even_window": 2 * d}
+    return {
+        "d": d,
+        "T": T,
+        "heads": heads,
+        "labels": labels,
+        "rows": rows,
+        "model_row": windows.index(T),
+        "break_even_window": 2 * d,
+    }
 
 
 def overfitting(evidence: dict) -> dict:
@@ -108,9 +130,11 @@ def overfitting(evidence: dict) -> dict:
         train = [r["final_train_loss"] for r in runs]
         out[model] = {
             "runs": len(runs),
-            "best_update_min": min(best), "best_update_max": max(best),
+            "best_update_min": min(best),
+            "best_update_max": max(best),
             "best_share_of_training": max(best) / evidence["protocol"]["updates"],
-            "best_val_mean": mean(low), "last_val_mean": mean(last),
+            "best_val_mean": mean(low),
+            "last_val_mean": mean(last),
             "rise_mean": mean(l - b for l, b in zip(last, low)),
             "final_train_mean": mean(train),
             "gap_at_end_mean": mean(l - t for l, t in zip(last, train)),
@@ -128,14 +152,19 @@ def data(evidence: dict) -> dict:
         "passes": seen / train_windows,
         "story_share": src["stories_used"] / src["stories_requested"],
         # The same budget over the planned number of stories, if they were as long on average.
-        "passes_planned": seen / train_windows * src["stories_used"] / src["stories_requested"],
-        "parameters_per_train_token": {m: evidence["aggregates"][m]["parameters"] / tokens
-                                       for m in evidence["protocol"]["models"]},
+        "passes_planned": seen
+        / train_windows
+        * src["stories_used"]
+        / src["stories_requested"],
+        "parameters_per_train_token": {
+            m: evidence["aggregates"][m]["parameters"] / tokens
+            for m in evidence["protocol"]["models"]
+        },
     }
 
 
 def _ngrams(tokens: list[str], n: int) -> Counter:
-    return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
 
 
 def continuations(evidence: dict, n: int = 4) -> dict:
@@ -145,9 +174,12 @@ def continuations(evidence: dict, n: int = 4) -> dict:
         words = [t for t in tokens if any(ch.isalpha() for ch in t)]
         top, count = _ngrams(tokens, n).most_common(1)[0]
         out[model] = {
-            "tokens": len(tokens), "distinct_words": len(set(words)), "words": len(words),
+            "tokens": len(tokens),
+            "distinct_words": len(set(words)),
+            "words": len(words),
             "distinct_share": len(set(words)) / len(words),
-            "top_ngram": " ".join(top), "top_ngram_count": count,
+            "top_ngram": " ".join(top),
+            "top_ngram_count": count,
             "first_token": tokens[0],
             "pronouns": {p: tokens.count(p) for p in ("he", "she", "it")},
         }
@@ -155,6 +187,10 @@ def continuations(evidence: dict, n: int = 4) -> dict:
 
 
 def compute(evidence: dict) -> dict:
-    return {"overfitting": overfitting(evidence), "parameters": parameters(evidence),
-            "attention_cost": attention_cost(evidence), "data": data(evidence),
-            "continuations": continuations(evidence)}
+    return {
+        "overfitting": overfitting(evidence),
+        "parameters": parameters(evidence),
+        "attention_cost": attention_cost(evidence),
+        "data": data(evidence),
+        "continuations": continuations(evidence),
+    }

@@ -13,6 +13,7 @@ may pick (``export.generate.EXCLUDED_IDS`` set aside), as the browser's
 The page-data stage (``export/lesson/page_data.py``) stores the result under
 ``running``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -52,13 +53,22 @@ def read(onnx_bytes: bytes, itos: list[str], T: int, sentence: str, heads: int) 
         mask[h] = 0.0
         q = softmax_allowed(sess.run(["logits"], feeds(sess, window, mask))[0][0])
         instead = int(np.argmax(q))
-        without.append({"head": h + 1, "p_guess": float(q[guess]), "guess": itos[instead],
-                        "p_own_guess": float(q[instead]), "changed": instead != guess})
+        without.append(
+            {
+                "head": h + 1,
+                "p_guess": float(q[guess]),
+                "guess": itos[instead],
+                "p_own_guess": float(q[instead]),
+                "changed": instead != guess,
+            }
+        )
     return {
         "sentence": sentence,
         "tokens": ["<BOS>", *tokenize(sentence)],
         "unknown": [j for j, i in enumerate(history) if i == UNK_ID],
-        "weights": [[float(w) for w in head[-n:]] for head in attention[0]],  # [head][source], BOS first
+        "weights": [
+            [float(w) for w in head[-n:]] for head in attention[0]
+        ],  # [head][source], BOS first
         "guess": itos[guess],
         "p_guess": float(p[guess]),
         "top": [{"token": itos[i], "p": float(p[i])} for i in top],

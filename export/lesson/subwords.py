@@ -18,6 +18,7 @@ in the browser (``site_src/js/runtime/bpe.js``), and ``subwords.json``, the
 example as three token lists for the page's figure. The site build only reads
 them; a test checks that they still equal a fresh training run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,10 @@ from ..wordlm import tokenize
 
 SCHEMA = "mha-subwords/1"
 EXAMPLE = "The sky got redder!"
-VOCAB_SIZE = 4000  # the size of the word vocabulary (C), so neither side gets more items
-WINDOW = 4         # the window of the page's question: does it hold four words?
+VOCAB_SIZE = (
+    4000  # the size of the word vocabulary (C), so neither side gets more items
+)
+WINDOW = 4  # the window of the page's question: does it hold four words?
 
 
 # lesson: train-bpe
@@ -46,8 +49,9 @@ def train_bpe(texts: list[str], vocab_size: int = VOCAB_SIZE):
     bpe.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
     # never merge across spaces or punctuation
     bpe.pre_tokenizer = pre_tokenizers.Whitespace()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["[UNK]"],
-                                  show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=["[UNK]"], show_progress=False
+    )
     bpe.train_from_iterator(texts, trainer)
     return bpe
 
@@ -60,13 +64,17 @@ def three_ways(text: str, bpe) -> dict[str, list[str]]:
         "characters": list(unicodedata.normalize("NFKC", text).lower()),
         "subwords": bpe.encode(text).tokens,
     }
+
+
 # lesson end
 
 
 def train(data: str | Path | None = None):
     """The encoder trained on the training split of the pipeline's stories, and where they came from."""
     source = load_stories(data, log=lambda *_: None)
-    train_texts = [source.stories[i].text for i in split_indices(len(source.stories))["train"]]
+    train_texts = [
+        source.stories[i].text for i in split_indices(len(source.stories))["train"]
+    ]
     return train_bpe(train_texts), source, len(train_texts)
 
 
@@ -101,17 +109,27 @@ def build(data: str | Path | None = None, text: str = EXAMPLE) -> tuple[dict, st
     return summary(bpe, source, n, text), bpe.to_str(pretty=False)
 
 
-def write(out: str | Path | None = None, data: str | Path | None = None) -> tuple[Path, Path]:
+def write(
+    out: str | Path | None = None, data: str | Path | None = None
+) -> tuple[Path, Path]:
     """Train, then write bpe_tokenizer.json and subwords.json into the artefact folder ``out``."""
     paths = Artefacts(out)
     result, encoder = build(data)
-    return atomic.write_text(paths.bpe_tokenizer, encoder), atomic.write_json(paths.subwords, result)
+    return atomic.write_text(paths.bpe_tokenizer, encoder), atomic.write_json(
+        paths.subwords, result
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=None, help="the stories file (default: the pipeline's)")
-    parser.add_argument("--out", default=None, help="the artefact folder (default: wasm_assets/ or $MHA_WASM_ASSETS)")
+    parser.add_argument(
+        "--data", default=None, help="the stories file (default: the pipeline's)"
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="the artefact folder (default: wasm_assets/ or $MHA_WASM_ASSETS)",
+    )
     args = parser.parse_args(argv)
     for path in write(args.out, args.data):
         print(f"wrote {path}")

@@ -12,6 +12,7 @@
   preset prompt (given, or read from evidence.json).
   ``python -m export walkthrough`` writes it to ``wasm_assets/walkthrough.json``.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,9 @@ TOY_W = 4
 TOY_BATCH_ROWS = (2, 3)  # the two windows whose targets are "a" and "red"
 WIDTHS = (2, 4, 6, 8)
 VIEW_WIDTHS = (2, 4, 6)
-SHOW_SLOTS = 5   # last slots shown in the model walkthrough (covers both prefixes plus a PAD)
+SHOW_SLOTS = (
+    5  # last slots shown in the model walkthrough (covers both prefixes plus a PAD)
+)
 SHOW_COORDS = 6  # leading coordinates shown of each row
 ROUND = 4
 SAMPLE_TEMPERATURE = 1.0
@@ -43,16 +46,28 @@ def lily_example(real_itos: list[str] | None = None, T: int = CONTEXT) -> dict:
     from ..windows import make_windows
 
     pieces = tokenize(SENTENCE)
-    words = [*SPECIAL_TOKENS, *sorted(set(pieces))]  # the toy list: specials first, then sorted tokens
+    words = [
+        *SPECIAL_TOKENS,
+        *sorted(set(pieces)),
+    ]  # the toy list: specials first, then sorted tokens
     vocab = Vocabulary(words)
     ids = vocab.encode_tokens(pieces, boundaries=True)
     windows = make_windows([ids], TOY_W)
     X, y = windows.all()
     rows = []
     for i, (ctx, tgt) in enumerate(zip(X.tolist(), y.tolist())):
-        rows.append({"row": i, "t": i + 1, "context_ids": ctx, "context_tokens": _row(ctx, words),
-                     "target_id": tgt, "target_token": words[tgt], "pads": ctx.count(PAD_ID),
-                     "full": PAD_ID not in ctx})
+        rows.append(
+            {
+                "row": i,
+                "t": i + 1,
+                "context_ids": ctx,
+                "context_tokens": _row(ctx, words),
+                "target_id": tgt,
+                "target_token": words[tgt],
+                "pads": ctx.count(PAD_ID),
+                "full": PAD_ID not in ctx,
+            }
+        )
     history = ids[:6]
     batch = [rows[i] for i in TOY_BATCH_ROWS]
     n = len(rows)
@@ -82,9 +97,14 @@ def lily_example(real_itos: list[str] | None = None, T: int = CONTEXT) -> dict:
         "targets_by_width": {str(w): len(make_windows([ids], w)) for w in WIDTHS},
         "history": _row(history, words),
         "views": {str(w): _row(history[-w:], words) for w in VIEW_WIDTHS},
-        "batch": {"rows": list(TOY_BATCH_ROWS), "X": [r["context_ids"] for r in batch],
-                  "y": [r["target_id"] for r in batch], "X_shape": [len(batch), TOY_W], "y_shape": [len(batch)]},
-        "batch_sizes_B2": [len(range(n)[s:s + 2]) for s in range(0, n, 2)],
+        "batch": {
+            "rows": list(TOY_BATCH_ROWS),
+            "X": [r["context_ids"] for r in batch],
+            "y": [r["target_id"] for r in batch],
+            "X_shape": [len(batch), TOY_W],
+            "y_shape": [len(batch)],
+        },
+        "batch_sizes_B2": [len(range(n)[s : s + 2]) for s in range(0, n, 2)],
     }
     if real_itos is not None:
         stoi = {t: i for i, t in enumerate(real_itos)}
@@ -96,11 +116,25 @@ def lily_example(real_itos: list[str] | None = None, T: int = CONTEXT) -> dict:
         real_rows = []
         for p, a in zip(prefixes, answers):
             p_ids = [stoi[t] for t in p]
-            real_rows.append({"prefix": p, "prefix_ids": p_ids, "pads": T - len(p), "target": a,
-                              "target_id": stoi[a], "x": [PAD_ID] * (T - len(p)) + p_ids})
-        out["real"] = {"C": len(real_itos), "T": T, "rows": real_rows,
-                       "X": [r["x"] for r in real_rows], "y": [r["target_id"] for r in real_rows],
-                       "X_shape": [len(real_rows), T], "ids": {t: stoi[t] for t in ["lily", "found", "a", "red"]}}
+            real_rows.append(
+                {
+                    "prefix": p,
+                    "prefix_ids": p_ids,
+                    "pads": T - len(p),
+                    "target": a,
+                    "target_id": stoi[a],
+                    "x": [PAD_ID] * (T - len(p)) + p_ids,
+                }
+            )
+        out["real"] = {
+            "C": len(real_itos),
+            "T": T,
+            "rows": real_rows,
+            "X": [r["x"] for r in real_rows],
+            "y": [r["target_id"] for r in real_rows],
+            "X_shape": [len(real_rows), T],
+            "ids": {t: stoi[t] for t in ["lily", "found", "a", "red"]},
+        }
     return out
 
 
@@ -120,8 +154,12 @@ def _r(t, digits: int = ROUND):
     return conv(t.tolist())
 
 
-def batch_walkthrough(checkpoint: str | Path, vocab_path: str | Path, evidence_path: str | Path | None = None,
-                      prompt: str | None = None) -> dict:
+def batch_walkthrough(
+    checkpoint: str | Path,
+    vocab_path: str | Path,
+    evidence_path: str | Path | None = None,
+    prompt: str | None = None,
+) -> dict:
     import torch
     import torch.nn.functional as F
 
@@ -154,53 +192,71 @@ def batch_walkthrough(checkpoint: str | Path, vocab_path: str | Path, evidence_p
     for b in range(X.shape[0]):
         top = torch.topk(probs[b], 5)
         rank = int((probs[b] > probs[b, y[b]]).sum()) + 1
-        rows.append({
-            "prefix": lily["real"]["rows"][b]["prefix"],
-            "target": itos[int(y[b])], "target_id": int(y[b]),
-            "slot_tokens": [itos[int(i)] for i in X[b, T - S:]],
-            "slot_ids": X[b, T - S:].tolist(),
-            "real_slots": int(X[b].ne(PAD_ID).sum()),
-            "token_rows": _r(token_rows[b, T - S:, :SHOW_COORDS]),
-            "position_rows": _r(position_rows[T - S:, :SHOW_COORDS]),
-            "E": _r(out["E"][b, T - S:, :SHOW_COORDS]),
-            "q_final": _r(out["Q"][b, :, -1, :4]),
-            "k_final": _r(out["K"][b, :, -1, :4]),
-            "v_final": _r(out["V"][b, :, -1, :4]),
-            "scores": _r(out["scores"][b, :, T - S:, T - S:].masked_fill(out["mask"][b, None, T - S:, T - S:],
-                                                                        float("-inf"))),
-            "scores_final": _r(out["scores"][b, :, -1, T - S:]),
-            "mask": out["mask"][b, T - S:, T - S:].tolist(),
-            "A": _r(out["A"][b, :, T - S:, T - S:]),
-            "A_final_sum": _r(out["A"][b, :, -1, :].sum(-1)),
-            "messages_final": _r(out["messages"][b, :, -1, :4]),
-            "joined_final": _r(out["joined"][b, -1, :SHOW_COORDS]),
-            "wo_final": _r(wo_update[b, -1, :SHOW_COORDS]),
-            "updated_final": _r(out["updated"][b, -1, :SHOW_COORDS]),
-            "hidden": _r(out["hidden"][b, :SHOW_COORDS]),
-            "hidden_active": int(out["hidden"][b].gt(0).sum()),
-            "logits": _r(logits[b, :SHOW_COORDS]),
-            "target_logit": round(float(logits[b, y[b]]), ROUND),
-            "target_probability": float(probs[b, y[b]]),
-            "target_rank": rank,
-            "loss": float(per_row[b]),
-            "top": [{"token": itos[int(i)], "id": int(i), "p": float(p)} for p, i in zip(top.values, top.indices)],
-        })
+        rows.append(
+            {
+                "prefix": lily["real"]["rows"][b]["prefix"],
+                "target": itos[int(y[b])],
+                "target_id": int(y[b]),
+                "slot_tokens": [itos[int(i)] for i in X[b, T - S :]],
+                "slot_ids": X[b, T - S :].tolist(),
+                "real_slots": int(X[b].ne(PAD_ID).sum()),
+                "token_rows": _r(token_rows[b, T - S :, :SHOW_COORDS]),
+                "position_rows": _r(position_rows[T - S :, :SHOW_COORDS]),
+                "E": _r(out["E"][b, T - S :, :SHOW_COORDS]),
+                "q_final": _r(out["Q"][b, :, -1, :4]),
+                "k_final": _r(out["K"][b, :, -1, :4]),
+                "v_final": _r(out["V"][b, :, -1, :4]),
+                "scores": _r(
+                    out["scores"][b, :, T - S :, T - S :].masked_fill(
+                        out["mask"][b, None, T - S :, T - S :], float("-inf")
+                    )
+                ),
+                "scores_final": _r(out["scores"][b, :, -1, T - S :]),
+                "mask": out["mask"][b, T - S :, T - S :].tolist(),
+                "A": _r(out["A"][b, :, T - S :, T - S :]),
+                "A_final_sum": _r(out["A"][b, :, -1, :].sum(-1)),
+                "messages_final": _r(out["messages"][b, :, -1, :4]),
+                "joined_final": _r(out["joined"][b, -1, :SHOW_COORDS]),
+                "wo_final": _r(wo_update[b, -1, :SHOW_COORDS]),
+                "updated_final": _r(out["updated"][b, -1, :SHOW_COORDS]),
+                "hidden": _r(out["hidden"][b, :SHOW_COORDS]),
+                "hidden_active": int(out["hidden"][b].gt(0).sum()),
+                "logits": _r(logits[b, :SHOW_COORDS]),
+                "target_logit": round(float(logits[b, y[b]]), ROUND),
+                "target_probability": float(probs[b, y[b]]),
+                "target_rank": rank,
+                "loss": float(per_row[b]),
+                "top": [
+                    {"token": itos[int(i)], "id": int(i), "p": float(p)}
+                    for p, i in zip(top.values, top.indices)
+                ],
+            }
+        )
     shapes = {k: list(v.shape) for k, v in out.items()}
-    shapes.update({"X": list(X.shape), "y": list(y.shape), "token_rows": list(token_rows.shape),
-                   "position_table": list(position_rows.shape)})
+    shapes.update(
+        {
+            "X": list(X.shape),
+            "y": list(y.shape),
+            "token_rows": list(token_rows.shape),
+            "position_table": list(position_rows.shape),
+        }
+    )
     result = {
         "schema": "mha-walkthrough/1",
         "checkpoint": Path(checkpoint).name,
         "checkpoint_sha256": file_sha256(checkpoint),
         "config": model.config(),
-        "heads": heads, "head_dim": dh,
+        "heads": heads,
+        "head_dim": dh,
         "shown_slots": slots,
         "shown_coords": SHOW_COORDS,
         "shapes": shapes,
         "rows": rows,
         "loss": float(loss),
         "final_query_path_max_diff": float((fast_logits - logits).abs().max()),
-        "final_query_attention_max_diff": float((fast_A - out["A"][:, :, -1]).abs().max()),
+        "final_query_attention_max_diff": float(
+            (fast_A - out["A"][:, :, -1]).abs().max()
+        ),
     }
     if prompt is None and evidence_path and Path(evidence_path).is_file():
         prompt = json.loads(Path(evidence_path).read_text())["preset"]["prompt"]
@@ -215,23 +271,36 @@ def batch_walkthrough(checkpoint: str | Path, vocab_path: str | Path, evidence_p
         top = torch.topk(p_all, 5)
         raw_best = int(first.argmax())
         greedy, greedy_eos = generate_ids(model, history, GEN_STEPS)
-        sampled, sampled_eos = generate_ids(model, history, GEN_STEPS, temperature=SAMPLE_TEMPERATURE,
-                                            seed=SAMPLE_SEED)
+        sampled, sampled_eos = generate_ids(
+            model, history, GEN_STEPS, temperature=SAMPLE_TEMPERATURE, seed=SAMPLE_SEED
+        )
         result["generation"] = {
-            "prompt": prompt, "history_ids": history, "history_tokens": [itos[i] for i in history],
-            "history_length": len(history), "pads": T - len(history),
+            "prompt": prompt,
+            "history_ids": history,
+            "history_tokens": [itos[i] for i in history],
+            "history_length": len(history),
+            "pads": T - len(history),
             "excluded": {itos[i]: i for i in EXCLUDED_IDS},
-            "raw_best": itos[raw_best], "raw_best_excluded": raw_best in EXCLUDED_IDS,
-            "top": [{"token": itos[int(i)], "id": int(i), "p": float(p)} for p, i in zip(top.values, top.indices)],
+            "raw_best": itos[raw_best],
+            "raw_best_excluded": raw_best in EXCLUDED_IDS,
+            "top": [
+                {"token": itos[int(i)], "id": int(i), "p": float(p)}
+                for p, i in zip(top.values, top.indices)
+            ],
             "steps": GEN_STEPS,
-            "greedy_tokens": [itos[i] for i in greedy], "greedy_ended_with_eos": greedy_eos,
-            "sample_temperature": SAMPLE_TEMPERATURE, "sample_seed": SAMPLE_SEED,
-            "sampled_tokens": [itos[i] for i in sampled], "sampled_ended_with_eos": sampled_eos,
+            "greedy_tokens": [itos[i] for i in greedy],
+            "greedy_ended_with_eos": greedy_eos,
+            "sample_temperature": SAMPLE_TEMPERATURE,
+            "sample_seed": SAMPLE_SEED,
+            "sampled_tokens": [itos[i] for i in sampled],
+            "sampled_ended_with_eos": sampled_eos,
         }
     return result
 
 
-def write(checkpoints: Path, assets: Path, prompt: str | None = None, log=print) -> Path:
+def write(
+    checkpoints: Path, assets: Path, prompt: str | None = None, log=print
+) -> Path:
     """walkthrough.json; the preset ``prompt`` comes from the evidence stage, or from evidence.json."""
     from .. import atomic
 
@@ -239,7 +308,8 @@ def write(checkpoints: Path, assets: Path, prompt: str | None = None, log=print)
     from ..models import most_heads_model
 
     art = Artefacts(assets)
-    ckpt = Path(checkpoints) / art.checkpoint(most_heads_model().name).name  # the shipped model with most heads
+    # the shipped model with most heads
+    ckpt = Path(checkpoints) / art.checkpoint(most_heads_model().name).name
     data = batch_walkthrough(ckpt, art.vocab, art.evidence, prompt=prompt)
     path = atomic.write_json(art.walkthrough, data, indent=None)
     log(f"wrote {path} (B = 2 walkthrough, loss {data['loss']:.4f})")
@@ -250,4 +320,8 @@ def stage(ctx) -> None:
     """The preset's prompt is the measurements' (the evidence's), so page 4 walks the lesson's own sentence."""
     from ..evidence import measurements
 
-    write(ctx.checkpoints, ctx.out, prompt=measurements(ctx.out, ctx.runs)["preset"]["prompt"])
+    write(
+        ctx.checkpoints,
+        ctx.out,
+        prompt=measurements(ctx.out, ctx.runs)["preset"]["prompt"],
+    )

@@ -24,6 +24,7 @@ recorded in the JSON and said on the page.
 Run ``python -m export.lesson.worksheet [--out wasm_assets/worksheet.json]`` to write
 the JSON the page loads (atomically, via ``export.atomic``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,10 @@ POSITION_SCALE = 0.5
 WEIGHT_SCALE = 0.6
 SEED = 63  # the first seed that passes _illustrates_roles (see find_seed); a test keeps them in step
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "wasm_assets" / "worksheet.json"
-SELECTION = ("seed = the first non-negative integer for which, at the final receiver 'the', head 1's "
-             "largest weight is on 'river' and head 2's largest weight is on 'fisherman'")
+SELECTION = (
+    "seed = the first non-negative integer for which, at the final receiver 'the', head 1's "
+    "largest weight is on 'river' and head 2's largest weight is on 'fisherman'"
+)
 
 
 def _tokens() -> list[str]:
@@ -56,7 +59,9 @@ def _tokens() -> list[str]:
     return tokens
 
 
-def _draw(rng: np.random.Generator, shape: tuple[int, ...], scale: float = 1.0) -> np.ndarray:
+def _draw(
+    rng: np.random.Generator, shape: tuple[int, ...], scale: float = 1.0
+) -> np.ndarray:
     """Normal numbers (standard deviation ``scale``) rounded to one decimal (easy to copy by hand)."""
     return np.round(rng.normal(size=shape) * scale, 1)
 
@@ -64,13 +69,23 @@ def _draw(rng: np.random.Generator, shape: tuple[int, ...], scale: float = 1.0) 
 def inputs(seed: int = SEED) -> dict[str, np.ndarray]:
     """The seeded inputs: vocabulary of the prefix, token/position rows and the four matrices."""
     tokens = _tokens()
-    vocab = sorted(set(tokens))  # one token row per distinct word: the three "the" share a row
+    # one token row per distinct word: the three "the" share a row
+    vocab = sorted(set(tokens))
     rng = np.random.default_rng(seed)
     token_table = _draw(rng, (len(vocab), D_MODEL))
     position_table = _draw(rng, (len(tokens), D_MODEL), POSITION_SCALE)
-    W_Q, W_K, W_V, W_O = (_draw(rng, (D_MODEL, D_MODEL), WEIGHT_SCALE) for _ in range(4))
-    return {"vocab": vocab, "token_table": token_table, "position_table": position_table,
-            "W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": W_O}
+    W_Q, W_K, W_V, W_O = (
+        _draw(rng, (D_MODEL, D_MODEL), WEIGHT_SCALE) for _ in range(4)
+    )
+    return {
+        "vocab": vocab,
+        "token_table": token_table,
+        "position_table": position_table,
+        "W_Q": W_Q,
+        "W_K": W_K,
+        "W_V": W_V,
+        "W_O": W_O,
+    }
 
 
 # lesson: ws-softmax
@@ -98,7 +113,8 @@ def compute(seed: int = SEED) -> dict:
     Q, K, V = split(p["W_Q"]), split(p["W_K"]), split(p["W_V"])
     # lesson: ws-scores
     scores = Q @ K.transpose(0, 2, 1) / math.sqrt(HEAD_DIM)
-    allowed = np.tril(np.ones((T, T), dtype=bool))  # receiver row i may read sources 0..i
+    # receiver row i may read sources 0..i
+    allowed = np.tril(np.ones((T, T), dtype=bool))
     # lesson: ws-weights
     A = _softmax_rows(scores, allowed[None])
     H = A @ V
@@ -107,15 +123,31 @@ def compute(seed: int = SEED) -> dict:
     update = concat @ p["W_O"]
     output = E + update
     # lesson end
-    return {**p, "seed": seed, "tokens": tokens, "token_rows": token_rows, "E": E, "Q": Q, "K": K, "V": V,
-            "scores": scores, "allowed": allowed, "A": A, "H": H, "concat": concat, "update": update,
-            "output": output}
+    return {
+        **p,
+        "seed": seed,
+        "tokens": tokens,
+        "token_rows": token_rows,
+        "E": E,
+        "Q": Q,
+        "K": K,
+        "V": V,
+        "scores": scores,
+        "allowed": allowed,
+        "A": A,
+        "H": H,
+        "concat": concat,
+        "update": update,
+        "output": output,
+    }
 
 
 def _illustrates_roles(ws: dict) -> bool:
     tokens, A = ws["tokens"], ws["A"]
-    return (tokens[int(np.argmax(A[0, -1]))] == "river"
-            and tokens[int(np.argmax(A[1, -1]))] == "fisherman")
+    return (
+        tokens[int(np.argmax(A[0, -1]))] == "river"
+        and tokens[int(np.argmax(A[1, -1]))] == "fisherman"
+    )
 
 
 def find_seed(limit: int = 10_000) -> int:
@@ -132,8 +164,13 @@ def _list(a: np.ndarray):
 
 def to_json(ws: dict) -> dict:
     """The JSON the page loads. Masked scores are null (they are minus infinity)."""
-    masked_scores = [[[float(s) if ok else None for s, ok in zip(row, ok_row)]
-                      for row, ok_row in zip(head, ws["allowed"])] for head in ws["scores"]]
+    masked_scores = [
+        [
+            [float(s) if ok else None for s, ok in zip(row, ok_row)]
+            for row, ok_row in zip(head, ws["allowed"])
+        ]
+        for head in ws["scores"]
+    ]
     return {
         "schema": SCHEMA,
         "prefix": PREFIX,
@@ -156,7 +193,9 @@ def to_json(ws: dict) -> dict:
         "K": _list(ws["K"]),
         "V": _list(ws["V"]),
         "scores": masked_scores,
-        "mask": ws["allowed"].astype(int).tolist(),  # 1 = the receiver (row) may read the source (column)
+        "mask": ws["allowed"]
+        .astype(int)
+        .tolist(),  # 1 = the receiver (row) may read the source (column)
         "A": _list(ws["A"]),
         "H": _list(ws["H"]),
         "concat": _list(ws["concat"]),
@@ -171,7 +210,9 @@ def write(out: str | Path = DEFAULT_OUT, seed: int = SEED) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help="where to write worksheet.json")
+    parser.add_argument(
+        "--out", default=str(DEFAULT_OUT), help="where to write worksheet.json"
+    )
     args = parser.parse_args(argv)
     path = write(args.out)
     print(f"wrote {path}")

@@ -17,6 +17,7 @@ invents after training); ``source`` (file name, SHA-256, number of names,
 credit). Floats are written at full precision and the output depends only on
 the input file and the step count: two runs give byte-identical files.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,11 +54,15 @@ def read_names(path):
     except FileNotFoundError:
         raise NamesFileError(f"names file not found: {path}") from None
     except OSError as exc:
-        raise NamesFileError(f"cannot read names file {path}: {exc.strerror or exc}") from None
+        raise NamesFileError(
+            f"cannot read names file {path}: {exc.strerror or exc}"
+        ) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise NamesFileError(f"names file {path} is not valid UTF-8 (bad byte at offset {exc.start})") from None
+        raise NamesFileError(
+            f"names file {path} is not valid UTF-8 (bad byte at offset {exc.start})"
+        ) from None
     # Split on \n, \r\n or \r, as a file opened in text mode would.
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     names = [line.strip() for line in lines if line.strip()]
@@ -73,19 +78,29 @@ def _progress(total, enabled):
     try:
         from tqdm import tqdm
     except ImportError:
+
         def tick(step, loss):
             if step % 10 == 0 or step == total:
-                print(f"\rmicrogpt: step {step}/{total}  loss {loss:.4f}", end="", file=sys.stderr, flush=True)
+                print(
+                    f"\rmicrogpt: step {step}/{total}  loss {loss:.4f}",
+                    end="",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
         return tick, lambda: print(file=sys.stderr)
     bar = tqdm(total=total, desc="microgpt", unit="step", file=sys.stderr)
 
     def tick(step, loss):
         bar.set_postfix_str(f"loss {loss:.4f}", refresh=False)
         bar.update(1)
+
     return tick, bar.close
 
 
-def build_export(names_path, steps=model.NUM_STEPS, progress=False, n_head=model.N_HEAD):
+def build_export(
+    names_path, steps=model.NUM_STEPS, progress=False, n_head=model.N_HEAD
+):
     """Train on the file at ``names_path`` and return the JSON document as a dict.
 
     ``n_head`` changes only how attention cuts the 16 numbers: the same weights
@@ -95,33 +110,60 @@ def build_export(names_path, steps=model.NUM_STEPS, progress=False, n_head=model
     names = read_names(names_path)
     tick, done = _progress(steps, progress)
     try:
-        run = model.train(names, steps=steps, seed=model.SEED, on_step=tick, n_head=n_head)
+        run = model.train(
+            names, steps=steps, seed=model.SEED, on_step=tick, n_head=n_head
+        )
     finally:
         done()
-    samples = model.sample(run["state"], run["uchars"], run["rng"], model.NUM_SAMPLES, model.TEMPERATURE,
-                           n_head=n_head)
+    samples = model.sample(
+        run["state"],
+        run["uchars"],
+        run["rng"],
+        model.NUM_SAMPLES,
+        model.TEMPERATURE,
+        n_head=n_head,
+    )
     return {
         "format": FORMAT,
         "config": {
-            "n_layer": model.N_LAYER, "n_embd": model.N_EMBD, "block_size": model.BLOCK_SIZE,
-            "n_head": n_head, "head_dim": model.N_EMBD // n_head, "steps": steps,
-            "learning_rate": model.LEARNING_RATE, "beta1": model.BETA1, "beta2": model.BETA2,
-            "eps": model.EPS, "seed": model.SEED, "temperature": model.TEMPERATURE,
+            "n_layer": model.N_LAYER,
+            "n_embd": model.N_EMBD,
+            "block_size": model.BLOCK_SIZE,
+            "n_head": n_head,
+            "head_dim": model.N_EMBD // n_head,
+            "steps": steps,
+            "learning_rate": model.LEARNING_RATE,
+            "beta1": model.BETA1,
+            "beta2": model.BETA2,
+            "eps": model.EPS,
+            "seed": model.SEED,
+            "temperature": model.TEMPERATURE,
         },
         "uchars": run["uchars"],
         "bos": run["bos"],
         "vocab_size": run["bos"] + 1,
-        "weights": {name: [[p.data for p in row] for row in mat] for name, mat in run["state"].items()},
+        "weights": {
+            name: [[p.data for p in row] for row in mat]
+            for name, mat in run["state"].items()
+        },
         "losses": run["losses"],
         "samples": samples,
-        "source": {"file": os.path.basename(names_path), "sha256": file_sha256(names_path),
-                   "count": len(names), "credit": CREDIT},
+        "source": {
+            "file": os.path.basename(names_path),
+            "sha256": file_sha256(names_path),
+            "count": len(names),
+            "credit": CREDIT,
+        },
     }
 
 
 def write_json_atomic(path, obj):
     """Compact JSON at full float precision, written to a temporary file and renamed into place."""
-    write_text(path, json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n")
+    write_text(
+        path,
+        json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        + "\n",
+    )
 
 
 def _positive_int(text):
@@ -134,26 +176,50 @@ def _positive_int(text):
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m export.microgpt",
-        description="Train the pure-Python microgpt on a list of names and export it as JSON.")
-    parser.add_argument("--names", default=os.environ.get("NAMES_PATH", DEFAULT_NAMES),
-                        help="one name per line, UTF-8 (default: $NAMES_PATH or %(default)s)")
-    parser.add_argument("--out", default=None,
-                        help="JSON to write (default: wasm_assets/microgpt-trained.json, with --n-head 1 "
-                             "wasm_assets/microgpt-one-head.json)")
-    parser.add_argument("--steps", type=_positive_int, default=model.NUM_STEPS,
-                        help="training steps (default: %(default)s)")
-    parser.add_argument("--n-head", type=int, choices=(1, model.N_HEAD), default=model.N_HEAD,
-                        help="attention heads: %(default)s (the lesson's model) or 1 (one head over all "
-                             f"{model.N_EMBD} numbers, for the comparison)")
+        description="Train the pure-Python microgpt on a list of names and export it as JSON.",
+    )
+    parser.add_argument(
+        "--names",
+        default=os.environ.get("NAMES_PATH", DEFAULT_NAMES),
+        help="one name per line, UTF-8 (default: $NAMES_PATH or %(default)s)",
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="JSON to write (default: wasm_assets/microgpt-trained.json, with --n-head 1 "
+        "wasm_assets/microgpt-one-head.json)",
+    )
+    parser.add_argument(
+        "--steps",
+        type=_positive_int,
+        default=model.NUM_STEPS,
+        help="training steps (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--n-head",
+        type=int,
+        choices=(1, model.N_HEAD),
+        default=model.N_HEAD,
+        help="attention heads: %(default)s (the lesson's model) or 1 (one head over all "
+        f"{model.N_EMBD} numbers, for the comparison)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     args.out = args.out or default_out(args.n_head)
     try:
-        doc = build_export(args.names, steps=args.steps, progress=not args.no_progress, n_head=args.n_head)
+        doc = build_export(
+            args.names,
+            steps=args.steps,
+            progress=not args.no_progress,
+            n_head=args.n_head,
+        )
     except NamesFileError as exc:
         print(f"microgpt: error: {exc}", file=sys.stderr)
         return 2
     write_json_atomic(args.out, doc)
-    print(f"microgpt: wrote {args.out} (final loss {doc['losses'][-1]:.4f}; "
-          f"samples: {', '.join(doc['samples'][:5])}, ...)", file=sys.stderr)
+    print(
+        f"microgpt: wrote {args.out} (final loss {doc['losses'][-1]:.4f}; "
+        f"samples: {', '.join(doc['samples'][:5])}, ...)",
+        file=sys.stderr,
+    )
     return 0

@@ -10,6 +10,7 @@ never used on floats: from Python 3.12 on it compensates rounding.
 This file depends on the standard library only: the exercise's checker runs
 it in the browser (Pyodide) as the module ``microgpt_floats``.
 """
+
 import json
 import math
 import random
@@ -32,7 +33,7 @@ def linear(vec, mat):
 def softmax(scores):
     top = max(scores)
     ups = [math.exp(s - top) for s in scores]
-    inv = total(ups) ** -1          # the Value model divides as u * total**-1
+    inv = total(ups) ** -1  # the Value model divides as u * total**-1
     return [u * inv for u in ups]
 
 
@@ -45,14 +46,20 @@ def rmsnorm(vec):
 def head_weights(q, keys, start, head_dim, key_start=None):
     """One head's attention weights: its slice of q against the keys' slice at key_start."""
     key_start = start if key_start is None else key_start
-    scale = (head_dim ** 0.5) ** -1
-    scores = [total(q[start + d] * key[key_start + d] for d in range(head_dim)) * scale for key in keys]
+    scale = (head_dim**0.5) ** -1
+    scores = [
+        total(q[start + d] * key[key_start + d] for d in range(head_dim)) * scale
+        for key in keys
+    ]
     return softmax(scores)
 
 
 def blend(weights, values, start, head_dim):
     """Number d is the weighted sum of number start + d of every value."""
-    return [total(weights[t] * values[t][start + d] for t in range(len(values))) for d in range(head_dim)]
+    return [
+        total(weights[t] * values[t][start + d] for t in range(len(values)))
+        for d in range(head_dim)
+    ]
 
 
 def multi_head(q, keys, values, n_head):
@@ -77,7 +84,17 @@ def probe_one_head(q, keys, values):
     return blend(w, values, 0, len(q)), w
 
 
-def step(weights, token, pos, key_cache, value_cache, n_head=4, trace=None, head_mask=None, probe=False):
+def step(
+    weights,
+    token,
+    pos,
+    key_cache,
+    value_cache,
+    n_head=4,
+    trace=None,
+    head_mask=None,
+    probe=False,
+):
     """Float twin of microgpt.gpt_step; with a dict as ``trace``, records layer 0's attention.
 
     Two ways to change what the model predicts, for the lesson's switches:
@@ -101,13 +118,22 @@ def step(weights, token, pos, key_cache, value_cache, n_head=4, trace=None, head
             glued = probe_one_head(q, keys, values)[0]
         elif head_mask is not None:
             d = len(q) // n_head
-            glued = [0.0 if not head_mask[i // d] else v for i, v in enumerate(heads_out)]
+            glued = [
+                0.0 if not head_mask[i // d] else v for i, v in enumerate(heads_out)
+            ]
         mixed = linear(glued, weights[pre + "attn_wo"])
         if trace is not None and layer == 0:
             # The alternative the lesson contrasts with: one head over all numbers.
-            trace.update(x=x, q=q, k=keys[-1], v=values[-1], head_weights=per_head,
-                         single_head_weights=probe_one_head(q, keys, values)[1], heads_out=heads_out,
-                         attn_out=mixed)
+            trace.update(
+                x=x,
+                q=q,
+                k=keys[-1],
+                v=values[-1],
+                head_weights=per_head,
+                single_head_weights=probe_one_head(q, keys, values)[1],
+                heads_out=heads_out,
+                attn_out=mixed,
+            )
         x = [a + b for a, b in zip(mixed, skip)]
         skip = x
         x = rmsnorm(x)
@@ -141,7 +167,9 @@ def forward_attention(weights, uchars, name, n_head=4, head_mask=None, probe=Fal
     and ``probe`` (see ``step``) change ``attn_out`` and ``probs`` only.
     """
     if head_mask is not None and len(head_mask) != n_head:
-        raise ValueError(f"head_mask needs one entry per head ({n_head}), got {len(head_mask)}")
+        raise ValueError(
+            f"head_mask needs one entry per head ({n_head}), got {len(head_mask)}"
+        )
     bos = len(uchars)
     char_to_id = {ch: i for i, ch in enumerate(uchars)}
     unknown = sorted({ch for ch in name if ch not in char_to_id})
@@ -153,12 +181,23 @@ def forward_attention(weights, uchars, name, n_head=4, head_mask=None, probe=Fal
     tokens = [bos] + [char_to_id[ch] for ch in name]
     key_cache = [[] for _ in range(n_layers(weights))]
     value_cache = [[] for _ in range(n_layers(weights))]
-    fields = ("x", "q", "k", "v", "head_weights", "single_head_weights", "heads_out", "attn_out")
+    fields = (
+        "x",
+        "q",
+        "k",
+        "v",
+        "head_weights",
+        "single_head_weights",
+        "heads_out",
+        "attn_out",
+    )
     out = {f: [] for f in fields}
     out["probs"] = []
     for pos, tok in enumerate(tokens):
         trace = {}
-        logits = step(weights, tok, pos, key_cache, value_cache, n_head, trace, head_mask, probe)
+        logits = step(
+            weights, tok, pos, key_cache, value_cache, n_head, trace, head_mask, probe
+        )
         for f in fields:
             out[f].append(trace[f])
         out["probs"].append(softmax(logits))
@@ -174,7 +213,7 @@ def sample_names(weights, uchars, n=20, temperature=0.5, seed=42, n_head=4):
     rng = seed if isinstance(seed, random.Random) else random.Random(seed)
     bos = len(uchars)
     vocab = range(bos + 1)
-    inv_t = temperature ** -1        # the Value model divides by temperature this way
+    inv_t = temperature**-1  # the Value model divides by temperature this way
     names = []
     for _ in range(n):
         key_cache = [[] for _ in range(n_layers(weights))]

@@ -26,6 +26,7 @@ float64, all names at once; tests/pipeline/test_microgpt_head_effect.py
 recomputes the list and checks its top entries against the plain-float
 model the page runs.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,11 +36,9 @@ from .cli import NamesFileError, read_names
 from .floats import load_trained
 
 FORMAT = "microgpt-heads/1"
-TOP = 8                     # prefixes listed per setting
-LEAN_LETTERS = 3            # letters named per head in ``lean``
-LEAN_MIN_SHARE = 0.01       # ... among letters read before at least 1 % of all predictions
-
-
+TOP = 8  # prefixes listed per setting
+LEAN_LETTERS = 3  # letters named per head in ``lean``
+LEAN_MIN_SHARE = 0.01  # ... among letters read before at least 1 % of all predictions
 
 
 def _rmsnorm(x):
@@ -59,7 +58,7 @@ def encode_names(names, uchars, block_size):
     for row, name in enumerate(names):
         seq = [bos] + [ids[ch] for ch in name] + [bos]
         n = min(block_size, len(seq) - 1)
-        tokens[row, :n + 1] = seq[:n + 1]
+        tokens[row, : n + 1] = seq[: n + 1]
         counts[row] = n
     return tokens, counts
 
@@ -73,8 +72,10 @@ def next_letter_probs(model: dict, tokens, head_masks):
     import numpy as np
 
     if model["config"]["n_layer"] != 1:
-        raise ValueError("microgpt_heads measures a one-block microgpt; this file has "
-                         f"{model['config']['n_layer']} blocks")
+        raise ValueError(
+            "microgpt_heads measures a one-block microgpt; this file has "
+            f"{model['config']['n_layer']} blocks"
+        )
     W = {k: np.asarray(v, dtype=np.float64) for k, v in model["weights"].items()}
     n_head = model["config"]["n_head"]
     inp = tokens[:, :-1]
@@ -84,16 +85,21 @@ def next_letter_probs(model: dict, tokens, head_masks):
     pre = "layer0."
     q, k, v = (_rmsnorm(x) @ W[pre + m].T for m in ("attn_wq", "attn_wk", "attn_wv"))
     split = lambda a: a.reshape(N, T, n_head, d).transpose(0, 2, 1, 3)  # noqa: E731  [N, head, T, d]
-    scores = split(q) @ split(k).transpose(0, 1, 3, 2) * d ** -0.5
-    scores = np.where(np.tril(np.ones((T, T), dtype=bool)), scores, -np.inf)   # no look ahead
+    scores = split(q) @ split(k).transpose(0, 1, 3, 2) * d**-0.5
+    # no look ahead
+    scores = np.where(np.tril(np.ones((T, T), dtype=bool)), scores, -np.inf)
     w = np.exp(scores - scores.max(-1, keepdims=True))
     w /= w.sum(-1, keepdims=True)
-    heads = (w @ split(v)).transpose(0, 2, 1, 3)             # [N, T, head, d]
+    heads = (w @ split(v)).transpose(0, 2, 1, 3)  # [N, T, head, d]
     outs = []
     for mask in head_masks:
-        glued = (heads * np.asarray(mask, dtype=np.float64)[None, None, :, None]).reshape(N, T, n_head * d)
+        glued = (
+            heads * np.asarray(mask, dtype=np.float64)[None, None, :, None]
+        ).reshape(N, T, n_head * d)
         y = glued @ W[pre + "attn_wo"].T + x
-        outs.append(np.maximum(_rmsnorm(y) @ W[pre + "mlp_fc1"].T, 0) @ W[pre + "mlp_fc2"].T + y)
+        outs.append(
+            np.maximum(_rmsnorm(y) @ W[pre + "mlp_fc1"].T, 0) @ W[pre + "mlp_fc2"].T + y
+        )
     probs = []
     for z in outs:
         logits = z @ W["lm_head"].T
@@ -105,8 +111,14 @@ def next_letter_probs(model: dict, tokens, head_masks):
 def _settings(n_head):
     """(key, head mask): every head on, each head off alone, every head off."""
     on = [1] * n_head
-    return ([("all_on", on)] + [(f"head{h + 1}_off", [0 if i == h else 1 for i in range(n_head)]) for h in range(n_head)]
-            + [("all_off", [0] * n_head)])
+    return (
+        [("all_on", on)]
+        + [
+            (f"head{h + 1}_off", [0 if i == h else 1 for i in range(n_head)])
+            for h in range(n_head)
+        ]
+        + [("all_off", [0] * n_head)]
+    )
 
 
 def _mean_loss(probs, tokens, valid):
@@ -123,19 +135,25 @@ def measure(names, four: dict, one: dict, top=TOP) -> dict:
 
     uchars = four["uchars"]
     if one["uchars"] != uchars:
-        raise ValueError("the two microgpt files have different letters: train them on the same names file")
+        raise ValueError(
+            "the two microgpt files have different letters: train them on the same names file"
+        )
     n_head = four["config"]["n_head"]
     block = four["config"]["block_size"]
     tokens, counts = encode_names(names, uchars, block)
-    valid = np.arange(block)[None, :] < counts[:, None]          # [N, T]: a prediction the loss counts
+    # [N, T]: a prediction the loss counts
+    valid = np.arange(block)[None, :] < counts[:, None]
     settings = _settings(n_head)
     probs = next_letter_probs(four, tokens, [m for _, m in settings])
     twin = next_letter_probs(one, tokens, [[1] * one["config"]["n_head"]])[0]
     loss = {key: _mean_loss(p, tokens, valid) for (key, _), p in zip(settings, probs)}
     loss["one_head_twin"] = _mean_loss(twin, tokens, valid)
-    loss["one_head_twin_off"] = _mean_loss(next_letter_probs(one, tokens, [[0] * one["config"]["n_head"]])[0],
-                                           tokens, valid)
-    tv = 0.5 * np.abs(probs[1:] - probs[0][None]).sum(-1)       # [setting, N, T]
+    loss["one_head_twin_off"] = _mean_loss(
+        next_letter_probs(one, tokens, [[0] * one["config"]["n_head"]])[0],
+        tokens,
+        valid,
+    )
+    tv = 0.5 * np.abs(probs[1:] - probs[0][None]).sum(-1)  # [setting, N, T]
     tv_twin = 0.5 * np.abs(twin - probs[0]).sum(-1)
     off = [key for key, _ in settings[1:]]
     effect = {key: float(tv[s][valid].mean()) for s, key in enumerate(off)}
@@ -149,17 +167,39 @@ def measure(names, four: dict, one: dict, top=TOP) -> dict:
         where = valid & (read == tok)
         n = int(where.sum())
         if n:
-            by_letter.append({"letter": label, "predictions": n,
-                              "effect": {key: float(tv[s][where].mean()) for s, key in enumerate(off)}})
+            by_letter.append(
+                {
+                    "letter": label,
+                    "predictions": n,
+                    "effect": {
+                        key: float(tv[s][where].mean()) for s, key in enumerate(off)
+                    },
+                }
+            )
 
     # Which letters lean on which head: per head, the letters whose predictions move most without it.
-    common = [r for r in by_letter if r["letter"] and r["predictions"] >= LEAN_MIN_SHARE * int(valid.sum())]
-    lean = [{"head": h + 1, "letters": [{"letter": r["letter"], "effect": r["effect"][f"head{h + 1}_off"]}
-                                        for r in sorted(common, key=lambda r: -r["effect"][f"head{h + 1}_off"])
-                                        [:LEAN_LETTERS]]} for h in range(n_head)]
-    gain = {"four_heads_attention": loss["all_off"] - loss["all_on"],
-            "one_head_attention": loss["one_head_twin_off"] - loss["one_head_twin"],
-            "one_head_minus_four": loss["one_head_twin"] - loss["all_on"]}
+    common = [
+        r
+        for r in by_letter
+        if r["letter"] and r["predictions"] >= LEAN_MIN_SHARE * int(valid.sum())
+    ]
+    lean = [
+        {
+            "head": h + 1,
+            "letters": [
+                {"letter": r["letter"], "effect": r["effect"][f"head{h + 1}_off"]}
+                for r in sorted(common, key=lambda r: -r["effect"][f"head{h + 1}_off"])[
+                    :LEAN_LETTERS
+                ]
+            ],
+        }
+        for h in range(n_head)
+    ]
+    gain = {
+        "four_heads_attention": loss["all_off"] - loss["all_on"],
+        "one_head_attention": loss["one_head_twin_off"] - loss["one_head_twin"],
+        "one_head_minus_four": loss["one_head_twin"] - loss["all_on"],
+    }
 
     # Distinct prefixes: the first name of the list (file order) that has each, and how many names share it.
     first, shared = {}, {}
@@ -174,22 +214,51 @@ def measure(names, four: dict, one: dict, top=TOP) -> dict:
     top_lists = {}
     for s, key in enumerate(off):
         values = tv[s][rows, cols]
-        order = sorted(range(len(prefixes)), key=lambda j: (-values[j], prefixes[j]))[:top]
-        top_lists[key] = [_entry(names, uchars, probs, s + 1, rows[j], cols[j], prefixes[j], float(values[j]),
-                                 shared[prefixes[j]]) for j in order]
+        order = sorted(range(len(prefixes)), key=lambda j: (-values[j], prefixes[j]))[
+            :top
+        ]
+        top_lists[key] = [
+            _entry(
+                names,
+                uchars,
+                probs,
+                s + 1,
+                rows[j],
+                cols[j],
+                prefixes[j],
+                float(values[j]),
+                shared[prefixes[j]],
+            )
+            for j in order
+        ]
     return {
         "measure": "total variation distance between next-letter distributions (0: unchanged, 1: disjoint)",
-        "names": len(names), "trained_steps": four["config"]["steps"], "predictions": int(valid.sum()), "distinct_prefixes": len(prefixes),
-        "loss": loss, "gain": gain, "effect": effect, "by_letter": by_letter, "lean": lean, "top": top_lists,
+        "names": len(names),
+        "trained_steps": four["config"]["steps"],
+        "predictions": int(valid.sum()),
+        "distinct_prefixes": len(prefixes),
+        "loss": loss,
+        "gain": gain,
+        "effect": effect,
+        "by_letter": by_letter,
+        "lean": lean,
+        "top": top_lists,
     }
 
 
 def _entry(names, uchars, probs, s, row, col, prefix, value, shared):
     symbols = [*uchars, "end"]
     before, after = probs[0][row, col], probs[s][row, col]
-    return {"name": names[row], "prefix": prefix, "tv": value, "names_with_prefix": shared,
-            "top_before": symbols[int(before.argmax())], "p_before": float(before.max()),
-            "top_after": symbols[int(after.argmax())], "p_after": float(after.max())}
+    return {
+        "name": names[row],
+        "prefix": prefix,
+        "tv": value,
+        "names_with_prefix": shared,
+        "top_before": symbols[int(before.argmax())],
+        "p_before": float(before.max()),
+        "top_after": symbols[int(after.argmax())],
+        "p_after": float(after.max()),
+    }
 
 
 def build(names_path, four_path, one_path, top=TOP) -> dict:
@@ -198,21 +267,33 @@ def build(names_path, four_path, one_path, top=TOP) -> dict:
     digest = file_sha256(names_path)
     for path, model in ((four_path, four), (one_path, one)):
         if model["source"]["sha256"] != digest:
-            raise NamesFileError(f"{path} was trained on another names file (sha256 {model['source']['sha256'][:12]}…, "
-                                 f"{names_path} has {digest[:12]}…): pass the names file it was trained on with --names")
-    return {"format": FORMAT,
-            "inputs": {Path(four_path).name: file_sha256(four_path), Path(one_path).name: file_sha256(one_path),
-                       "names": digest},
-            **measure(names, four, one, top)}
+            raise NamesFileError(
+                f"{path} was trained on another names file (sha256 {model['source']['sha256'][:12]}…, "
+                f"{names_path} has {digest[:12]}…): pass the names file it was trained on with --names"
+            )
+    return {
+        "format": FORMAT,
+        "inputs": {
+            Path(four_path).name: file_sha256(four_path),
+            Path(one_path).name: file_sha256(one_path),
+            "names": digest,
+        },
+        **measure(names, four, one, top),
+    }
 
 
 def stale_inputs(art) -> list[str]:
     """The model files whose bytes changed since ``microgpt_heads.json`` was written (``make microgpt``)."""
     import json
 
-    recorded = json.loads(art.microgpt_heads.read_text(encoding="utf-8")).get("inputs", {})
-    return sorted(p.name for p in (art.microgpt_trained, art.microgpt_one_head)
-                  if recorded.get(p.name) != file_sha256(p))
+    recorded = json.loads(art.microgpt_heads.read_text(encoding="utf-8")).get(
+        "inputs", {}
+    )
+    return sorted(
+        p.name
+        for p in (art.microgpt_trained, art.microgpt_one_head)
+        if recorded.get(p.name) != file_sha256(p)
+    )
 
 
 def write(art, names_path=None, log=print) -> Path | None:
@@ -223,12 +304,19 @@ def write(art, names_path=None, log=print) -> Path | None:
 
     from .cli import DEFAULT_NAMES
 
-    missing = [p.name for p in (art.microgpt_trained, art.microgpt_one_head) if not p.is_file()]
+    missing = [
+        p.name for p in (art.microgpt_trained, art.microgpt_one_head) if not p.is_file()
+    ]
     if missing:
-        log(f"microgpt_heads: skipped, {' and '.join(missing)} not in {art.root} (make microgpt writes them)")
+        log(
+            f"microgpt_heads: skipped, {' and '.join(missing)} not in {art.root} (make microgpt writes them)"
+        )
         return None
     names_path = names_path or os.environ.get("NAMES_PATH") or DEFAULT_NAMES
-    path = atomic.write_json(art.microgpt_heads, build(names_path, art.microgpt_trained, art.microgpt_one_head))
+    path = atomic.write_json(
+        art.microgpt_heads,
+        build(names_path, art.microgpt_trained, art.microgpt_one_head),
+    )
     log(f"wrote {path}")
     return path
 

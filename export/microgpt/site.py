@@ -10,6 +10,7 @@
 * ``multi_head_line_range(path)``: the lines of microgpt.py between the two
   marker comments around multi-head attention, which the page highlights.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,20 +32,36 @@ def exercise_cases(model, names=CASE_NAMES):
     config = model["config"]
     cases = []
     for name in names:
-        run = floats.forward_attention(model["weights"], model["uchars"], name, config["n_head"])
+        run = floats.forward_attention(
+            model["weights"], model["uchars"], name, config["n_head"]
+        )
         for pos, q in enumerate(run["q"]):
-            cases.append({
-                "name": name, "pos": pos, "q": q,
-                "keys": run["keys"][:pos + 1], "values": run["values"][:pos + 1],
-                "expected": run["heads_out"][pos], "after_wo": run["attn_out"][pos],
-            })
-    return {"format": CASES_FORMAT, "n_head": config["n_head"], "head_dim": config["head_dim"],
-            "tolerance": TOLERANCE, "names": list(names), "attn_wo": model["weights"]["layer0.attn_wo"],
-            "cases": cases}
+            cases.append(
+                {
+                    "name": name,
+                    "pos": pos,
+                    "q": q,
+                    "keys": run["keys"][: pos + 1],
+                    "values": run["values"][: pos + 1],
+                    "expected": run["heads_out"][pos],
+                    "after_wo": run["attn_out"][pos],
+                }
+            )
+    return {
+        "format": CASES_FORMAT,
+        "n_head": config["n_head"],
+        "head_dim": config["head_dim"],
+        "tolerance": TOLERANCE,
+        "names": list(names),
+        "attn_wo": model["weights"]["layer0.attn_wo"],
+        "cases": cases,
+    }
 
 
 def multi_head_line_range(path=SOURCE):
     """1-based (first, last) line numbers strictly between the two marker comments."""
-    lines = [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines()]
+    lines = [
+        line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines()
+    ]
     begin, end = lines.index(MHA_BEGIN) + 1, lines.index(MHA_END) + 1
     return begin + 1, end - 1

@@ -22,6 +22,7 @@ way. An old page therefore asks only for its own build's files; when a deploy
 has replaced them, it compares its build id with ``build.json`` and says that a
 new version is live instead of calling the files damaged.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -103,8 +104,13 @@ def version_site(site: Path) -> dict:
     body = json.dumps({"files": files, "folders": folders}, sort_keys=True, separators=(",", ":"))
     # sizes: what a download of each file amounts to once decoded (a progress
     # bar cannot learn it from a gzip response's Content-Length).
-    return {"build": hashlib.sha256(body.encode()).hexdigest()[:DIGEST_CHARS], "files": files, "folders": folders,
-            "sizes": sizes, "digests": digests}
+    return {
+        "build": hashlib.sha256(body.encode()).hexdigest()[:DIGEST_CHARS],
+        "files": files,
+        "folders": folders,
+        "sizes": sizes,
+        "digests": digests,
+    }
 
 
 def read_versions(site: Path) -> dict:
@@ -118,7 +124,7 @@ def versioned_path(versions: dict, path: str) -> str:
         return f"{path}?v={versions['files'][path]}"
     for prefix, target in versions["folders"].items():
         if path.startswith(prefix):
-            return target + path[len(prefix):]
+            return target + path[len(prefix) :]
     return path
 
 
@@ -138,12 +144,20 @@ def post_build(config) -> None:
     site = Path(config["site_dir"])
     versions = version_site(site)
     _write(site / BUILD_FILE, json.dumps(versions, indent=1, sort_keys=True) + "\n")
-    _write(site / MAP_MODULE, (
-        "// This build's content versions (site_src/hooks/asset_versions.py wrote it; do not edit).\n"
-        f"export const BUILD_ID = {json.dumps(versions['build'])};\n"
-        f"export const FILE_VERSIONS = {json.dumps(versions['files'], sort_keys=True)};\n"
-        f"export const FOLDER_VERSIONS = {json.dumps(versions['folders'], sort_keys=True)};\n"
-        f"export const FILE_SIZES = {json.dumps(versions['sizes'], sort_keys=True)};\n"
-        f"export const FILE_DIGESTS = {json.dumps(versions['digests'], sort_keys=True)};\n"))
-    log.info("asset_versions: build %s, %d files and %d packages versioned", versions["build"],
-             len(versions["files"]), len(versions["folders"]))
+    _write(
+        site / MAP_MODULE,
+        (
+            "// This build's content versions (site_src/hooks/asset_versions.py wrote it; do not edit).\n"
+            f"export const BUILD_ID = {json.dumps(versions['build'])};\n"
+            f"export const FILE_VERSIONS = {json.dumps(versions['files'], sort_keys=True)};\n"
+            f"export const FOLDER_VERSIONS = {json.dumps(versions['folders'], sort_keys=True)};\n"
+            f"export const FILE_SIZES = {json.dumps(versions['sizes'], sort_keys=True)};\n"
+            f"export const FILE_DIGESTS = {json.dumps(versions['digests'], sort_keys=True)};\n"
+        ),
+    )
+    log.info(
+        "asset_versions: build %s, %d files and %d packages versioned",
+        versions["build"],
+        len(versions["files"]),
+        len(versions["folders"]),
+    )

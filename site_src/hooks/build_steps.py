@@ -5,6 +5,7 @@ a ``post_build(config)`` that writes into ``site/``; MkDocs would call
 ``on_post_build`` hooks in the order of mkdocs.yml, which only comments could
 explain, so the order lives here instead, in one list, with why.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,14 +13,14 @@ from pathlib import Path
 from mkdocs.exceptions import PluginError
 
 STEPS = (
-    "site_assets",      # copies site_src/<folder>/, wasm_assets/ and the npm runtime files into site/: first
-    "stepper_code",     # page 4's stepper sections, site/js/lesson/stepper_code.json
-    "downloads",        # the code zip and the notebook
-    "python_heap",      # the exercise's Python heap, made in Node from the Pyodide that site_assets copied
-    "editor_bundle",    # CodeMirror for the exercise, over the copy of site_src/js that site_assets made
-    "asset_versions",   # every runtime file is written now: content versions, site/build.json, asset_map.js
+    "site_assets",  # copies site_src/<folder>/, wasm_assets/ and the npm runtime files into site/: first
+    "stepper_code",  # page 4's stepper sections, site/js/lesson/stepper_code.json
+    "downloads",  # the code zip and the notebook
+    "python_heap",  # the exercise's Python heap, made in Node from the Pyodide that site_assets copied
+    "editor_bundle",  # CodeMirror for the exercise, over the copy of site_src/js that site_assets made
+    "asset_versions",  # every runtime file is written now: content versions, site/build.json, asset_map.js
     "python_prestart",  # after asset_versions: its asset_map.js goes into the exercise's prestart script
-    "service_worker",   # last, over every file the steps above wrote: site/sw.js
+    "service_worker",  # last, over every file the steps above wrote: site/sw.js
 )
 
 

@@ -32,6 +32,7 @@ block is always the file's lines ``start``-``end`` de-indented, line for line, w
 marker lines blanked (``tests/site_build/test_code_listings_match_files.py`` checks every
 block of the built site that way). Markers are never visible in a shown block.
 """
+
 from __future__ import annotations
 
 import html
@@ -48,8 +49,10 @@ log = logging.getLogger("mkdocs.hooks.code_snippets")
 
 ROOT = Path(__file__).resolve().parents[2]
 ARCHIVE = "downloads/mha-lesson.zip"  # site path of the archive built by downloads.py
-ARCHIVE_PREFIX = "mha-lesson/"        # folder of the project inside the archive
-DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)::code::[ \t]+(?P<path>[\w./-]+)#(?P<name>[\w-]+(?:\.\.[\w-]+)?)[ \t]*$", re.M)
+ARCHIVE_PREFIX = "mha-lesson/"  # folder of the project inside the archive
+DIRECTIVE = re.compile(
+    r"^(?P<indent>[ \t]*)::code::[ \t]+(?P<path>[\w./-]+)#(?P<name>[\w-]+(?:\.\.[\w-]+)?)[ \t]*$", re.M
+)
 MARKER = re.compile(r"^(?P<indent>[ \t]*)# lesson(?::[ \t]*(?P<name>[\w-]+)| end)[ \t]*$")
 DEFINITION = re.compile(r"^(?:def |class |async def |@)")
 
@@ -59,11 +62,11 @@ class SnippetError(Exception):
 
 
 class Section(NamedTuple):
-    path: str   # relative to the project root, e.g. "export/multihead.py"
+    path: str  # relative to the project root, e.g. "export/multihead.py"
     name: str
     start: int  # first line, 1-based
-    end: int    # last line, inclusive
-    text: str   # the lines start..end, de-indented
+    end: int  # last line, inclusive
+    text: str  # the lines start..end, de-indented
 
 
 def _indent(line: str) -> int:
@@ -76,8 +79,10 @@ def find_section(lines: list[str], name: str, path: str = "?") -> tuple[int, int
     if not marks:
         raise SnippetError(f"{path} has no section marker '# lesson: {name}'")
     if len(marks) > 1:
-        raise SnippetError(f"{path} marks section '{name}' {len(marks)} times (lines "
-                           f"{', '.join(str(i + 1) for i in marks)}); names must be unique in a file")
+        raise SnippetError(
+            f"{path} marks section '{name}' {len(marks)} times (lines "
+            f"{', '.join(str(i + 1) for i in marks)}); names must be unique in a file"
+        )
     m = marks[0]
     base = _indent(lines[m])
     last = None  # index of the last non-blank line of the section
@@ -90,8 +95,12 @@ def find_section(lines: list[str], name: str, path: str = "?") -> tuple[int, int
         indent = _indent(line)
         if indent < base:
             break
-        if last is not None and indent <= base and DEFINITION.match(line.lstrip()) \
-                and not DEFINITION.match(lines[last].lstrip()):
+        if (
+            last is not None
+            and indent <= base
+            and DEFINITION.match(line.lstrip())
+            and not DEFINITION.match(lines[last].lstrip())
+        ):
             # a new definition at this level ends the section (a decorator's own def does not)
             break
         last = i
@@ -111,7 +120,7 @@ def read_section(path: str, name: str, root: Path = ROOT) -> Section:
         end = find_section(lines, last, path)[1]
         if end < start:
             raise SnippetError(f"{path}: section '{last}' comes before '{first}'")
-    text = textwrap.dedent("\n".join(blank_markers(lines[start - 1:end])))
+    text = textwrap.dedent("\n".join(blank_markers(lines[start - 1 : end])))
     return Section(path, name, start, end, text)
 
 
@@ -127,17 +136,20 @@ def archive_path(path: str) -> str:
 def render(section: Section, page_url: str) -> str:
     """The Markdown (with HTML) that replaces one directive."""
     archive = posixpath.relpath(ARCHIVE, posixpath.dirname(page_url.rstrip("/") + "/x") or ".")
-    lines = (f"Line {section.start}" if section.start == section.end
-             else f"Lines {section.start}–{section.end}")
-    source = (f'<p class="mha-code__source">{lines} of <code>{html.escape(section.path)}</code> · in the '
-              f'<a href="{html.escape(archive)}" download>code download</a> as '
-              f'<code>{html.escape(archive_path(section.path))}</code></p>')
+    lines = f"Line {section.start}" if section.start == section.end else f"Lines {section.start}–{section.end}"
+    source = (
+        f'<p class="mha-code__source">{lines} of <code>{html.escape(section.path)}</code> · in the '
+        f'<a href="{html.escape(archive)}" download>code download</a> as '
+        f"<code>{html.escape(archive_path(section.path))}</code></p>"
+    )
     fence = "```" if "```" not in section.text else "~~~~"
-    return (f'\n<div class="mha-code" data-file="{html.escape(section.path)}" data-section="{section.name}" '
-            f'data-start="{section.start}" data-end="{section.end}" markdown>\n'
-            f"{source}\n\n"
-            f'{fence}python linenums="{section.start}"\n{section.text}\n{fence}\n\n'
-            "</div>\n")
+    return (
+        f'\n<div class="mha-code" data-file="{html.escape(section.path)}" data-section="{section.name}" '
+        f'data-start="{section.start}" data-end="{section.end}" markdown>\n'
+        f"{source}\n\n"
+        f'{fence}python linenums="{section.start}"\n{section.text}\n{fence}\n\n'
+        "</div>\n"
+    )
 
 
 def expand(markdown: str, page_url: str, where: str = "?") -> str:

@@ -21,6 +21,7 @@ After the pages are written it puts into ``site/downloads/``:
 makes a fresh virtual environment from its requirements and runs the notebook
 there, comparing what it prints with ``evidence.json``.
 """
+
 from __future__ import annotations
 
 import json
@@ -80,11 +81,16 @@ def _entries() -> list[tuple[str, bytes]]:
     files = asset_files(art)
     missing = [str(p) for p in [notebook, pins, *files] if not p.is_file()]
     if missing:
-        raise PluginError(f"downloads: missing {', '.join(missing)}; run `make models`, then "
-                          f"`python -m export.lesson.notebook --execute {notebook}`")
+        raise PluginError(
+            f"downloads: missing {', '.join(missing)}; run `make models`, then "
+            f"`python -m export.lesson.notebook --execute {notebook}`"
+        )
     code = sorted(p for p in EXPORT.rglob("*.py") if p.is_file() and "__pycache__" not in p.parts)
-    entries = [(f"{FOLDER}/README.md", README.encode()), (f"{FOLDER}/requirements.txt", pins.read_bytes()),
-               (f"{FOLDER}/{notebook.name}", notebook.read_bytes())]
+    entries = [
+        (f"{FOLDER}/README.md", README.encode()),
+        (f"{FOLDER}/requirements.txt", pins.read_bytes()),
+        (f"{FOLDER}/{notebook.name}", notebook.read_bytes()),
+    ]
     entries += [(f"{FOLDER}/export/{p.relative_to(EXPORT).as_posix()}", p.read_bytes()) for p in code]
     entries += [(f"{FOLDER}/wasm_assets/{p.relative_to(art.root).as_posix()}", p.read_bytes()) for p in files]
     return sorted(entries)

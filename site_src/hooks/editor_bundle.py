@@ -28,6 +28,7 @@ holds them.
 Nothing is downloaded; without ``node_modules`` the build stops with a message
 to run ``npm ci``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -49,9 +50,15 @@ ESBUILD = NODE_MODULES / ".bin" / "esbuild"
 MICROGPT = ROOT / "export" / "microgpt" / "microgpt.py"
 FLOATS = ROOT / "export" / "microgpt" / "floats.py"
 # What the exercise's worker downloads before Python is ready (site paths), for its progress line.
-WAITED_FOR = ("vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.mjs", "vendor/pyodide/pyodide.asm.wasm",
-              "vendor/pyodide/python_stdlib.zip", "vendor/pyodide/pyodide-lock.json",
-              "vendor/pyodide-heap/heap.bin", "wasm_assets/microgpt-trained.json")
+WAITED_FOR = (
+    "vendor/pyodide/pyodide.mjs",
+    "vendor/pyodide/pyodide.asm.mjs",
+    "vendor/pyodide/pyodide.asm.wasm",
+    "vendor/pyodide/python_stdlib.zip",
+    "vendor/pyodide/pyodide-lock.json",
+    "vendor/pyodide-heap/heap.bin",
+    "wasm_assets/microgpt-trained.json",
+)
 SIZES_REL = Path("pyodide") / "sizes.json"
 BUNDLE_REL = Path("vendor") / "codemirror" / "editor.js"
 BANNER = "/* CodeMirror 6 (MIT, Marijn Haverbeke and others) and @codemirror/lang-python, bundled with esbuild. */"
@@ -65,8 +72,15 @@ def _esbuild_version() -> str:
 
 
 # How esbuild is run (besides the entry and the output): part of the cache key.
-ESBUILD_ARGS = ("--bundle", "--format=iife", "--minify", "--target=es2020", "--legal-comments=eof",
-                f"--banner:js={BANNER}", "--log-level=warning")
+ESBUILD_ARGS = (
+    "--bundle",
+    "--format=iife",
+    "--minify",
+    "--target=es2020",
+    "--legal-comments=eof",
+    f"--banner:js={BANNER}",
+    "--log-level=warning",
+)
 
 
 def _cache_key() -> str:
@@ -82,8 +96,11 @@ def _cache_key() -> str:
 
 def build_bundle() -> Path:
     """Path of the bundled editor script (built now, or taken from the cache)."""
-    for needed in (ESBUILD, NODE_MODULES / "codemirror" / "package.json",
-                   NODE_MODULES / "@codemirror" / "lang-python" / "package.json"):
+    for needed in (
+        ESBUILD,
+        NODE_MODULES / "codemirror" / "package.json",
+        NODE_MODULES / "@codemirror" / "lang-python" / "package.json",
+    ):
         if not needed.exists():
             raise Abort(f"{needed.relative_to(ROOT)} is missing: run `npm ci` in {ROOT} and build again.")
     cached = Path(tempfile.gettempdir()) / f"mha-editor-{_cache_key()}.js"
@@ -93,7 +110,11 @@ def build_bundle() -> Path:
         out = Path(tmp) / "editor.js"
         proc = subprocess.run(
             [str(ESBUILD), str(ENTRY), *ESBUILD_ARGS, f"--outfile={out}"],
-            cwd=ROOT, capture_output=True, text=True, timeout=300)
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         if proc.returncode or not out.is_file():
             raise Abort(f"esbuild could not bundle the editor:\n{proc.stderr.strip()}")
         staged = cached.with_suffix(".tmp")

@@ -70,6 +70,7 @@ The running sentence read by the four-head model (``page_data.json`` "running",
 figure, with its live button) and ``{{ head_effect_bars() }}`` (page 5: the
 guess's probability with all heads and with each head switched off).
 """
+
 from __future__ import annotations
 
 import sys
@@ -83,9 +84,29 @@ _HOOKS = str(Path(__file__).resolve().parent)  # the page_macros package sits ne
 if _HOOKS not in sys.path:
     sys.path.append(_HOOKS)
 from page_macros import microgpt, page3, page4, page5, running, tables
-from page_macros.engine import (DATA, MacroError, _grid, authored, ev, ex, ex_val, format_value, has, lookup,  # noqa: F401
-                                mh, mh_val, page_data_val, res, res_val, toy, toy_val, val, vocab_id, wt,
-                                wt_val)
+from page_macros.engine import (
+    DATA,
+    MacroError,
+    _grid,
+    authored,
+    ev,
+    ex,
+    ex_val,
+    format_value,
+    has,
+    lookup,  # noqa: F401
+    mh,
+    mh_val,
+    page_data_val,
+    res,
+    res_val,
+    toy,
+    toy_val,
+    val,
+    vocab_id,
+    wt,
+    wt_val,
+)
 from page_macros.page5 import WEAK_LEAN, _kind, compare_link
 from page_macros.quiz import QUIZ_SALT, quiz, quiz_html, quiz_order  # noqa: F401  (tests call them here)
 
@@ -93,14 +114,19 @@ from page_macros.quiz import QUIZ_SALT, quiz, quiz_html, quiz_order  # noqa: F40
 # ---------------------------------------------------------------------------
 # Page 5's words about the heads live in its Markdown; these give them their numbers.
 
+
 def head_ranks() -> dict:
     """Which head the knock-outs rank first and last (numbers only: page 5 words them)."""
     ko = val("heads.knockout")
     heads = len(ko["all"]["mask"])
     without = sorted(range(1, heads + 1), key=lambda h: ko[f"without_{h}"]["test_perplexity"])
-    return {"heads": heads, "least": without[0], "most": without[-1],
-            "best_alone": min(range(1, heads + 1), key=lambda h: ko[f"only_{h}"]["test_perplexity"]),
-            "most_changed": max(range(1, heads + 1), key=lambda h: ko[f"without_{h}"]["top_token_changed"])}
+    return {
+        "heads": heads,
+        "least": without[0],
+        "most": without[-1],
+        "best_alone": min(range(1, heads + 1), key=lambda h: ko[f"only_{h}"]["test_perplexity"]),
+        "most_changed": max(range(1, heads + 1), key=lambda h: ko[f"without_{h}"]["top_token_changed"]),
+    }
 
 
 def head_atlas_figure() -> Markup:
@@ -118,41 +144,73 @@ def head_atlas_figure() -> Markup:
             body.append(f'<tr><th scope="row">{label}</th>{cells}</tr>')
     cells = "".join(f"<td>{ev(f'heads.atlas.{models[-1]}.uniform.{k}', '.1%')}</td>" for k in kinds)
     body.append(f'<tr><th scope="row">Spread evenly</th>{cells}</tr>')
-    table = _grid("Average share of the final position's attention per kind of source (the figure's numbers)",
-                  header, body)
+    table = _grid(
+        "Average share of the final position's attention per kind of source (the figure's numbers)", header, body
+    )
     # The figure itself is drawn by the figures hook (site_src/hooks/lesson_figures/results.py) from heads.json,
     # in the site's themed SVG; this macro adds its numbers as a table.
-    return Markup('\n\n::figure:: head-atlas\n\n'
-                  f'<details class="mha-atlas__data"><summary>The atlas as a table</summary>{table}</details>\n\n')
+    return Markup(
+        "\n\n::figure:: head-atlas\n\n"
+        f'<details class="mha-atlas__data"><summary>The atlas as a table</summary>{table}</details>\n\n'
+    )
 
 
 MACROS = {
-    "ev": ev, "wt": wt, "toy": toy, "val": val, "wt_val": wt_val, "toy_val": toy_val, "has": has,
-    "vocab_id": vocab_id, "authored": authored, "quiz": quiz,
-    "runs_table": tables.runs_table, "aggregates_table": tables.aggregates_table,
-    "audit_table": tables.audit_table, "story": tables.story,
-    "toy_vocab_table": page3.toy_vocab_table, "toy_window_table": page3.toy_window_table,
+    "ev": ev,
+    "wt": wt,
+    "toy": toy,
+    "val": val,
+    "wt_val": wt_val,
+    "toy_val": toy_val,
+    "has": has,
+    "vocab_id": vocab_id,
+    "authored": authored,
+    "quiz": quiz,
+    "runs_table": tables.runs_table,
+    "aggregates_table": tables.aggregates_table,
+    "audit_table": tables.audit_table,
+    "story": tables.story,
+    "toy_vocab_table": page3.toy_vocab_table,
+    "toy_window_table": page3.toy_window_table,
     "real_prefix_table": page3.real_prefix_table,
-    "wt_matrix": page4.wt_matrix, "wt_mask": page4.wt_mask, "wt_final_weights": page4.wt_final_weights,
+    "wt_matrix": page4.wt_matrix,
+    "wt_mask": page4.wt_mask,
+    "wt_final_weights": page4.wt_final_weights,
     "top_table": page4.top_table,
-    "res": res, "res_val": res_val, "parameter_table": page5.parameter_table,
-    "attention_cost_table": page5.attention_cost_table, "knockout_table": page5.knockout_table,
-    "sweep_table": page5.sweep_table, "paired_table": page5.paired_table,
+    "res": res,
+    "res_val": res_val,
+    "parameter_table": page5.parameter_table,
+    "attention_cost_table": page5.attention_cost_table,
+    "knockout_table": page5.knockout_table,
+    "sweep_table": page5.sweep_table,
+    "paired_table": page5.paired_table,
     "head_atlas_figure": head_atlas_figure,
     # page 5 words these in its Markdown, so a sentence is edited where it is read: numbers, links and page-data text only
-    "head_ranks": head_ranks, "compare_link": compare_link, "WEAK_LEAN": WEAK_LEAN, "page_data_val": page_data_val,
-    "ex": ex, "ex_val": ex_val,
+    "head_ranks": head_ranks,
+    "compare_link": compare_link,
+    "WEAK_LEAN": WEAK_LEAN,
+    "page_data_val": page_data_val,
+    "ex": ex,
+    "ex_val": ex_val,
     # the running sentence read by the four-head model: the home page's first screen, page 5's per-head bars
-    "first_screen": running.first_screen, "head_effect_bars": running.head_effect_bars,
+    "first_screen": running.first_screen,
+    "head_effect_bars": running.head_effect_bars,
     # the microgpt page: where its heads matter (wasm_assets/microgpt_heads.json)
-    "mh": mh, "mh_val": mh_val, "mh_loss_table": microgpt.loss_table, "mh_lean_list": microgpt.lean_list,
+    "mh": mh,
+    "mh_val": mh_val,
+    "mh_loss_table": microgpt.loss_table,
+    "mh_lean_list": microgpt.lean_list,
     "mh_top_example": microgpt.top_example,
 }
 
 
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
-                             loader=jinja2.FileSystemLoader(Path(_HOOKS) / "page_macros" / "templates"))
+    env = jinja2.Environment(
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        loader=jinja2.FileSystemLoader(Path(_HOOKS) / "page_macros" / "templates"),
+    )
     env.globals.update(MACROS)
     env.globals["fmt"] = format_value
     return env
@@ -160,6 +218,7 @@ def _environment() -> jinja2.Environment:
 
 # ---------------------------------------------------------------------------
 # MkDocs events.
+
 
 def on_pre_build(config) -> None:
     DATA.cache.clear()

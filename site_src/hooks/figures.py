@@ -24,6 +24,7 @@ part of the lesson). Colours come from CSS (``site_src/css/figures.css``): class
 give head 1..4 the site's head colours in light and dark mode, and text uses
 ``currentColor``, so the figures follow the page's colour scheme.
 """
+
 from __future__ import annotations
 
 import re
@@ -77,10 +78,12 @@ def render(name: str) -> str:
     if name not in FIGURES:
         raise FigureError(f"unknown figure '{name}'; known: {', '.join(sorted(FIGURES))}")
     body, caption = FIGURES[name]()
-    return (f'\n<figure class="mha-fig" id="fig-{name}" data-fig="{name}">'
-            # focusable: on a phone a figure too wide for its text to stay readable scrolls sideways
-            f'<div class="mha-fig__scroll" tabindex="0">{body}</div>{STATUS.get(name, "")}'
-            f"<figcaption>{_caption_html(caption)}</figcaption></figure>\n")
+    return (
+        f'\n<figure class="mha-fig" id="fig-{name}" data-fig="{name}">'
+        # focusable: on a phone a figure too wide for its text to stay readable scrolls sideways
+        f'<div class="mha-fig__scroll" tabindex="0">{body}</div>{STATUS.get(name, "")}'
+        f"<figcaption>{_caption_html(caption)}</figcaption></figure>\n"
+    )
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

@@ -49,7 +49,10 @@ const started = clock();
 const here = (path) => pathToFileURL(path).href;
 const recipe = await import(new URL("../js/microgpt/exercise/heap_recipe.js", import.meta.url).href);
 const { loadPyodide } = await import(here(`${pyodideDir.replace(/\/$/, "")}/pyodide.mjs`));
-const sources = { sandboxSource: readFileSync(sandboxPath, "utf8"), diagnosisSource: readFileSync(diagnosisPath, "utf8") };
+const sources = {
+  sandboxSource: readFileSync(sandboxPath, "utf8"),
+  diagnosisSource: readFileSync(diagnosisPath, "utf8"),
+};
 fixedWorld();
 const py = await loadPyodide({ ...recipe.pyodideOptions(`${pyodideDir.replace(/\/$/, "")}/`), _makeSnapshot: true });
 const packed = recipe.takeHeap(py, sources);

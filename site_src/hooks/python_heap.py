@@ -17,6 +17,7 @@ The heap is reproducible (same files, same bytes) and cached in the system
 temp folder, keyed by everything that goes into it, so rebuilds while serving
 take no time. Without Node the build stops with a message saying so.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -44,8 +45,10 @@ def _node_version() -> str:
     try:
         proc = subprocess.run(["node", "--version"], capture_output=True, text=True, timeout=60)
     except FileNotFoundError:
-        raise Abort("node is not installed: the build makes the exercise's Python heap with it "
-                    "(install Node.js 20 and run `npm ci`).") from None
+        raise Abort(
+            "node is not installed: the build makes the exercise's Python heap with it "
+            "(install Node.js 20 and run `npm ci`)."
+        ) from None
     if proc.returncode:
         raise Abort(f"node does not run ({proc.stderr.strip()}): install Node.js 20.")
     return proc.stdout.strip()
@@ -67,18 +70,29 @@ def make_heap(pyodide: Path) -> Path:
     log.info("python_heap: starting Pyodide in Node to make the exercise's heap (a few seconds)")
     with tempfile.TemporaryDirectory(prefix="mha-heap-") as tmp:
         out = Path(tmp) / "heap.bin"
-        proc = subprocess.run(["node", "--no-warnings", str(MAKER), str(pyodide), str(SANDBOX), str(DIAGNOSIS), str(out)],
-                              cwd=ROOT, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            ["node", "--no-warnings", str(MAKER), str(pyodide), str(SANDBOX), str(DIAGNOSIS), str(out)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if proc.returncode or not out.is_file():
             last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
-            raise Abort(f"Node could not make the exercise's Python heap ({last}); "
-                        f"run `node {MAKER.relative_to(ROOT)} ...` by hand to see why.")
+            raise Abort(
+                f"Node could not make the exercise's Python heap ({last}); "
+                f"run `node {MAKER.relative_to(ROOT)} ...` by hand to see why."
+            )
         summary = json.loads(proc.stdout.strip().splitlines()[-1])
         staged = cached.with_suffix(".tmp")
         shutil.copyfile(out, staged)
         staged.replace(cached)
-    log.info("python_heap: %.1f MB heap of Pyodide %s made in %.1f s", summary["bytes"] / 1e6, summary["pyodide"],
-             summary["ms"] / 1000)
+    log.info(
+        "python_heap: %.1f MB heap of Pyodide %s made in %.1f s",
+        summary["bytes"] / 1e6,
+        summary["pyodide"],
+        summary["ms"] / 1000,
+    )
     return cached
 
 
@@ -86,7 +100,9 @@ def post_build(config) -> None:
     site = Path(config["site_dir"])
     pyodide = site / PYODIDE_REL
     if not (pyodide / "pyodide.mjs").is_file():
-        raise Abort(f"{PYODIDE_REL}/pyodide.mjs is missing from the built site: keep python_heap after site_assets in build_steps.STEPS.")
+        raise Abort(
+            f"{PYODIDE_REL}/pyodide.mjs is missing from the built site: keep python_heap after site_assets in build_steps.STEPS."
+        )
     target = site / HEAP_REL
     target.parent.mkdir(parents=True, exist_ok=True)
     staged = target.with_name(f".{target.name}.partial")

@@ -20,6 +20,7 @@ what it writes), it
 ``js/microgpt/`` like ``runner.js``, so the worker's and the site's addresses
 resolve as they do in the modules.
 """
+
 from __future__ import annotations
 
 import re
@@ -46,9 +47,23 @@ def bundle(site: Path) -> Path:
     out = site / BUNDLE
     staged = out.with_name(f".{out.name}.partial")
     proc = subprocess.run(
-        [str(ESBUILD), str(site / ENTRY), "--bundle", "--format=iife", "--minify", "--target=es2020",
-         "--define:import.meta.url=mhaPrestartUrl", f"--banner:js={BANNER}", f"--outfile={staged}",
-         "--log-level=warning"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        [
+            str(ESBUILD),
+            str(site / ENTRY),
+            "--bundle",
+            "--format=iife",
+            "--minify",
+            "--target=es2020",
+            "--define:import.meta.url=mhaPrestartUrl",
+            f"--banner:js={BANNER}",
+            f"--outfile={staged}",
+            "--log-level=warning",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if proc.returncode or not staged.is_file():
         raise Abort(f"esbuild could not bundle {ENTRY}:\n{proc.stderr.strip()}")
     staged.replace(out)
@@ -73,7 +88,7 @@ def on_post_page(output: str, page, config) -> str:
     # First in the head: a classic script waits for every stylesheet above it,
     # and the worker it creates starts only when the page's thread is free
     # between tasks, so it must be asked for before the theme's long scripts.
-    return output[:charset.end()] + "\n" + tag + output[charset.end():]
+    return output[: charset.end()] + "\n" + tag + output[charset.end() :]
 
 
 def post_build(config) -> None:

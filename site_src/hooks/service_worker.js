@@ -49,12 +49,18 @@ function isRuntimeFile(url) {
 
 // Query strings only tell the page's scripts something (?threads=2), so any
 // query still finds the precached page.
-precacheAndRoute(self.__WB_MANIFEST, { directoryIndex: "index.html", cleanURLs: false, ignoreURLParametersMatching: [/.*/] });
+precacheAndRoute(self.__WB_MANIFEST, {
+  directoryIndex: "index.html",
+  cleanURLs: false,
+  ignoreURLParametersMatching: [/.*/],
+});
 cleanupOutdatedCaches();
 
 // Only complete answers are stored: a 404 or a partial (206) response must not
 // be replayed later as if it were the file.
-const completeOnly = { cacheWillUpdate: async ({ response }) => (response && response.status === 200 ? response : null) };
+const completeOnly = {
+  cacheWillUpdate: async ({ response }) => (response && response.status === 200 ? response : null),
+};
 
 // --- Pyodide handed off by the exercise's worker ---
 // On a first visit the exercise's worker downloads Pyodide before this worker
@@ -162,7 +168,9 @@ const DAMAGED_HEADER = "X-Mha-Damaged";
 
 function damagedAnswer(url) {
   return new Response(`${sitePath(new URL(url))} arrived damaged twice: it does not match this build's digest.`, {
-    status: 502, statusText: "Damaged in transit", headers: { "Content-Type": "text/plain; charset=utf-8", [DAMAGED_HEADER]: "1" },
+    status: 502,
+    statusText: "Damaged in transit",
+    headers: { "Content-Type": "text/plain; charset=utf-8", [DAMAGED_HEADER]: "1" },
   });
 }
 
@@ -187,21 +195,28 @@ async function runtimeAnswer(request) {
   return damagedAnswer(url);
 }
 
-registerRoute(({ url, request }) => request.method === "GET" && isRuntimeFile(url), ({ request }) => runtimeAnswer(request));
+registerRoute(
+  ({ url, request }) => request.method === "GET" && isRuntimeFile(url),
+  ({ request }) => runtimeAnswer(request),
+);
 
 // Anything else of this site that is not precached (downloads, test vectors):
 // the network first, the last copy when offline. Not BUILD_FILE: it says which
 // build is live now, so it always comes from the network (or fails offline).
-registerRoute(({ url, request }) => request.method === "GET" && sitePath(url) !== null && sitePath(url) !== BUILD_FILE,
-  new NetworkFirst({ cacheName: OTHER_CACHE, plugins: [completeOnly] }));
+registerRoute(
+  ({ url, request }) => request.method === "GET" && sitePath(url) !== null && sitePath(url) !== BUILD_FILE,
+  new NetworkFirst({ cacheName: OTHER_CACHE, plugins: [completeOnly] }),
+);
 
 self.addEventListener("activate", (event) => {
-  event.waitUntil((async () => {
-    const keep = new Set([RUNTIME_CACHE, OTHER_CACHE]);
-    for (const name of await caches.keys()) {
-      if (name.startsWith("mha-") && !keep.has(name)) await caches.delete(name);
-    }
-  })());
+  event.waitUntil(
+    (async () => {
+      const keep = new Set([RUNTIME_CACHE, OTHER_CACHE]);
+      for (const name of await caches.keys()) {
+        if (name.startsWith("mha-") && !keep.has(name)) await caches.delete(name);
+      }
+    })(),
+  );
 });
 
 // Runtime files a page or its workers (Pyodide runs in one) downloaded before
@@ -227,7 +242,7 @@ async function copyFromHttpCache() {
   for (const group of ["vendor/pyodide/"]) {
     const urls = RUNTIME_FILES.filter((path) => path.startsWith(group)).map((path) => new URL(path, scope).href);
     const have = await Promise.all(urls.map((url) => cache.match(url)));
-    if (!have.some(Boolean) || await caches.has(HANDOFF_CACHE)) continue; // (see adoptHandoff)
+    if (!have.some(Boolean) || (await caches.has(HANDOFF_CACHE))) continue; // (see adoptHandoff)
     for (const [i, url] of urls.entries()) {
       if (have[i]) continue;
       try {
@@ -250,24 +265,26 @@ self.addEventListener("message", (event) => {
   // HTTP cache does not keep a file that large. One it holds in neither place is
   // stored the next time a page uses it.
   if (data.type === "CACHE_USED" && Array.isArray(data.urls)) {
-    event.waitUntil((async () => {
-      await adoptPageHandoff();
-      const cache = await caches.open(RUNTIME_CACHE);
-      for (const href of data.urls) {
-        let url;
-        try {
-          url = new URL(href);
-        } catch {
-          continue;
+    event.waitUntil(
+      (async () => {
+        await adoptPageHandoff();
+        const cache = await caches.open(RUNTIME_CACHE);
+        for (const href of data.urls) {
+          let url;
+          try {
+            url = new URL(href);
+          } catch {
+            continue;
+          }
+          if (!DIGESTS.has(url.href) || (await cache.match(url.href))) continue;
+          try {
+            await storeChecked(url.href, await fetch(url.href, { cache: "only-if-cached", mode: "same-origin" }));
+          } catch {
+            // not in the HTTP cache
+          }
         }
-        if (!DIGESTS.has(url.href) || await cache.match(url.href)) continue;
-        try {
-          await storeChecked(url.href, await fetch(url.href, { cache: "only-if-cached", mode: "same-origin" }));
-        } catch {
-          // not in the HTTP cache
-        }
-      }
-    })());
+      })(),
+    );
   }
 });
 

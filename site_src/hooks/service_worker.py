@@ -14,6 +14,7 @@ says what is left out). Cached on first use only: ``RUNTIME_PATTERN``.
 ``site_src/js/runtime/offline.js`` (started by main.js) registers the worker and says when a new build is ready.
 Nothing is downloaded at build time.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -43,17 +44,33 @@ RUNTIME_PATTERN = r"^(?:vendor/ort/|vendor/pyodide/|vendor/pyodide-heap/|wasm_as
 # vectors, the parity logits, the checkpoints). tests/site_build/test_precache_only_fetched.py
 # fails when a precached file is named by no script or page.
 NOT_FETCHED = [
-    "wasm_assets/checkpoints/**", "wasm_assets/parity.json", "wasm_assets/tokenizer_vectors.json",
-    "wasm_assets/example_search.json", "wasm_assets/page_data.json", "wasm_assets/heads.json",
-    "wasm_assets/head_sweep.json", "wasm_assets/toy_task.json", "wasm_assets/head_atlas.svg",
-    "wasm_assets/validation_traces.svg", "wasm_assets/mha-lesson.ipynb", "wasm_assets/notebook-requirements.txt",
+    "wasm_assets/checkpoints/**",
+    "wasm_assets/parity.json",
+    "wasm_assets/tokenizer_vectors.json",
+    "wasm_assets/example_search.json",
+    "wasm_assets/page_data.json",
+    "wasm_assets/heads.json",
+    "wasm_assets/head_sweep.json",
+    "wasm_assets/toy_task.json",
+    "wasm_assets/head_atlas.svg",
+    "wasm_assets/validation_traces.svg",
+    "wasm_assets/mha-lesson.ipynb",
+    "wasm_assets/notebook-requirements.txt",
     "wasm_assets/build-it-yourself.ipynb",
 ]
 # Not precached: the runtime files above, what no page fetches, downloads, source
 # maps and the search's other-language stemmers.
 PRECACHE_IGNORE = [
-    SW_NAME, BUILD_FILE, "vendor/ort/**", "vendor/pyodide/**", "vendor/pyodide-heap/**", "wasm_assets/models/*.onnx",
-    *NOT_FETCHED, "downloads/**", "**/*.map", "assets/javascripts/lunr/**",
+    SW_NAME,
+    BUILD_FILE,
+    "vendor/ort/**",
+    "vendor/pyodide/**",
+    "vendor/pyodide-heap/**",
+    "wasm_assets/models/*.onnx",
+    *NOT_FETCHED,
+    "downloads/**",
+    "**/*.map",
+    "assets/javascripts/lunr/**",
 ]
 PRECACHE_MAX_BYTES = 1_500_000
 
@@ -96,7 +113,7 @@ def runtime_digests(site: Path, files: list[str]) -> dict[str, str]:
     out = {}
     for rel, url in zip(files, runtime_urls(site, files)):
         folder = next((t for t in plain if rel.startswith(t)), None)
-        name = plain[folder] + rel[len(folder):] if folder else rel
+        name = plain[folder] + rel[len(folder) :] if folder else rel
         digest = digests.get(name) or short.get(name)
         if digest:
             out[url] = digest
@@ -112,15 +129,31 @@ def runtime_digest(site: Path, files: list[str]) -> str:
 
 
 def _bundle(out: Path, runtime_cache: str, files: list[str], digests: dict[str, str]) -> None:
-    for needed in (ESBUILD, NODE_MODULES / "workbox-build" / "package.json",
-                   NODE_MODULES / "workbox-precaching" / "package.json"):
+    for needed in (
+        ESBUILD,
+        NODE_MODULES / "workbox-build" / "package.json",
+        NODE_MODULES / "workbox-precaching" / "package.json",
+    ):
         if not needed.exists():
             raise Abort(f"{needed.relative_to(ROOT)} is missing: run `npm ci` in {ROOT} and build again.")
-    defines = {"RUNTIME_CACHE": runtime_cache, "OTHER_CACHE": "mha-other", "RUNTIME_PATTERN": RUNTIME_PATTERN,
-               "BUILD_FILE": BUILD_FILE}
-    args = [str(ESBUILD), str(SOURCE), "--bundle", "--format=iife", "--minify", "--target=es2020",
-            "--legal-comments=none", f"--outfile={out}", "--log-level=warning",
-            "--define:process.env.NODE_ENV=\"production\""]
+    defines = {
+        "RUNTIME_CACHE": runtime_cache,
+        "OTHER_CACHE": "mha-other",
+        "RUNTIME_PATTERN": RUNTIME_PATTERN,
+        "BUILD_FILE": BUILD_FILE,
+    }
+    args = [
+        str(ESBUILD),
+        str(SOURCE),
+        "--bundle",
+        "--format=iife",
+        "--minify",
+        "--target=es2020",
+        "--legal-comments=none",
+        f"--outfile={out}",
+        "--log-level=warning",
+        '--define:process.env.NODE_ENV="production"',
+    ]
     args += [f"--define:{key}={json.dumps(value)}" for key, value in defines.items()]
     args.append(f"--define:RUNTIME_FILES={json.dumps(files, separators=(',', ':'))}")
     args.append(f"--define:RUNTIME_DIGESTS={json.dumps(digests, separators=(',', ':'))}")
@@ -138,12 +171,16 @@ def build_service_worker(site: Path) -> dict:
         _bundle(bundled, runtime_cache, runtime_urls(site, files), runtime_digests(site, files))
         staged = Path(tmp) / SW_NAME
         config = {
-            "swSrc": str(bundled), "swDest": str(staged), "globDirectory": str(site),
-            "globPatterns": ["**/*"], "globIgnores": PRECACHE_IGNORE,
+            "swSrc": str(bundled),
+            "swDest": str(staged),
+            "globDirectory": str(site),
+            "globPatterns": ["**/*"],
+            "globIgnores": PRECACHE_IGNORE,
             "maximumFileSizeToCacheInBytes": PRECACHE_MAX_BYTES,
         }
-        proc = subprocess.run(["node", "-e", _INJECT], input=json.dumps(config), cwd=ROOT,
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            ["node", "-e", _INJECT], input=json.dumps(config), cwd=ROOT, capture_output=True, text=True, timeout=300
+        )
         if proc.returncode or not staged.is_file():
             raise Abort(f"workbox-build could not write the service worker: {proc.stderr.strip()}")
         summary = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -158,5 +195,10 @@ def post_build(config) -> None:
     summary = build_service_worker(Path(config["site_dir"]))
     for warning in summary.get("warnings") or []:
         log.warning("service_worker: %s", warning)
-    log.info("service_worker: %s precaches %d files (%d kB); runtime cache %s", SW_NAME,
-             summary["count"], summary["size"] // 1024, summary["runtime_cache"])
+    log.info(
+        "service_worker: %s precaches %d files (%d kB); runtime cache %s",
+        SW_NAME,
+        summary["count"],
+        summary["size"] // 1024,
+        summary["runtime_cache"],
+    )

@@ -14,6 +14,7 @@ After the pages are built it copies
 Nothing is fetched from the network; a missing ``node_modules`` stops the build
 with a message to run ``npm ci``.
 """
+
 from __future__ import annotations
 
 import json

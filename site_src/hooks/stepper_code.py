@@ -17,6 +17,7 @@ marked section of the files in ``FILES`` is written, so the widget may name
 any of them; a name the widget asks for that is missing here is a test failure
 (``tests/browser/lesson/test_stepper.py``), not a silent blank.
 """
+
 from __future__ import annotations
 
 import html as html_lib
@@ -50,8 +51,13 @@ def sections(root: Path = ROOT) -> dict:
         names = [m.group("name") for line in lines if (m := MARKER.match(line)) and m.group("name")]
         for name in names:
             section = read_section(path, name, root)
-            out[f"{path}#{name}"] = {"path": path, "name": name, "start": section.start, "end": section.end,
-                                     "html": highlight(section.text, lexer, formatter).rstrip("\n")}
+            out[f"{path}#{name}"] = {
+                "path": path,
+                "name": name,
+                "start": section.start,
+                "end": section.end,
+                "html": highlight(section.text, lexer, formatter).rstrip("\n"),
+            }
     return out
 
 

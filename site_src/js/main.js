@@ -52,7 +52,9 @@ function disposeLeftWidgets() {
       console.warn("widget dispose failed", err);
     }
     // Lets tests (and anything else) see that every widget of a left page was disposed.
-    document.dispatchEvent(new CustomEvent("mha:widget-disposed", { detail: { widget: root.dataset.mhaWidget, mounted: Boolean(mod) } }));
+    document.dispatchEvent(
+      new CustomEvent("mha:widget-disposed", { detail: { widget: root.dataset.mhaWidget, mounted: Boolean(mod) } }),
+    );
   }
 }
 
@@ -91,7 +93,10 @@ async function mountOne(root) {
     mounted.delete(root);
     if (leaving) return;
     console.warn(err);
-    showWidgetFailure(root, `its script (${new URL(path, import.meta.url).pathname.split("/").slice(-2).join("/")}) could not be loaded`);
+    showWidgetFailure(
+      root,
+      `its script (${new URL(path, import.meta.url).pathname.split("/").slice(-2).join("/")}) could not be loaded`,
+    );
     return;
   }
   // The page may have been left while the module loaded: then it is not mounted at all.
@@ -120,7 +125,8 @@ function showWidgetFailure(root, why) {
   const box = document.createElement("div");
   box.className = "mha-panel mha-panel--error";
   box.setAttribute("role", "alert");
-  box.textContent = `This interactive part could not start: ${why}. ` +
+  box.textContent =
+    `This interactive part could not start: ${why}. ` +
     "Reload the page; if it keeps failing, try a current Chrome, Edge, Firefox or Safari, " +
     "or tell the site's maintainer.";
   root.replaceChildren(box);

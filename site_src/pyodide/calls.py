@@ -14,6 +14,7 @@ knows nothing of any one exercise. A Check has two steps, as microgpt's:
    never finds it) and asks its ``explain(job, expected)`` for the words: the
    Hint's three tiers joined by SEP, '' when the numbers are right.
 """
+
 import importlib.util
 import json
 import sys
@@ -22,7 +23,7 @@ import sandbox
 from sandbox import _compile, _json, _namespace, _Quiet, _stop_note, _stop_of
 
 SEP = "\x1e"
-MAX_NUMBERS = 200_000   # numbers one Check may give back: more is a shape problem, not a slow answer
+MAX_NUMBERS = 200_000  # numbers one Check may give back: more is a shape problem, not a slow answer
 _job = {}
 
 
@@ -50,8 +51,11 @@ def plain(value, path="", budget=None):
 
 
 def _copy(value):
-    return [_copy(v) for v in value] if isinstance(value, list) else (dict((k, _copy(v)) for k, v in value.items())
-                                                                      if isinstance(value, dict) else value)
+    return (
+        [_copy(v) for v in value]
+        if isinstance(value, list)
+        else (dict((k, _copy(v)) for k, v in value.items()) if isinstance(value, dict) else value)
+    )
 
 
 def collect(source, inputs_json):
@@ -62,7 +66,7 @@ def collect(source, inputs_json):
         doc = json.loads(inputs_json)
         _job.update(doc=doc, source=source)
         _job.update(_collect(source, doc["function"], doc["calls"]))
-        sandbox.restore()   # explain with the interpreter as shipped, whatever the learner's code changed
+        sandbox.restore()  # explain with the interpreter as shipped, whatever the learner's code changed
         return _json(outputs=_job["outputs"], failed=bool(_job["problem"]), stop=_job["stop"])
     except BaseException as exc:  # noqa: B036 -- e.g. the page's interrupt inside the checker
         sandbox.restore()
@@ -83,8 +87,13 @@ def _collect(source, name, calls):
         exec(code, ns)
     except BaseException as exc:  # noqa: B036 -- the learner may raise anything
         if _stop_of(exc) in ("interrupt", "memory"):
-            return {"outputs": [], "problem": {"kind": "stop", "note": _stop_note(exc)}, "stop": _stop_of(exc),
-                    "fn": None, "ns": ns}
+            return {
+                "outputs": [],
+                "problem": {"kind": "stop", "note": _stop_note(exc)},
+                "stop": _stop_of(exc),
+                "fn": None,
+                "ns": ns,
+            }
         script_error = exc
     finally:
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
@@ -100,18 +109,32 @@ def _collect(source, name, calls):
         except BaseException as exc:  # noqa: B036
             stop = _stop_of(exc)
             if stop in ("interrupt", "memory"):
-                return {"outputs": outputs, "problem": {"kind": "stop", "note": _stop_note(exc)}, "stop": stop,
-                        "fn": fn, "ns": ns}
-            return {"outputs": outputs, "problem": {"kind": "raised", "exc": exc, "call": i}, "stop": "",
-                    "fn": fn, "ns": ns}
+                return {
+                    "outputs": outputs,
+                    "problem": {"kind": "stop", "note": _stop_note(exc)},
+                    "stop": stop,
+                    "fn": fn,
+                    "ns": ns,
+                }
+            return {
+                "outputs": outputs,
+                "problem": {"kind": "raised", "exc": exc, "call": i},
+                "stop": "",
+                "fn": fn,
+                "ns": ns,
+            }
         finally:
             sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
         try:
             outputs.append(plain(got))
         except NotNumbers as bad:
-            return {"outputs": outputs, "problem": {"kind": "not_numbers", "what": bad.what, "path": bad.path,
-                                                    "call": i, "value": got},
-                    "stop": "", "fn": fn, "ns": ns}
+            return {
+                "outputs": outputs,
+                "problem": {"kind": "not_numbers", "what": bad.what, "path": bad.path, "call": i, "value": got},
+                "stop": "",
+                "fn": fn,
+                "ns": ns,
+            }
     problem = {"kind": "error_after", "exc": script_error} if script_error is not None else None
     return {"outputs": outputs, "problem": problem, "stop": "", "fn": fn, "ns": ns}
 

@@ -21,6 +21,7 @@ or what ended the code early: "interrupt" (a KeyboardInterrupt: the page knows
 whether it sent one), "exit" (sys.exit) or "memory" (MemoryError). Tracebacks
 show only the frames of the learner's file, ``exercise.py``.
 """
+
 import builtins
 import gc
 import json
@@ -32,16 +33,16 @@ import traceback
 import types
 
 FILENAME = "exercise.py"
-HOME = os.getcwd()          # where the page writes microgpt-trained.json
-LINE_LIMIT = 400            # characters of one traceback line kept in a message
-OUTPUT_LIMIT = 20000        # characters a Run passes on; the rest is dropped here, cheaply
+HOME = os.getcwd()  # where the page writes microgpt-trained.json
+LINE_LIMIT = 400  # characters of one traceback line kept in a message
+OUTPUT_LIMIT = 20000  # characters a Run passes on; the rest is dropped here, cheaply
 
 
 # ---------------------------------------------------------------------------
 # A clean interpreter for every job.
 # ---------------------------------------------------------------------------
-IMMUTABLE = 1 << 8          # Py_TPFLAGS_IMMUTABLETYPE: classes written in C
-UNSETTABLE = ("__dict__", "__weakref__")    # a class's own descriptors, never set back
+IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: classes written in C
+UNSETTABLE = ("__dict__", "__weakref__")  # a class's own descriptors, never set back
 
 
 def _classes_and_functions(namespaces, seen):
@@ -65,8 +66,8 @@ def _classes_and_functions(namespaces, seen):
 
 def _unchanged(current, saved):
     try:
-        return current == saved      # in C, each value by identity first
-    except Exception:                # noqa: BLE001 -- a value that cannot compare: take a new copy
+        return current == saved  # in C, each value by identity first
+    except Exception:  # noqa: BLE001 -- a value that cannot compare: take a new copy
         return False
 
 
@@ -126,15 +127,14 @@ def _make_guard(survey):
     missing = object()
     module_dicts, class_dicts, function_parts = survey
     modules = dict(sys.modules)
-    lists = [(sys.path, list(sys.path)), (sys.meta_path, list(sys.meta_path)),
-             (sys.path_hooks, list(sys.path_hooks))]
+    lists = [(sys.path, list(sys.path)), (sys.meta_path, list(sys.meta_path)), (sys.path_hooks, list(sys.path_hooks))]
     importer_cache = dict(sys.path_importer_cache)
     environ = dict(os.environ)
     recursion = sys.getrecursionlimit()
     max_digits = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else None
     builtins_dict, builtins_saved = module_dicts["builtins"]
     sys_dict, sys_saved = module_dicts["sys"]
-    real_modules = sys.modules       # the interpreter's own table, even if sys.modules is rebound
+    real_modules = sys.modules  # the interpreter's own table, even if sys.modules is rebound
     setattr_, delattr_, chdir = setattr, delattr, os.chdir
     unsettable = UNSETTABLE
 
@@ -143,8 +143,9 @@ def _make_guard(survey):
         for entry in sys.path:
             if entry and os.path.exists(entry):
                 info = os.stat(entry)
-                found.append((entry, info.st_size, info.st_mtime,
-                              sorted(os.listdir(entry)) if os.path.isdir(entry) else None))
+                found.append(
+                    (entry, info.st_size, info.st_mtime, sorted(os.listdir(entry)) if os.path.isdir(entry) else None)
+                )
         return found
 
     library = library_files()
@@ -208,8 +209,14 @@ def _make_guard(survey):
         try:
             if library_files() != library:
                 return "your code changed the files of Python's standard library"
-            basics = (sum([1.5, 2.5]) == 4.0 and math.exp(0.0) == 1.0 and json.loads("[0.5]") == [0.5]
-                      and max([1, 3, 2]) == 3 and len("abc") == 3 and isinstance(1.0, float))
+            basics = (
+                sum([1.5, 2.5]) == 4.0
+                and math.exp(0.0) == 1.0
+                and json.loads("[0.5]") == [0.5]
+                and max([1, 3, 2]) == 3
+                and len("abc") == 3
+                and isinstance(1.0, float)
+            )
             if not basics:
                 return "your code changed how Python computes, in a way that could not be undone"
         except BaseException as exc:  # noqa: B036 -- any failure here means: do not trust it
@@ -231,8 +238,7 @@ def _not_started(*args):
 restore = healthy = remember = _not_started
 
 
-NO_INPUT = ("this exercise reads no input: input() has nothing to read here. "
-            "Write the values into your code instead.")
+NO_INPUT = "this exercise reads no input: input() has nothing to read here. Write the values into your code instead."
 
 
 def _no_input(prompt=""):

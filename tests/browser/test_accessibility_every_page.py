@@ -11,6 +11,7 @@ continuation boxes, site_src/js/compare/) and the microgpt page (CodeMirror's
 gutter contrast and the editor's and code listing's scroll regions,
 site_src/js/microgpt/). Remove the marks once those land.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,9 +24,19 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules/axe-core/axe.min.js"
-PAGES = ["", "lesson/1-why-more-heads/", "lesson/2-multihead-operation/", "lesson/3-training-examples/",
-         "lesson/4-model-training-generation/", "lesson/build/", "lesson/5-results/", "lesson/how-measured/", "compare/", "microgpt/",
-         "credits/"]
+PAGES = [
+    "",
+    "lesson/1-why-more-heads/",
+    "lesson/2-multihead-operation/",
+    "lesson/3-training-examples/",
+    "lesson/4-model-training-generation/",
+    "lesson/build/",
+    "lesson/5-results/",
+    "lesson/how-measured/",
+    "compare/",
+    "microgpt/",
+    "credits/",
+]
 
 
 def _params():
@@ -57,10 +68,10 @@ def test_no_serious_accessibility_violations(make_page, base_url, path, scheme):
     page.wait_for_load_state("networkidle")
     # Widgets replace their "loading" placeholders when they have mounted.
     page.wait_for_function("() => !document.querySelector('[data-mha-widget] .mha-noscript')")
-    if path == "lesson/build/":   # the editor and the prompt's rows come once the exercise has loaded
+    if path == "lesson/build/":  # the editor and the prompt's rows come once the exercise has loaded
         page.wait_for_function("() => window.mhaBuild")
         page.evaluate("() => window.mhaBuild.ready.then(() => true)")
-    if path == "microgpt/":   # Explore is built once the exercise's Python is ready (python_first.js)
+    if path == "microgpt/":  # Explore is built once the exercise's Python is ready (python_first.js)
         page.locator("[data-mha-widget='microgpt-explore'] .mgpt-compare").wait_for()
     expected = "slate" if scheme == "dark" else "default"
     assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == expected

@@ -5,6 +5,7 @@ few seconds, and never a trace of the runtime's internals.
 The service worker is blocked here (conftest.make_page), so every request
 reaches the routes.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("require_models")]
 FAILED_LOAD = (r"Failed to load resource", r"Failed to fetch dynamically imported module")
 # What onnxruntime's Emscripten loader prints when its .wasm is missing or damaged
 # (the console only; the page must say it in words).
-ENGINE_LOG = FAILED_LOAD + (r"wasm streaming compile failed", r"falling back to ArrayBuffer",
-                            r"failed to asynchronously prepare wasm", r"^Aborted\(")
+ENGINE_LOG = FAILED_LOAD + (
+    r"wasm streaming compile failed",
+    r"falling back to ArrayBuffer",
+    r"failed to asynchronously prepare wasm",
+    r"^Aborted\(",
+)
 NO_SUBTLE = "Object.defineProperty(Crypto.prototype, 'subtle', { get: () => undefined, configurable: true });"
 # Internals a learner must never be shown.
 INTERNALS = re.compile(r"ASSERTIONS|Aborted\(|messages above|Traceback|RuntimeError|undefined|\[object ")
@@ -69,9 +74,12 @@ def test_missing_onnxruntime_wasm_does_not_blame_the_model(make_page, base_url):
 
 def test_damaged_onnxruntime_wasm_is_refused(make_page, base_url):
     page, _ = make_page(allow_console=ENGINE_LOG)
-    text = compare_alert(page, base_url, route_pattern("vendor/ort/ort-wasm-simd-threaded.wasm"),
-                         lambda route: route.fulfill(status=200, body=b"<html>not wasm</html>",
-                                                     content_type="application/wasm"))
+    text = compare_alert(
+        page,
+        base_url,
+        route_pattern("vendor/ort/ort-wasm-simd-threaded.wasm"),
+        lambda route: route.fulfill(status=200, body=b"<html>not wasm</html>", content_type="application/wasm"),
+    )
     assert "ort-wasm-simd-threaded.wasm" in text and "damaged" in text and "model" not in text, text
 
 
@@ -79,8 +87,10 @@ def test_vocabulary_of_the_wrong_shape_is_refused(make_page, base_url, load_asse
     vocab = load_asset("vocab.json")
     short = {**vocab, "itos": vocab["itos"][:100]}  # the columns would fill with blanks
     page, _ = make_page(allow_console=FAILED_LOAD)
-    page.route(route_pattern("wasm_assets/vocab.json"), lambda route: route.fulfill(
-        status=200, body=json.dumps(short), content_type="application/json"))
+    page.route(
+        route_pattern("wasm_assets/vocab.json"),
+        lambda route: route.fulfill(status=200, body=json.dumps(short), content_type="application/json"),
+    )
     page.goto(base_url + "compare/?backend=wasm")
     text = wait_text(page, ".mha-compare__alerts .mha-panel--error")
     assert "wasm_assets/vocab.json" in text and "wrong shape" in text, text
@@ -97,8 +107,10 @@ def test_model_checksum_runs_without_crypto_subtle(make_page, base_url, assets_d
         # Same size, one byte changed: only the digest can tell.
         data = bytearray((assets_dir / "models" / "one_head.onnx").read_bytes())
         data[len(data) // 2] ^= 0xFF
-        page.route(route_pattern("wasm_assets/models/one_head.onnx"), lambda route: route.fulfill(
-            status=200, body=bytes(data), content_type="application/octet-stream"))
+        page.route(
+            route_pattern("wasm_assets/models/one_head.onnx"),
+            lambda route: route.fulfill(status=200, body=bytes(data), content_type="application/octet-stream"),
+        )
     page.set_default_timeout(60000)
     page.goto(base_url + "compare/?backend=wasm")
     assert page.evaluate("() => window.crypto.subtle") is None
@@ -124,8 +136,11 @@ def test_missing_worksheet_says_so_once(make_page, base_url):
     widgets = page.locator("[data-mha-widget=worksheet], [data-mha-widget=head_explorer]")
     assert widgets.count() > 5
     # Wait until every worksheet widget has settled, then count the panels.
-    page.wait_for_function("""() => [...document.querySelectorAll('[data-mha-widget=worksheet]')]
-        .every((w) => w.hidden || w.querySelector('.mha-ws-failure'))""", timeout=SECONDS * 1000)
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('[data-mha-widget=worksheet]')]
+        .every((w) => w.hidden || w.querySelector('.mha-ws-failure'))""",
+        timeout=SECONDS * 1000,
+    )
     assert page.locator(".mha-ws-failure").count() == 1
     assert "wasm_assets/worksheet.json" in text and "missing on this site" in text and "Reload" in text, text
     assert not INTERNALS.search(text), text

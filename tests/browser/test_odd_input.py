@@ -1,6 +1,7 @@
 """Odd input in the browser: addresses, words and saved data a
 tester typed, each with a clear outcome and no uncaught error (the page watch
 fails a test on any)."""
+
 from __future__ import annotations
 
 import json
@@ -40,7 +41,9 @@ def test_a_long_word_never_widens_the_inspector(make_page, base_url):
         assert widest < 200, widest
         assert page.evaluate("() => document.documentElement.scrollWidth") <= width, width
         # The whole word is still there for screen readers and in the tooltip.
-        titles = page.evaluate("() => [...document.querySelectorAll('table.mha-heat th .mha-heat__label')].map((l) => l.title)")
+        titles = page.evaluate(
+            "() => [...document.querySelectorAll('table.mha-heat th .mha-heat__label')].map((l) => l.title)"
+        )
         assert any(t.startswith(word) for t in titles), [t[:40] for t in titles]
 
 
@@ -71,9 +74,15 @@ def test_model_names_from_the_address_are_only_the_manifests(make_page, base_url
 
 
 def test_saved_progress_is_validated_on_load(make_page, base_url):
-    invented = {"version": 1, "code": None, "solved": "yes", "failedChecks": 2, "revealed": "true",
-                "solvedCode": ["not", "text"],
-                "quiz": {"constructor": {"choice": 1, "correct": True}, "made_up": {"choice": 0, "correct": True}}}
+    invented = {
+        "version": 1,
+        "code": None,
+        "solved": "yes",
+        "failedChecks": 2,
+        "revealed": "true",
+        "solvedCode": ["not", "text"],
+        "quiz": {"constructor": {"choice": 1, "correct": True}, "made_up": {"choice": 0, "correct": True}},
+    }
     script = f"localStorage.setItem('mha-microgpt-progress', {json.dumps(json.dumps(invented))});"
     page, _ = make_page(init_script=script)
     page.set_default_timeout(60000)

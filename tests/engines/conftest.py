@@ -5,6 +5,7 @@ of one engine before it starts the next, so one browser runs at a time); ``site(
 serves the built site on a fresh origin (tests/engines/watched_server.py); ``tab()``
 opens a tab whose errors fail the test at its end.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -18,10 +19,14 @@ def engine(request):
     name = request.param
     try:
         # Chromium shares the session's Playwright browser (tests/conftest.py): one sync_playwright per process
-        started = drivers.ChromiumEngine(request.getfixturevalue("browser")) if name == "chromium" else drivers.start(name)
+        started = (
+            drivers.ChromiumEngine(request.getfixturevalue("browser")) if name == "chromium" else drivers.start(name)
+        )
     except drivers.EngineMissing as exc:
-        pytest.fail(f"{name}: {exc} is missing: install Debian's {drivers.PACKAGES[name]} "
-                    "(apt-get install), or run `make test`, which installs it.")
+        pytest.fail(
+            f"{name}: {exc} is missing: install Debian's {drivers.PACKAGES[name]} "
+            "(apt-get install), or run `make test`, which installs it."
+        )
     yield started
     started.quit()
 

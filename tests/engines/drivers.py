@@ -15,6 +15,7 @@ into every page's head): uncaught exceptions, unhandled rejections and console.e
 calls, kept in sessionStorage so those raised while a page is being left are read
 on the next page of the same origin.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,11 +38,11 @@ PACKAGES = {"chromium": "chromium", "firefox": "firefox-esr", "webkit": "webkit2
 # service worker without a copy): the engine's report of a network failure, not page code
 # failing. Firefox words it as an error of the page; the page itself says what is missing.
 NETWORK_FAILURES = (
-    r"Failed to load resource",                                    # Chromium
+    r"Failed to load resource",  # Chromium
     r"net::ERR_(INTERNET_DISCONNECTED|CONNECTION_REFUSED|FAILED)",  # Chromium
     r"Failed to load ‘[^’]*’\. A ServiceWorker (passed a promise to FetchEvent\.respondWith\(\) that rejected"
     r"|intercepted the request and encountered an unexpected error)",  # Firefox
-    r"The I/O read operation failed\.",                             # WebKit: a request cut short
+    r"The I/O read operation failed\.",  # WebKit: a request cut short
     # The theme's own request (search index, sitemap) cut short by a page being left: Material's
     # XMLHttpRequest wrapper turns it into an uncaught Error("Network error") (seen in WebKit offline).
     r"Network error[\s\S]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js",
@@ -128,6 +129,7 @@ class Engine:
 
 # -- Chromium ---------------------------------------------------------------------------------------
 
+
 class ChromiumTab(Tab):
     def __init__(self, engine, context):
         self.engine = engine
@@ -136,8 +138,14 @@ class ChromiumTab(Tab):
         self.page.set_default_timeout(TIMEOUT_S * 1000)
         self._errors: list[str] = []
         self.page.on("pageerror", lambda exc: self._errors.append(f"uncaught: {exc}"))
-        self.page.on("console", lambda m: self._errors.append(f"console error: {m.text} ({m.location.get('url', '')})")
-                     if m.type == "error" else None)
+        self.page.on(
+            "console",
+            lambda m: (
+                self._errors.append(f"console error: {m.text} ({m.location.get('url', '')})")
+                if m.type == "error"
+                else None
+            ),
+        )
 
     def goto(self, url):
         self.page.goto(url)
@@ -174,8 +182,9 @@ class ChromiumEngine(Engine):
 
     def open(self, width=1280, height=900):
         # Service workers on: the cross-engine set tests offline use.
-        return ChromiumTab(self, self.browser.new_context(viewport={"width": width, "height": height},
-                                                          service_workers="allow"))
+        return ChromiumTab(
+            self, self.browser.new_context(viewport={"width": width, "height": height}, service_workers="allow")
+        )
 
     def quit(self):
         if self._pw:  # a browser passed in belongs to whoever passed it
@@ -184,6 +193,7 @@ class ChromiumEngine(Engine):
 
 
 # -- Firefox ----------------------------------------------------------------------------------------
+
 
 class FirefoxTab(Tab):
     def __init__(self, engine, tab_id):
@@ -215,8 +225,14 @@ class FirefoxEngine(Engine):
         bridge = ROOT / "tests" / "engines" / "firefox_bridge.mjs"
         if not (ROOT / "node_modules" / "puppeteer-core").is_dir():
             raise EngineMissing("node_modules/puppeteer-core (run npm ci)")
-        self.proc = subprocess.Popen(["node", str(bridge)], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, env={**os.environ, "FIREFOX": FIREFOX})
+        self.proc = subprocess.Popen(
+            ["node", str(bridge)],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "FIREFOX": FIREFOX},
+        )
         self._next = 0
         self.version = self.call("version")
 
@@ -325,8 +341,12 @@ class _Xvfb:
             raise EngineMissing("Xvfb (apt-get install xvfb)")
         read, write = os.pipe()
         # -displayfd: the server writes the display number it chose once it accepts connections.
-        self.proc = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1920x1080x24", "-nolisten", "tcp"],
-                                     pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            ["Xvfb", "-displayfd", str(write), "-screen", "0", "1920x1080x24", "-nolisten", "tcp"],
+            pass_fds=(write,),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(write)
         with os.fdopen(read) as f:
             number = f.readline().strip()

@@ -10,6 +10,7 @@ engine (tests/engines/conftest.py), against the same build.
 An exercise page is one entry of EXERCISES (its path, what its page object is called,
 and the three answers), so a new exercise page joins every engine with one line.
 """
+
 from __future__ import annotations
 
 import re
@@ -191,8 +192,9 @@ def test_every_page_opens_offline_after_a_first_visit(engine, site, tab, built_s
     opened = {}
     for path in site_pages(built_site):
         t.goto(server.url + path)
-        title = t.wait_until("() => document.readyState === 'complete' && document.querySelector('h1')?.textContent.trim()",
-                             timeout_s=30)
+        title = t.wait_until(
+            "() => document.readyState === 'complete' && document.querySelector('h1')?.textContent.trim()", timeout_s=30
+        )
         opened[path] = title
     errors = t.errors(allow=NETWORK_FAILURES)  # files no page used online are not there: the pages say so
     assert not errors, f"{_label(engine)} offline: {errors}"
@@ -202,8 +204,12 @@ def test_every_page_opens_offline_after_a_first_visit(engine, site, tab, built_s
 # Leaving a page while it starts (its widgets loading, Python or the models starting), online and
 # offline, as tests/browser/ does in Chromium: the widgets are disposed on `pagehide` (main.js), and
 # a download cut short by leaving is not reported by the page (ort.js leaves onnxruntime's copy waiting).
-LEAVE_MID_START = [("lesson/2-multihead-operation/", "lesson/3-training-examples/"), ("compare/", ""),
-                   ("microgpt/", "credits/"), ("lesson/build/", "lesson/how-measured/")]
+LEAVE_MID_START = [
+    ("lesson/2-multihead-operation/", "lesson/3-training-examples/"),
+    ("compare/", ""),
+    ("microgpt/", "credits/"),
+    ("lesson/build/", "lesson/how-measured/"),
+]
 
 
 @pytest.mark.parametrize("offline", [False, True], ids=["online", "offline"])

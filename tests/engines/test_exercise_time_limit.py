@@ -10,6 +10,7 @@ started would run many times slower and overrun the limit; a job that runs alone
 touched. The page also records when each exercise worker was made and last spoke, so the test says
 plainly whether one was started before the job's worker gave its answer.
 """
+
 from __future__ import annotations
 
 import pytest

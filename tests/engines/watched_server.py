@@ -12,6 +12,7 @@ new origin, with no service worker, cache or storage of an earlier test, even in
 browser shared by the whole session. ``offline()`` closes it: the browser then meets
 refused connections, as on a lost line, and only the service worker can answer.
 """
+
 from __future__ import annotations
 
 import functools
@@ -76,7 +77,9 @@ class WatchedServer:
         """`head`: more HTML put first in every page's head, after the recorder (a test's own script)."""
         self.server = make_server(site, port=0, isolation=isolation, prefix=prefix, quiet=True)
         plain = self.server.RequestHandlerClass  # functools.partial(handler class, directory=site)
-        self.server.RequestHandlerClass = functools.partial(_handler_with_recorder(plain.func, head.encode()), *plain.args, **plain.keywords)
+        self.server.RequestHandlerClass = functools.partial(
+            _handler_with_recorder(plain.func, head.encode()), *plain.args, **plain.keywords
+        )
         self.url = server_url(self.server, prefix)
         self.thread = threading.Thread(target=self.server.serve_forever, name="watched-site", daemon=True)
         self.thread.start()

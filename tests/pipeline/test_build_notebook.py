@@ -4,6 +4,7 @@ The notebook is written from the exercise's one file and the pipeline's
 artefacts (export/lesson/build_notebook.py); it ships starters only. Its code
 cells run here in order, in one namespace, as a kernel would run them.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -52,7 +53,8 @@ def checks_said(printed: list[str]) -> dict[str, str]:
 def test_the_saved_notebook_is_the_one_its_inputs_give_now(saved):
     assert saved == build_notebook.build_notebook(), (
         "wasm_assets/build-it-yourself.ipynb differs from what its inputs give now; "
-        "run `python -m export.lesson.build_notebook` and commit it")
+        "run `python -m export.lesson.build_notebook` and commit it"
+    )
 
 
 def test_it_is_valid_nbformat_with_the_exercise_files_starter(saved):

@@ -5,6 +5,7 @@ the teaching graph (``four_heads.steps.onnx``), which runs the shipped file: a
 correct solution on these weights must give the graph's tensors within 1e-4,
 the tolerance the exercise states.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pyodide"))
 import build_solution  # noqa: E402  (the exercise's reference solution, plain Python)
 
 TOLERANCE = 1e-4  # the exercise's stated tolerance: float32 graph against Python floats
-PROMPTS = ("lily", "once upon a time there was a little girl named lily",
-           "the big dog ran to the park and saw a red ball under the tree")
+PROMPTS = (
+    "lily",
+    "once upon a time there was a little girl named lily",
+    "the big dog ran to the park and saw a red ball under the tree",
+)
 
 
 def test_build_weights_inputs_are_unchanged_since_it_was_written():
@@ -33,8 +37,10 @@ def test_build_weights_inputs_are_unchanged_since_it_was_written():
     if not art.build_weights.is_file():
         pytest.fail(f"{art.build_weights} is missing: run `python -m export build_weights`")
     stale = build_weights.stale_inputs(art)
-    assert not stale, (f"build_weights.json is stale: {', '.join(stale)} changed since it was written; "
-                       "run `python -m export build_weights` and commit wasm_assets/build_weights.json")
+    assert not stale, (
+        f"build_weights.json is stale: {', '.join(stale)} changed since it was written; "
+        "run `python -m export build_weights` and commit wasm_assets/build_weights.json"
+    )
 
 
 def test_build_weights_rebuilt_now_equal_the_committed_file():
@@ -58,8 +64,9 @@ def test_a_correct_solution_on_these_weights_gives_the_teaching_graphs_tensors(p
     vocab = json.loads(art.vocab.read_text())
     ids = prompt_history(vocab["itos"], prompt)
     n, heads = len(ids), doc["heads"]
-    out = teaching_graph.run(teaching_graph.session(art.teaching_onnx(build_weights.MODEL)),
-                             context_window(ids, vocab["T"]))
+    out = teaching_graph.run(
+        teaching_graph.session(art.teaching_onnx(build_weights.MODEL)), context_window(ids, vocab["T"])
+    )
     E = out["E"][0, -n:].tolist()
 
     def close(got, want):
@@ -80,8 +87,10 @@ def test_the_tail_graph_on_the_graphs_updated_row_gives_the_models_logits(prompt
     doc = json.loads(art.build_weights.read_text())
     assert doc["tail"]["sha256"] == build_weights.file_sha256(art.root / doc["tail"]["file"])
     vocab = json.loads(art.vocab.read_text())
-    out = teaching_graph.run(teaching_graph.session(art.teaching_onnx(build_weights.MODEL)),
-                             context_window(prompt_history(vocab["itos"], prompt), vocab["T"]))
+    out = teaching_graph.run(
+        teaching_graph.session(art.teaching_onnx(build_weights.MODEL)),
+        context_window(prompt_history(vocab["itos"], prompt), vocab["T"]),
+    )
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     tail = ort.InferenceSession(str(build_weights.tail_path(art)), opts, providers=["CPUExecutionProvider"])
@@ -93,4 +102,4 @@ def test_the_tail_graph_on_the_graphs_updated_row_gives_the_models_logits(prompt
 
 def test_the_tail_graph_holds_no_copy_of_the_weights():
     art = Artefacts()
-    assert build_weights.tail_path(art).stat().st_size < 4096   # every weight is read from four_heads.onnx
+    assert build_weights.tail_path(art).stat().st_size < 4096  # every weight is read from four_heads.onnx

@@ -3,6 +3,7 @@
 Also: a finished run is one whose checkpoint loads and matches its result file,
 a claim on a run ends when its owner is gone, and ``--device``.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,13 +27,34 @@ from tests.pipeline.test_registry_and_checkpoints import tiny_stories
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "wasm_assets" / "checkpoints" / "four_heads-seed11.pt"
-TINY = ["--vocab-size", "24", "--context", "8", "--updates", "4", "--batch-size", "8", "--eval-every", "2",
-        "--seeds", "11", "--models", "mlp,one_head", "--no-progress"]
+TINY = [
+    "--vocab-size",
+    "24",
+    "--context",
+    "8",
+    "--updates",
+    "4",
+    "--batch-size",
+    "8",
+    "--eval-every",
+    "2",
+    "--seeds",
+    "11",
+    "--models",
+    "mlp,one_head",
+    "--no-progress",
+]
 
 
 def cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "export", *map(str, args)], capture_output=True, text=True,
-                          timeout=300, cwd=cwd, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    return subprocess.run(
+        [sys.executable, "-m", "export", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
 
 
 def assert_refused(proc, *words):
@@ -51,15 +73,23 @@ def tiny(tmp_path_factory):
     folder = tmp_path_factory.mktemp("inputs")
     data = tiny_stories(folder / "tiny.txt")
     corpus = prepare_corpus(load_stories(data, 30, log=lambda m: None), C=24, T=8)
-    cfg = TrainConfig(updates=4, batch_size=8, seeds=(11,), models=("mlp", "one_head"), eval_every=2,
-                      selection_windows=64)
+    cfg = TrainConfig(
+        updates=4, batch_size=8, seeds=(11,), models=("mlp", "one_head"), eval_every=2, selection_windows=64
+    )
     run_protocol(corpus, cfg, folder / "runs", progress=False, log=lambda m: None)
     write_vocabulary(corpus, folder / "assets", log=lambda m: None)
-    return {"folder": folder, "data": data, "corpus": corpus, "cfg": cfg, "runs": folder / "runs",
-            "vocab": folder / "assets" / "vocab.json"}
+    return {
+        "folder": folder,
+        "data": data,
+        "corpus": corpus,
+        "cfg": cfg,
+        "runs": folder / "runs",
+        "vocab": folder / "assets" / "vocab.json",
+    }
 
 
 # generate ---------------------------------------------------------------------------------------
+
 
 def test_generate_reads_the_shipped_compact_checkpoint():
     proc = cli("generate", SHIPPED, "Lily saw a big dog.", "--max-new-tokens", 6)
@@ -68,8 +98,19 @@ def test_generate_reads_the_shipped_compact_checkpoint():
 
 
 def test_generate_reads_a_full_checkpoint(tiny):
-    proc = cli("generate", tiny["runs"] / "one_head-seed11" / "best.pt", "the cat sat", "--vocab", tiny["vocab"],
-               "--max-new-tokens", 4, "--temperature", 0.8, "--seed", 3)
+    proc = cli(
+        "generate",
+        tiny["runs"] / "one_head-seed11" / "best.pt",
+        "the cat sat",
+        "--vocab",
+        tiny["vocab"],
+        "--max-new-tokens",
+        4,
+        "--temperature",
+        0.8,
+        "--seed",
+        3,
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -82,8 +123,10 @@ def test_generate_refuses_a_vocabulary_with_the_same_size_but_other_words(tiny, 
     vocab["itos"] = vocab["itos"][:4] + list(reversed(vocab["itos"][4:]))  # same size, other ids
     other = tmp_path / "vocab.json"
     other.write_text(json.dumps(vocab))
-    assert_refused(cli("generate", tiny["runs"] / "mlp-seed11" / "best.pt", "the cat", "--vocab", other),
-                   "not the one the model was trained with")
+    assert_refused(
+        cli("generate", tiny["runs"] / "mlp-seed11" / "best.pt", "the cat", "--vocab", other),
+        "not the one the model was trained with",
+    )
 
 
 @pytest.mark.parametrize("value", ["-1", "nan", "inf", "warm"])
@@ -93,7 +136,9 @@ def test_generate_refuses_a_bad_temperature(value):
 
 def test_generate_names_a_missing_checkpoint_or_vocabulary(tmp_path):
     assert_refused(cli("generate", tmp_path / "none.pt", "Lily"), "none.pt not found")
-    assert_refused(cli("generate", SHIPPED, "Lily", "--vocab", tmp_path / "none.json"), "none.json not found", "--vocab")
+    assert_refused(
+        cli("generate", SHIPPED, "Lily", "--vocab", tmp_path / "none.json"), "none.json not found", "--vocab"
+    )
     (tmp_path / "bad.json").write_text("{not json")
     assert_refused(cli("generate", SHIPPED, "Lily", "--vocab", tmp_path / "bad.json"), "bad.json is not valid JSON")
 
@@ -106,23 +151,27 @@ def test_generate_names_a_damaged_checkpoint(tmp_path):
 
 # train ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("option, value, words", [
-    ("--updates", "0", ["--updates", "at least 1"]),
-    ("--eval-every", "0", ["--eval-every", "at least 1"]),
-    ("--batch-size", "0", ["--batch-size", "at least 1"]),
-    ("--context", "0", ["--context", "at least 1"]),
-    ("--vocab-size", "4", ["--vocab-size", "at least 5"]),
-    ("--seeds", "", ["--seeds", "at least one seed"]),
-    ("--seeds", " , ", ["--seeds", "at least one seed"]),
-    ("--models", "mlp,three_heads", ["--models", "three_heads"]),
-    ("--device", "tpu", ["--device"]),
-])
+
+@pytest.mark.parametrize(
+    "option, value, words",
+    [
+        ("--updates", "0", ["--updates", "at least 1"]),
+        ("--eval-every", "0", ["--eval-every", "at least 1"]),
+        ("--batch-size", "0", ["--batch-size", "at least 1"]),
+        ("--context", "0", ["--context", "at least 1"]),
+        ("--vocab-size", "4", ["--vocab-size", "at least 5"]),
+        ("--seeds", "", ["--seeds", "at least one seed"]),
+        ("--seeds", " , ", ["--seeds", "at least one seed"]),
+        ("--models", "mlp,three_heads", ["--models", "three_heads"]),
+        ("--device", "tpu", ["--device"]),
+    ],
+)
 def test_train_refuses_bad_settings_before_writing_anything(tiny, tmp_path, option, value, words):
     runs = tmp_path / "runs"
     settings = [a for a in TINY]
     if option in settings:
         i = settings.index(option)
-        del settings[i:i + 2]
+        del settings[i : i + 2]
     proc = cli("train", "--data", tiny["data"], "--runs", runs, *settings, f"{option}={value}")
     assert_refused(proc, *words)
     assert not runs.exists()
@@ -165,10 +214,14 @@ def test_a_checkpoint_that_does_not_match_its_result_is_redone(tiny, tmp_path):
 
 # device -----------------------------------------------------------------------------------------
 
+
 def test_device_choice_and_record(tiny, tmp_path):
     assert resolve_device("cpu").type == "cpu"
-    expected = "cuda" if torch.cuda.is_available() else (
-        "mps" if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available() else "cpu")
+    expected = (
+        "cuda"
+        if torch.cuda.is_available()
+        else ("mps" if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available() else "cpu")
+    )
     assert resolve_device("auto").type == expected
     proc = cli("train", "--data", tiny["data"], "--runs", tmp_path / "runs", *TINY, "--device", "cpu")
     assert proc.returncode == 0, proc.stderr
@@ -179,6 +232,7 @@ def test_device_choice_and_record(tiny, tmp_path):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
 def test_asking_for_a_missing_device_is_refused(tiny, tmp_path):
-    assert_refused(cli("train", "--data", tiny["data"], "--runs", tmp_path / "runs", *TINY, "--device", "cuda"),
-                   "no cuda device")
+    assert_refused(
+        cli("train", "--data", tiny["data"], "--runs", tmp_path / "runs", *TINY, "--device", "cuda"), "no cuda device"
+    )
     assert not (tmp_path / "runs").exists()

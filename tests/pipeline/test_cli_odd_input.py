@@ -1,6 +1,7 @@
 """Options of ``python -m export`` that used to crash, allocate gigabytes or be
 ignored: each now exits 2 with one line naming the option or file and
 what to do, and leaves nothing behind. Run in temporary folders on copies."""
+
 from __future__ import annotations
 
 import os
@@ -37,8 +38,12 @@ def _refused_and_clean(work_dir: Path, args, *words):
 def test_threads_beyond_the_machine(work):
     folder, data = work
     too_many = (os.cpu_count() or 1) + 1
-    _refused_and_clean(folder, ["train", "--data", data, "--threads", too_many, "--runs", folder / "runs"],
-                       "--threads", f"at most {os.cpu_count()}")
+    _refused_and_clean(
+        folder,
+        ["train", "--data", data, "--threads", too_many, "--runs", folder / "runs"],
+        "--threads",
+        f"at most {os.cpu_count()}",
+    )
 
 
 def test_data_that_is_a_folder_or_a_named_pipe(work):
@@ -56,8 +61,9 @@ def test_from_hub_with_data(work):
 
 def test_seed_beyond_64_bits_before_any_run_folder(work):
     folder, data = work
-    _refused_and_clean(folder, ["train", "--data", data, "--seeds", 2**64 + 5, "--runs", folder / "runs"],
-                       "--seeds", "64 bits")
+    _refused_and_clean(
+        folder, ["train", "--data", data, "--seeds", 2**64 + 5, "--runs", folder / "runs"], "--seeds", "64 bits"
+    )
 
 
 def test_context_too_large(work):
@@ -85,8 +91,12 @@ def test_junk_checkpoint_for_generate(work):
     folder, _ = work
     junk = folder / "junk.pt"
     junk.write_bytes(b"this is no checkpoint\n" * 10)
-    _refused_and_clean(folder, ["generate", junk, "once", "--vocab", ROOT / "wasm_assets/vocab.json"],
-                       "junk.pt", "not a PyTorch checkpoint")
+    _refused_and_clean(
+        folder,
+        ["generate", junk, "once", "--vocab", ROOT / "wasm_assets/vocab.json"],
+        "junk.pt",
+        "not a PyTorch checkpoint",
+    )
 
 
 @pytest.mark.parametrize("temperature", ["1e-320", "5e-324", str(MIN_TEMPERATURE / 2)])
@@ -94,8 +104,12 @@ def test_tiny_temperatures_are_refused_like_in_the_browser(work, temperature):
     folder, _ = work
     if not SHIPPED.is_file():
         pytest.skip("no shipped checkpoint")
-    _refused_and_clean(folder, ["generate", SHIPPED, "once", "--temperature", temperature,
-                                "--vocab", ROOT / "wasm_assets/vocab.json"], "--temperature", str(MIN_TEMPERATURE))
+    _refused_and_clean(
+        folder,
+        ["generate", SHIPPED, "once", "--temperature", temperature, "--vocab", ROOT / "wasm_assets/vocab.json"],
+        "--temperature",
+        str(MIN_TEMPERATURE),
+    )
     with pytest.raises(ValueError, match=str(MIN_TEMPERATURE)):
         check_temperature(float(temperature))
     check_temperature(0.0)

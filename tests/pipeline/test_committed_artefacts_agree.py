@@ -1,4 +1,5 @@
 """The committed artefacts in wasm_assets/ agree with each other, with the data and with PyTorch."""
+
 import json
 from pathlib import Path
 
@@ -12,8 +13,16 @@ from export.data import DEFAULT_DATA, load_stories
 from export.evidence import validate
 from export.generate import generate_ids, prompt_history
 from export.checkpoints import load_compact
-from export.onnx_export import (PARITY_TOL, all_head_masks, feeds, mask_parity, ort_logits, ort_perplexity,
-                                ort_predictor, session)
+from export.onnx_export import (
+    PARITY_TOL,
+    all_head_masks,
+    feeds,
+    mask_parity,
+    ort_logits,
+    ort_perplexity,
+    ort_predictor,
+    session,
+)
 from export.protocol import aggregate
 from export.train import RunResult
 from export.wordlm import tokenize
@@ -66,7 +75,8 @@ def test_aggregates_are_recomputed_from_the_runs(evidence):
             assert agg[key] == pytest.approx(again[name][key], rel=1e-12)
     one, four = evidence["aggregates"]["one_head"], evidence["aggregates"]["four_heads"]
     assert evidence["comparison"]["relative_change_four_vs_one"] == pytest.approx(
-        four["perplexity_mean"] / one["perplexity_mean"] - 1)
+        four["perplexity_mean"] / one["perplexity_mean"] - 1
+    )
 
 
 def test_vocabulary_models_and_evidence_agree(evidence, manifest, sessions):

@@ -5,6 +5,7 @@ candidate sentence of a small grammar, each scored by how clearly two heads of t
 shipped four-head model read different earlier words, and the chosen one. The page says
 it was chosen from N candidates and how typical that is; these tests keep the file honest.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,6 +30,7 @@ def test_every_candidate_is_in_the_vocabulary(stored):
     texts = example_search.candidates()
     assert stored["n_candidates"] == len(texts) == len(stored["candidates"])
     from export.wordlm import tokenize
+
     missing = {w for t in texts for w in tokenize(t) if w not in itos}
     assert not missing, f"candidate words outside vocab.json: {sorted(missing)}"
 
@@ -48,7 +50,9 @@ def test_the_chosen_sentence_is_the_best_scored_and_two_heads_differ(stored):
         assert chosen["weights"][h - 1][j] >= chosen["score"] - 1e-6
     for row in chosen["weights"]:
         assert abs(sum(row) - 1) < 1e-4
-    assert 0 <= stored["share_clear"] <= 1 and stored["n_clear"] == round(stored["share_clear"] * stored["n_candidates"])
+    assert 0 <= stored["share_clear"] <= 1 and stored["n_clear"] == round(
+        stored["share_clear"] * stored["n_candidates"]
+    )
     assert stored["n_sharp"] == sum(c["score"] >= stored["sharp_threshold"] for c in stored["candidates"])
 
 
@@ -67,8 +71,13 @@ def test_switching_one_head_off_changes_the_chosen_guess():
 
     stored = json.loads(assets.example_search.read_text(encoding="utf-8"))
     vocab = json.loads(assets.vocab.read_text(encoding="utf-8"))
-    out = read(assets.model_onnx(example_search.MODEL).read_bytes(), vocab["itos"], vocab["T"],
-               stored["sentence"], most_heads_model().heads)
+    out = read(
+        assets.model_onnx(example_search.MODEL).read_bytes(),
+        vocab["itos"],
+        vocab["T"],
+        stored["sentence"],
+        most_heads_model().heads,
+    )
     assert out["guess"] == stored["chosen"]["guess"]
     assert [w["head"] for w in out["without"] if w["changed"]] == stored["chosen"]["guess_changed_without"]
 
@@ -87,9 +96,15 @@ def test_a_fresh_search_gives_the_stored_result(stored, tmp_path):
 
 def test_split_score_sets_bos_and_the_receiver_aside():
     import numpy as np
+
     words = ["<BOS>", "he", "saw", "a", "hat"]
-    w = np.array([[0.9, 0.05, 0.0, 0.0, 0.05],   # head 1 mostly on BOS; favourite earlier word: he
-                  [0.0, 0.0, 0.7, 0.0, 0.3]])    # head 2: saw
+    # head 2: saw
+    w = np.array(
+        [
+            [0.9, 0.05, 0.0, 0.0, 0.05],  # head 1 mostly on BOS; favourite earlier word: he
+            [0.0, 0.0, 0.7, 0.0, 0.3],
+        ]
+    )
     out = example_search.split_score(w, words)
     assert out["favourites"] == ["he", "saw"] and out["heads"] == [1, 2]
     assert out["score"] == pytest.approx(0.05)
@@ -109,8 +124,10 @@ def test_every_sentence_the_pages_run_through_a_model_is_in_the_vocabulary():
     sentences = {
         "page 1": json.loads(assets.example_search.read_text(encoding="utf-8"))["chosen"]["text"],
         "page 5 preset": evidence["preset"]["prompt"],
-        **{f"page 4 row {i}": " ".join(t for t in row["prefix"] if t != "<BOS>")
-           for i, row in enumerate(walkthrough["rows"])},
+        **{
+            f"page 4 row {i}": " ".join(t for t in row["prefix"] if t != "<BOS>")
+            for i, row in enumerate(walkthrough["rows"])
+        },
     }
     for where, text in sentences.items():
         unknown = [w for w in tokenize(text) if w not in itos]

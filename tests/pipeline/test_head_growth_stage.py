@@ -7,6 +7,7 @@ ones its own saved weights give. The committed artefact is checked against the
 shipped run's figures in evidence.json and, where the rerun's snapshots are on
 disk (runs/head-growth/), against the final snapshot's weights.
 """
+
 from __future__ import annotations
 
 import json
@@ -105,6 +106,7 @@ def test_each_snapshot_measures_its_own_weights(tiny):
 
 # --------------------------------------------------------------------------- the committed artefact
 
+
 @pytest.fixture(scope="module")
 def growth():
     path = Artefacts().head_growth
@@ -155,7 +157,10 @@ def test_page_figure_draws_the_artefact(growth):
     spec.loader.exec_module(mod)
     out = mod.render("head-growth")
     got = re.findall(r'data-head="(\d+)" data-snapshot="(\d+)" data-change="([^"]+)"', out)
-    want = [(h, i, s["knockout"][f"without_{h}"]["perplexity_change"])
-            for i, s in enumerate(growth["snapshots"]) for h in range(1, len(s["atlas"]) + 1)]
+    want = [
+        (h, i, s["knockout"][f"without_{h}"]["perplexity_change"])
+        for i, s in enumerate(growth["snapshots"])
+        for h in range(1, len(s["atlas"]) + 1)
+    ]
     assert sorted((int(h), int(i), float(c)) for h, i, c in got) == sorted(want)
     assert f"{growth['rerun']['test_perplexity']:.2f}" in out and f"{growth['shipped']['test_perplexity']:.2f}" in out

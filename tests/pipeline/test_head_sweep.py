@@ -1,4 +1,5 @@
 """The head-count sweep (page 5, "How many heads?"): its stage on tiny runs, and the committed artefact."""
+
 import json
 import math
 import statistics
@@ -14,13 +15,25 @@ from export.models import MODELS, get_spec
 from tolerance import FLOAT32_REL, assert_close_tree
 
 WORDS = "the cat sat on a mat and the dog ran to the big red ball while lily sang".split()
-TINY = ["--updates", "4", "--batch-size", "8", "--eval-every", "2", "--vocab-size", "24", "--context", "8",
-        "--no-progress"]
+TINY = [
+    "--updates",
+    "4",
+    "--batch-size",
+    "8",
+    "--eval-every",
+    "2",
+    "--vocab-size",
+    "24",
+    "--context",
+    "8",
+    "--no-progress",
+]
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "export", *map(str, args)], capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "export", *map(str, args)], capture_output=True, text=True, timeout=600
+    )
 
 
 def test_the_sweep_is_every_attention_model_of_the_registry_at_one_width():
@@ -35,11 +48,17 @@ def test_the_sweep_is_every_attention_model_of_the_registry_at_one_width():
 def tiny_sweep(tmp_path_factory):
     folder = tmp_path_factory.mktemp("sweep")
     data = folder / "tiny.txt"
-    data.write_text("".join(" ".join(WORDS[(i * 7 + j) % len(WORDS)] for j in range(6 + i % 9)).capitalize()
-                            + ". The end.\n<|endoftext|>\n" for i in range(30)))
+    data.write_text(
+        "".join(
+            " ".join(WORDS[(i * 7 + j) % len(WORDS)] for j in range(6 + i % 9)).capitalize()
+            + ". The end.\n<|endoftext|>\n"
+            for i in range(30)
+        )
+    )
     runs, out = folder / "runs", folder / "out"
-    trained = run_cli("train", "--data", data, "--runs", runs, "--seeds", "11,29",
-                      "--models", ",".join(sweep_models()), *TINY)
+    trained = run_cli(
+        "train", "--data", data, "--runs", runs, "--seeds", "11,29", "--models", ",".join(sweep_models()), *TINY
+    )
     assert trained.returncode == 0, trained.stderr
     vocab = run_cli("vocab", "--data", data, "--vocab-size", "24", "--context", "8", "--out", out)
     assert vocab.returncode == 0, vocab.stderr
@@ -108,6 +127,7 @@ def test_a_missing_or_unlike_run_is_refused_in_one_line(tiny_sweep, tmp_path):
 
 # The committed artefact ------------------------------------------------------------------------------
 
+
 def _committed():
     path = Artefacts().head_sweep
     if not path.is_file():
@@ -127,8 +147,9 @@ def test_the_committed_sweep_has_five_head_counts_by_three_seeds_and_equal_sizes
             assert set(r) == fields and r["updates"] == evidence["protocol"]["updates"]
             assert r["key"]["corpus"] == evidence["runs"][0]["key"]["corpus"]
     seeds = sweep["seeds"]
-    assert_close_tree(sweep["findings"], findings(sweep["models"], seeds, seeds + sweep["extra_seeds"]),
-                      rel=FLOAT32_REL)
+    assert_close_tree(
+        sweep["findings"], findings(sweep["models"], seeds, seeds + sweep["extra_seeds"]), rel=FLOAT32_REL
+    )
     for m in sweep["models"]:  # an extra seed's run was trained like the source's
         for r in m["extra_runs"]:
             assert r["seed"] in sweep["extra_seeds"] and r["key"] == m["runs"][0]["key"]

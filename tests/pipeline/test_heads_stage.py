@@ -1,4 +1,5 @@
 """The heads stage: knock-out perplexities and the head atlas (export/heads.py), and page 5's section built from them."""
+
 from __future__ import annotations
 
 import html
@@ -52,8 +53,9 @@ def test_evidence_embeds_the_stage_artefact_and_the_figure_is_drawn_from_it(evid
 def test_knockout_table_is_consistent(evidence, heads):
     ko = heads["knockout"]
     assert list(ko) == list(knockout_masks(4))
-    assert ko["all"]["test_perplexity"] == pytest.approx(evidence["onnx"]["four_heads"]["test_perplexity_shipped"],
-                                                         rel=1e-5)
+    assert ko["all"]["test_perplexity"] == pytest.approx(
+        evidence["onnx"]["four_heads"]["test_perplexity_shipped"], rel=1e-5
+    )
     assert ko["all"]["top_token_changed"] == 0
     for row in ko.values():
         assert row["test_perplexity"] == pytest.approx(math.exp(row["test_loss"]), rel=1e-12)
@@ -84,7 +86,7 @@ def test_clearest_windows_rebuild_from_their_prompts(heads, load_asset):
             window = context_window(prompt_history(itos, c["prompt"]), 64)
             assert [itos[i] for i in window if i != 0] == c["tokens"]
             words = c["tokens"][1:] if c["tokens"][0] == "<BOS>" else c["tokens"]
-            assert tokenize(c["prompt"])[-len(words):] == words
+            assert tokenize(c["prompt"])[-len(words) :] == words
             with torch.no_grad():
                 _, A = model(torch.tensor([window]), return_attention=True)
             weights = A[0, head["head"] - 1].numpy()
@@ -112,9 +114,24 @@ def test_heads_refuses_another_data_file_and_writes_nothing(tmp_path):
     (out / "evidence.json").write_text((ASSETS / "evidence.json").read_text())
     data = tmp_path / "stories.txt"
     data.write_text("Tom had a ball.\n<|endoftext|>\nLily saw a cat.\n<|endoftext|>\nA dog ran.\n<|endoftext|>\n")
-    proc = subprocess.run([sys.executable, "-m", "export", "heads", "--data", str(data), "--out", str(out),
-                           "--checkpoints", str(ASSETS / "checkpoints")], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "export",
+            "heads",
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+            "--checkpoints",
+            str(ASSETS / "checkpoints"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "differs from the one evidence.json was made from" in lines[0], proc.stderr
@@ -136,19 +153,20 @@ def appendix_page(built_site):
 
 
 def test_page5_knockout_table_and_atlas_come_from_the_evidence(results_page, appendix_page, heads):
-    section = results_page[results_page.index('id="what-each-head-does"'):]
+    section = results_page[results_page.index('id="what-each-head-does"') :]
     for name in heads["knockout"]:
         assert f'data-ev="heads.knockout.{name}.test_perplexity"' in section, name
-    assert 'how-measured/#atlas' in section  # page 5 links the atlas where it now lives
-    section = appendix_page[appendix_page.index('id="atlas"'):]
+    assert "how-measured/#atlas" in section  # page 5 links the atlas where it now lives
+    section = appendix_page[appendix_page.index('id="atlas"') :]
     for name, model_atlas in heads["atlas"].items():
         for i, _ in enumerate(model_atlas["heads"]):
             for kind in KINDS:
                 assert f'data-ev="heads.atlas.{name}.heads.{i}.share.{kind}"' in section
     # the atlas is the figures hook's themed SVG, described in words (its <desc>) and by the table
     # (attribute order is free: inside a door md_in_html writes the figure's attributes again)
-    desc = re.search(r'<figure [^>]*id="fig-head-atlas"[^>]*>.*?<desc id="fig-head-atlas-desc">([^<]+)</desc>',
-                     section, re.S)
+    desc = re.search(
+        r'<figure [^>]*id="fig-head-atlas"[^>]*>.*?<desc id="fig-head-atlas-desc">([^<]+)</desc>', section, re.S
+    )
     assert desc and len(desc.group(1)) > 80
     assert "<figcaption>" in section and "The atlas as a table" in section
     assert "tendencies" in section and "not jobs anyone gave the heads" in section
@@ -166,8 +184,8 @@ def test_page5_links_open_each_heads_clearest_window(appendix_page, heads):
 
 def test_page5_quiz_uses_the_knockout(results_page, heads):
     """The knock-out question reasons from the table: the head whose removal costs least, its numbers from the evidence."""
-    quiz = results_page[results_page.index("costs the least"):]
-    quiz = quiz[:quiz.index("</details>")]
+    quiz = results_page[results_page.index("costs the least") :]
+    quiz = quiz[: quiz.index("</details>")]
     ko = heads["knockout"]
     least = min(range(1, 5), key=lambda h: ko[f"without_{h}"]["test_perplexity"])
     assert f"Switched off alone, head {least} costs the least" in results_page
@@ -182,7 +200,7 @@ def test_one_head_palette_across_the_site(heads):
     from export.heads import SITE_HEAD_PALETTE, head_colours
 
     css = (Path(__file__).resolve().parents[2] / "wasm_assets/palette.css").read_text()
-    light = css[:css.index("slate")]  # the first block holds the light scheme's values
+    light = css[: css.index("slate")]  # the first block holds the light scheme's values
     found = [_re.search(rf"--mha-head-{k}:\s*(#[0-9a-fA-F]{{6}})", light).group(1).lower() for k in range(1, 5)]
     assert found == list(SITE_HEAD_PALETTE)
     assert heads["colours"] == head_colours()

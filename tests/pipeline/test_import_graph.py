@@ -8,6 +8,7 @@ and the stage graph's ``module:function`` references too (export/stages.py
 imports each stage's module only when the stage runs), and fails on a cycle,
 naming it.
 """
+
 from __future__ import annotations
 
 import ast
@@ -69,7 +70,7 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             if nxt not in state and (cycle := visit(nxt)):
                 return cycle
         path.pop()

@@ -6,6 +6,7 @@ Make prints a command as it starts it, and the commands' own output (buffered,
 to a pipe) comes when they end, so three run commands printed before the first
 run's result line means the three ran at once.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,16 +23,28 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data" / "tinystories" / "TinyStories-train-head.txt"
 # Small enough for a couple of minutes on a shared machine, big enough that the lesson's words
 # (page 3's Lily sentence) are in the vocabulary.
-PROTOCOL = "--stories 600 --updates 6 --batch-size 8 --eval-every 3 --vocab-size 800 --context 8 --seeds 11"
+PROTOCOL = (
+    "--stories 600 --updates 6 --batch-size 8 --eval-every 3 --vocab-size 800 --context 8 --seeds 11 --toy-steps 5"
+)
 MODELS = MODEL_NAMES  # every registry model is one run per seed (mlp first)
 
 
 def _make(tmp: Path) -> subprocess.CompletedProcess:
     # -o .venv/ready: use the environment as it is (never reinstall it from a test)
-    cmd = ["make", "-o", ".venv/ready", "-j3", "models", f"DATA={DATA}", f"RUNS={tmp / 'runs'}",
-           f"OUT={tmp / 'out'}", f"PROTOCOL={PROTOCOL}"]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    cmd = [
+        "make",
+        "-o",
+        ".venv/ready",
+        "-j3",
+        "models",
+        f"DATA={DATA}",
+        f"RUNS={tmp / 'runs'}",
+        f"OUT={tmp / 'out'}",
+        f"PROTOCOL={PROTOCOL}",
+    ]
+    return subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
 
 
 @pytest.mark.slow
@@ -47,7 +60,15 @@ def test_make_j3_models_trains_three_runs_at_once_and_resumes(tmp_path):
     assert len(started) == len(MODELS) > 3 and started[2] < first_done < started[3], "\n".join(lines[:40])
     for name in MODELS:
         assert (tmp_path / "runs" / f"{name}-seed11" / "result.json").is_file()
-    for name in ("evidence.json", "page_data.json", "models/manifest.json", "heads.json", "walkthrough.json"):
+    for name in (
+        "evidence.json",
+        "page_data.json",
+        "models/manifest.json",
+        "heads.json",
+        "walkthrough.json",
+        "toy_task.json",
+        "head_growth.json",
+    ):
         assert (tmp_path / "out" / name).is_file(), name
     assert not list((tmp_path / "runs").rglob("claimed.pid"))
 

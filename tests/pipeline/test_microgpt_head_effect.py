@@ -5,6 +5,7 @@ recomputed from the two committed models and the names list, and its top
 prefixes are checked once more against the plain-float model the page runs
 (``floats.forward_attention`` with a ``head_mask``: the Explore switches).
 """
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,11 @@ from tests.tolerance import FLOAT64_REL, assert_close_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 # ../shared beside the checkout (a worktree one folder deeper has it one level up), or $NAMES_PATH.
-CANDIDATES = [Path(os.environ["NAMES_PATH"])] if os.environ.get("NAMES_PATH") else \
-    [ROOT.parent / "shared/data/names/names.txt", ROOT.parents[1] / "shared/data/names/names.txt"]
+CANDIDATES = (
+    [Path(os.environ["NAMES_PATH"])]
+    if os.environ.get("NAMES_PATH")
+    else [ROOT.parent / "shared/data/names/names.txt", ROOT.parents[1] / "shared/data/names/names.txt"]
+)
 NAMES = next((p for p in CANDIDATES if p.is_file()), CANDIDATES[0])
 
 
@@ -60,8 +64,12 @@ def test_recomputed_from_the_weights_equals_the_committed_file(fresh, committed)
     assert_close_tree(fresh["effect"], committed["effect"], rel=1e-9, abs_=0)
     assert_close_tree(fresh["gain"], committed["gain"], rel=1e-6, abs_=1e-12)  # differences of near-equal losses
     assert [h["head"] for h in fresh["lean"]] == [h["head"] for h in committed["lean"]]
-    assert_close_tree([[x["effect"] for x in h["letters"]] for h in fresh["lean"]],
-                      [[x["effect"] for x in h["letters"]] for h in committed["lean"]], rel=1e-9, abs_=0)
+    assert_close_tree(
+        [[x["effect"] for x in h["letters"]] for h in fresh["lean"]],
+        [[x["effect"] for x in h["letters"]] for h in committed["lean"]],
+        rel=1e-9,
+        abs_=0,
+    )
     assert_close_tree(fresh["by_letter"], committed["by_letter"], rel=1e-9, abs_=1e-12)
     assert fresh["top"].keys() == committed["top"].keys()
     for key, entries in committed["top"].items():
@@ -69,7 +77,7 @@ def test_recomputed_from_the_weights_equals_the_committed_file(fresh, committed)
         assert [e["tv"] for e in mine] == pytest.approx([e["tv"] for e in entries], rel=1e-9)
         for i, (a, b) in enumerate(zip(mine, entries)):
             if a["prefix"] != b["prefix"]:
-                neighbours = [e["tv"] for e in entries[max(0, i - 1):i + 2]]
+                neighbours = [e["tv"] for e in entries[max(0, i - 1) : i + 2]]
                 assert max(neighbours) - min(neighbours) < 1e-9 * max(neighbours), (key, i, a, b)
 
 
@@ -87,8 +95,9 @@ def test_the_top_prefixes_move_the_page_models_distribution_by_the_stated_amount
             assert e["name"].startswith(e["prefix"]) and len(e["prefix"]) <= len(e["name"])
             i = len(e["prefix"])
             full = floats.forward_attention(model["weights"], model["uchars"], e["name"])["probs"][i]
-            off = floats.forward_attention(model["weights"], model["uchars"], e["name"],
-                                           head_mask=masks[key])["probs"][i]
+            off = floats.forward_attention(model["weights"], model["uchars"], e["name"], head_mask=masks[key])["probs"][
+                i
+            ]
             assert tv(full, off) == pytest.approx(e["tv"], rel=1e-9)
             symbols = [*model["uchars"], "end"]
             assert symbols[full.index(max(full))] == e["top_before"]
@@ -106,7 +115,7 @@ def test_the_losses_are_the_mean_over_every_prediction_of_every_name(committed):
     probs = head_effect.next_letter_probs(model, tokens, [[1] * model["config"]["n_head"]])[0]
     for row, name in enumerate(names):
         by_hand = floats.forward_attention(model["weights"], model["uchars"], name)["probs"]
-        target = list(tokens[row, 1:counts[row] + 1])
+        target = list(tokens[row, 1 : counts[row] + 1])
         for i, t in enumerate(target):
             assert probs[row, i, t] == pytest.approx(by_hand[i][t], rel=1e-12)
     assert np.isfinite(list(committed["loss"].values())).all()

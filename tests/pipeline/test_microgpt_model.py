@@ -5,6 +5,7 @@ running the original microgpt program, as printed in the course text, on
 makemore's names.txt, and by export.microgpt on the same file: both gave these
 exact floats and names.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,14 +30,49 @@ TRAINED = ROOT / "wasm_assets" / "microgpt-trained.json"
 REF_LOSS_STEP_1 = 3.3659669475848504
 REF_LOSS_STEP_1000 = 2.6496944697407585
 REF_SAMPLES = [
-    "kamon", "ann", "karai", "jaire", "vialan", "karia", "yeran", "anna", "areli", "kaina",
-    "konna", "keylen", "liole", "alerin", "earan", "lenne", "kana", "lara", "alela", "anton",
+    "kamon",
+    "ann",
+    "karai",
+    "jaire",
+    "vialan",
+    "karia",
+    "yeran",
+    "anna",
+    "areli",
+    "kaina",
+    "konna",
+    "keylen",
+    "liole",
+    "alerin",
+    "earan",
+    "lenne",
+    "kana",
+    "lara",
+    "alela",
+    "anton",
 ]
 
 TINY_NAMES = [
-    "emma", "olivia", "ava", "isabella", "sophia", "mia", "amelia", "harper",
-    "evelyn", "abigail", "emily", "ella", "liam", "noah", "oliver", "elijah",
-    "james", "lucas", "mason", "ethan",
+    "emma",
+    "olivia",
+    "ava",
+    "isabella",
+    "sophia",
+    "mia",
+    "amelia",
+    "harper",
+    "evelyn",
+    "abigail",
+    "emily",
+    "ella",
+    "liam",
+    "noah",
+    "oliver",
+    "elijah",
+    "james",
+    "lucas",
+    "mason",
+    "ethan",
 ]
 
 
@@ -101,7 +137,7 @@ def test_value_gradient_matches_finite_differences_on_model_forward():
 def test_backward_survives_a_deep_graph():
     x = mg.Value(1.0)
     y = x
-    for _ in range(5000):     # far deeper than Python's default recursion limit
+    for _ in range(5000):  # far deeper than Python's default recursion limit
         y = y * 1.0 + 0.0
     y.backward()
     assert x.grad == 1.0
@@ -123,10 +159,15 @@ def test_loss_falls_over_50_steps_on_tiny_list():
     v = len(result["uchars"]) + 1
     shapes = {k: (len(m), len(m[0])) for k, m in w.items()}
     assert shapes == {
-        "wte": (v, 16), "wpe": (16, 16), "lm_head": (v, 16),
-        "layer0.attn_wq": (16, 16), "layer0.attn_wk": (16, 16),
-        "layer0.attn_wv": (16, 16), "layer0.attn_wo": (16, 16),
-        "layer0.mlp_fc1": (64, 16), "layer0.mlp_fc2": (16, 64),
+        "wte": (v, 16),
+        "wpe": (16, 16),
+        "lm_head": (v, 16),
+        "layer0.attn_wq": (16, 16),
+        "layer0.attn_wk": (16, 16),
+        "layer0.attn_wv": (16, 16),
+        "layer0.attn_wo": (16, 16),
+        "layer0.mlp_fc1": (64, 16),
+        "layer0.mlp_fc2": (16, 64),
     }
 
 
@@ -146,18 +187,44 @@ def trained():
 
 
 def test_trained_json_schema(trained):
-    assert list(trained) == ["format", "config", "uchars", "bos", "vocab_size", "weights",
-                             "losses", "samples", "source"]
+    assert list(trained) == [
+        "format",
+        "config",
+        "uchars",
+        "bos",
+        "vocab_size",
+        "weights",
+        "losses",
+        "samples",
+        "source",
+    ]
     assert trained["config"] == {
-        "n_layer": 1, "n_embd": 16, "block_size": 16, "n_head": 4, "head_dim": 4,
-        "steps": 1000, "learning_rate": 0.01, "beta1": 0.85, "beta2": 0.99, "eps": 1e-8,
-        "seed": 42, "temperature": 0.5,
+        "n_layer": 1,
+        "n_embd": 16,
+        "block_size": 16,
+        "n_head": 4,
+        "head_dim": 4,
+        "steps": 1000,
+        "learning_rate": 0.01,
+        "beta1": 0.85,
+        "beta2": 0.99,
+        "eps": 1e-8,
+        "seed": 42,
+        "temperature": 0.5,
     }
     assert trained["uchars"] == list("abcdefghijklmnopqrstuvwxyz")
     assert trained["bos"] == 26 and trained["vocab_size"] == 27
     assert list(trained["weights"]) == [
-        "wte", "wpe", "lm_head", "layer0.attn_wq", "layer0.attn_wk", "layer0.attn_wv",
-        "layer0.attn_wo", "layer0.mlp_fc1", "layer0.mlp_fc2"]
+        "wte",
+        "wpe",
+        "lm_head",
+        "layer0.attn_wq",
+        "layer0.attn_wk",
+        "layer0.attn_wv",
+        "layer0.attn_wo",
+        "layer0.mlp_fc1",
+        "layer0.mlp_fc2",
+    ]
     assert len(trained["losses"]) == 1000
     assert len(trained["samples"]) == 20
     src = trained["source"]
@@ -212,7 +279,7 @@ def test_forward_attention_for_emma(trained):
         assert len(out["q"][pos]) == len(out["keys"][pos]) == len(out["values"][pos]) == 16
         assert len(out["head_weights"][pos]) == 4
         for head in out["head_weights"][pos]:
-            assert len(head) == pos + 1                    # causal: positions 0..pos
+            assert len(head) == pos + 1  # causal: positions 0..pos
             assert sum(head) == pytest.approx(1.0)
         assert len(out["single_head_weights"][pos]) == pos + 1
         assert sum(out["single_head_weights"][pos]) == pytest.approx(1.0)
@@ -227,7 +294,7 @@ def test_forward_attention_for_emma(trained):
     glued = []
     for h in range(4):
         s = h * 4
-        scores = [sum(a * b for a, b in zip(q[s:s + 4], k[s:s + 4])) / 2 for k in keys]
+        scores = [sum(a * b for a, b in zip(q[s : s + 4], k[s : s + 4])) / 2 for k in keys]
         m = max(scores)
         e = [math.exp(v - m) for v in scores]
         att = [v / sum(e) for v in e]
@@ -239,9 +306,14 @@ def test_forward_attention_for_emma(trained):
     assert out["head_weights"][4][0] == pytest.approx(PINNED_EMMA_HEAD0_LAST, rel=FLOAT64_REL)
 
 
-PINNED_EMMA_END = 0.16562044919390204      # P(name ends) after "emma"
-PINNED_EMMA_HEAD0_LAST = [0.22249323988029157, 0.2628420555785366, 0.1836003712484129,
-                          0.16292378755415785, 0.1681405457386011]
+PINNED_EMMA_END = 0.16562044919390204  # P(name ends) after "emma"
+PINNED_EMMA_HEAD0_LAST = [
+    0.22249323988029157,
+    0.2628420555785366,
+    0.1836003712484129,
+    0.16292378755415785,
+    0.1681405457386011,
+]
 
 
 def test_forward_attention_rejects_bad_names(trained):
@@ -257,7 +329,7 @@ def test_multi_head_line_range():
     lines = mg.SOURCE.read_text(encoding="utf-8").splitlines()
     assert lines[first - 2].strip() == mg.MHA_BEGIN
     assert lines[last].strip() == mg.MHA_END
-    block = "\n".join(lines[first - 1:last])
+    block = "\n".join(lines[first - 1 : last])
     assert "for h in range(n_head)" in block
     assert "attn_wo" in block and ".extend(" in block
     assert 8 <= last - first + 1 <= 20
@@ -275,10 +347,14 @@ def test_one_page_file_reads_whole_and_speaks_the_exercise():
     imports = {m for l in lines for m in re.findall(r"^(?:import|from) (\w+)", l)}
     assert imports <= {"math", "random", "sys"}, imports
     first, last = mg.multi_head_line_range()
-    block = "\n".join(lines[first - 1:last])
-    for name in ("start = h * head_dim", "q_h = q[start:start + head_dim]",
-                 "k_h = [k[start:start + head_dim] for k in keys]",
-                 "v_h = [v[start:start + head_dim] for v in values]", "out.extend(blended)"):
+    block = "\n".join(lines[first - 1 : last])
+    for name in (
+        "start = h * head_dim",
+        "q_h = q[start:start + head_dim]",
+        "k_h = [k[start:start + head_dim] for k in keys]",
+        "v_h = [v[start:start + head_dim] for v in values]",
+        "out.extend(blended)",
+    ):
         assert name in block, name
     for old in ("lo =", "k_parts", "heads_out", "q_part"):
         assert old not in text, old
@@ -297,16 +373,20 @@ def test_value_sampling_equals_float_sampling(trained):
 # Command line
 # ---------------------------------------------------------------------------
 def _cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "export.microgpt", *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "export.microgpt", *args], cwd=ROOT, capture_output=True, text=True, timeout=60, env=env
+    )
 
 
-@pytest.mark.parametrize("content, message", [
-    (None, "not found"),
-    (b"", "no names"),
-    (b"\n  \n\n", "no names"),
-    (b"emma\n\xff\xfeolivia\n", "not valid UTF-8"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "not found"),
+        (b"", "no names"),
+        (b"\n  \n\n", "no names"),
+        (b"emma\n\xff\xfeolivia\n", "not valid UTF-8"),
+    ],
+)
 def test_cli_rejects_bad_names_file(tmp_path, content, message):
     path = tmp_path / "names.txt"
     if content is not None:
@@ -338,10 +418,9 @@ def test_cli_is_deterministic(tmp_path):
     outs = []
     for i in range(2):
         out = tmp_path / f"run{i}" / "m.json"
-        assert mg.main(["--names", str(names), "--out", str(out), "--steps", "5",
-                        "--no-progress"]) == 0
+        assert mg.main(["--names", str(names), "--out", str(out), "--steps", "5", "--no-progress"]) == 0
         outs.append(out.read_bytes())
-        assert os.listdir(out.parent) == ["m.json"]     # no temp file left behind
+        assert os.listdir(out.parent) == ["m.json"]  # no temp file left behind
         assert out.stat().st_mode & 0o777 == 0o644
     assert outs[0] == outs[1]
     doc = json.loads(outs[0])

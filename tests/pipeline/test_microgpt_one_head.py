@@ -5,6 +5,7 @@
 same weights are drawn in the same order (so the two start from the same
 numbers), the same names are seen in the same order, for the same steps.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,9 @@ def test_the_one_head_artefact_is_the_same_training_with_one_head(pair):
     assert one["config"] == {**four["config"], "n_head": 1, "head_dim": 16}
     assert one["uchars"] == four["uchars"] and one["source"] == four["source"]
     assert len(one["losses"]) == len(four["losses"]) == four["config"]["steps"]
-    assert {k: (len(m), len(m[0])) for k, m in one["weights"].items()} == \
-        {k: (len(m), len(m[0])) for k, m in four["weights"].items()}
+    assert {k: (len(m), len(m[0])) for k, m in one["weights"].items()} == {
+        k: (len(m), len(m[0])) for k, m in four["weights"].items()
+    }
     # The first step's loss comes from the same starting weights on the same name: at random
     # initialisation the cut barely matters, but the loss is not the same to the bit.
     assert abs(one["losses"][0] - four["losses"][0]) < 0.01
@@ -54,14 +56,20 @@ def test_cli_n_head_1_trains_the_twin(tmp_path):
     docs = {}
     for n_head in (4, 1):
         out = tmp_path / f"h{n_head}.json"
-        assert cli.main(["--names", str(names), "--out", str(out), "--steps", "3", "--n-head", str(n_head),
-                         "--no-progress"]) == 0
+        assert (
+            cli.main(
+                ["--names", str(names), "--out", str(out), "--steps", "3", "--n-head", str(n_head), "--no-progress"]
+            )
+            == 0
+        )
         docs[n_head] = json.loads(out.read_text())
     assert docs[1]["config"]["n_head"] == 1 and docs[1]["config"]["head_dim"] == 16
     # Same starting weights: before the first update they are drawn identically.
     state = mg.init_state(random.Random(0), 27)
+    # one position: every head sees only itself
     assert mg.gpt_step(state, 0, 0, [[]], [[]], n_head=1)[0].data == pytest.approx(
-        mg.gpt_step(state, 0, 0, [[]], [[]], n_head=4)[0].data)   # one position: every head sees only itself
+        mg.gpt_step(state, 0, 0, [[]], [[]], n_head=4)[0].data
+    )
     assert docs[1]["losses"][0] == pytest.approx(docs[4]["losses"][0], abs=0.05)
     assert cli.default_out(1) == Artefacts().microgpt_one_head
     assert cli.default_out(4) == Artefacts().microgpt_trained

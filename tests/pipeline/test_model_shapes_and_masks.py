@@ -1,4 +1,5 @@
 """The three models: shapes, masking, the two attention paths, parameter counts."""
+
 import pytest
 import torch
 
@@ -41,7 +42,9 @@ def test_attention_names_and_sizes():
 
 
 def test_one_head_and_four_heads_have_equal_parameter_counts():
-    assert count_parameters(MultiHeadAttentionLM(C, T, heads=1)) == count_parameters(MultiHeadAttentionLM(C, T, heads=4))
+    assert count_parameters(MultiHeadAttentionLM(C, T, heads=1)) == count_parameters(
+        MultiHeadAttentionLM(C, T, heads=4)
+    )
 
 
 def test_pad_sources_get_zero_weight_and_real_rows_sum_to_one():
@@ -57,7 +60,7 @@ def test_pad_sources_get_zero_weight_and_real_rows_sum_to_one():
         assert torch.allclose(final[b].sum(-1), torch.ones(4))
         r = int(real[b].nonzero()[0])  # the first real receiver
         assert A[b, :, r, :r].abs().sum().item() == 0  # PAD sources hidden
-        assert A[b, :, r, r + 1:].abs().sum().item() == 0  # no future
+        assert A[b, :, r, r + 1 :].abs().sum().item() == 0  # no future
         assert A[b, :, r, r].allclose(torch.ones(4))  # it can only read itself
 
 
@@ -119,14 +122,14 @@ def test_a_knocked_out_head_contributes_nothing_before_W_O():
         cut = MultiHeadAttentionLM(C, T, heads=4).eval()
         cut.load_state_dict(model.state_dict())
         with torch.no_grad():
-            cut.W_O.weight[:, h * 16:(h + 1) * 16] = 0
+            cut.W_O.weight[:, h * 16 : (h + 1) * 16] = 0
             masked, weights = model(x, return_attention=True, head_mask=mask)
             expected, expected_weights = cut(x, return_attention=True)
             full = model.forward_full(x, head_mask=mask)
         assert (masked - expected).abs().max().item() <= 1e-5
         assert torch.equal(weights, expected_weights)
         assert (full["logits"] - masked).abs().max().item() <= 1e-5
-        assert full["joined"][:, :, h * 16:(h + 1) * 16].abs().sum().item() == 0
+        assert full["joined"][:, :, h * 16 : (h + 1) * 16].abs().sum().item() == 0
 
 
 def test_a_head_mask_of_the_wrong_length_is_refused():

@@ -5,6 +5,7 @@ would miss a model added to the registry (adding a model must stay one line in t
 Names inside longer identifiers (``one_head_weights``, ``microgpt_one_head``) are
 other words; ``"mlp"`` compared with a ``kind`` is the model kind, not a name.
 """
+
 from __future__ import annotations
 
 import re

@@ -7,6 +7,7 @@ way, and check that what the page *says* about them still holds for the
 evidence it is built from: if the models are retrained and, say, the
 one-head model stops looping, the sentence saying that it loops must change.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,12 +36,22 @@ def test_parameter_parts_equal_the_real_modules(evidence, derived):
 
     C, T = evidence["vocabulary"]["C"], evidence["vocabulary"]["T"]
     d, hidden = evidence["protocol"]["d_model"], evidence["protocol"]["hidden"]
-    groups = {"token_embedding": "token_table", "position_embedding": "position_table", "W_Q": "attention",
-              "W_K": "attention", "W_V": "attention", "W_O": "attention", "hidden_layer": "hidden",
-              "vocab_head": "vocab_head"}
+    groups = {
+        "token_embedding": "token_table",
+        "position_embedding": "position_table",
+        "W_Q": "attention",
+        "W_K": "attention",
+        "W_V": "attention",
+        "W_O": "attention",
+        "hidden_layer": "hidden",
+        "vocab_head": "vocab_head",
+    }
     for model in evidence["protocol"]["models"]:
-        module = (MLPLM(C, T, d, hidden) if model == "mlp"
-                  else MultiHeadAttentionLM(C, T, d, hidden, evidence["protocol"]["heads"][model]))
+        module = (
+            MLPLM(C, T, d, hidden)
+            if model == "mlp"
+            else MultiHeadAttentionLM(C, T, d, hidden, evidence["protocol"]["heads"][model])
+        )
         counted: dict[str, int] = {}
         for name, p in module.named_parameters():
             part = groups[name.split(".")[0]]
@@ -110,20 +121,27 @@ def test_what_page5_says_still_holds(evidence, derived):
     # "the real story goes on with It"
     story = evidence["stories"]["shortest_test"]
     assert story["row"] == evidence["preset"]["row"]
-    rest = story["text"][len(evidence["preset"]["prompt"]):].split()
+    rest = story["text"][len(evidence["preset"]["prompt"]) :].split()
     assert rest[0] == "It"
 
 
 def test_page5_states_device_and_note_cleanly(built_site):
     # page 5 and its appendix, where the protocol's fine print lives
-    text = re.sub(r"<[^>]+>", "", "".join((built_site / f"lesson/{page}/index.html").read_text()
-                                          for page in ("5-results", "how-measured")))
+    text = re.sub(
+        r"<[^>]+>",
+        "",
+        "".join((built_site / f"lesson/{page}/index.html").read_text() for page in ("5-results", "how-measured")),
+    )
     text = re.sub(r"\s+", " ", text)
     assert "1 threads" not in text
     assert re.search(r"Conditions during training: [^.]*\.", text), "the timing note ends with a full stop"
-    for heading in ("The MLP overfits, and what choosing on validation did", "Less data than planned",
-                    "Where the parameters are", "What attention costs as the window grows",
-                    "What the saved continuations show"):
+    for heading in (
+        "The MLP overfits, and what choosing on validation did",
+        "Less data than planned",
+        "Where the parameters are",
+        "What attention costs as the window grows",
+        "What the saved continuations show",
+    ):
         assert heading in text
 
 
@@ -135,6 +153,6 @@ def test_a_story_cut_by_the_data_file_says_so(built_site, evidence):
     for story in [evidence["stories"]["excerpt"], evidence["stories"]["shortest_test"], *evidence["stories"]["long"]]:
         if story["row"] not in by_row:
             continue
-        cut = not story["text"].rstrip().rstrip('"\u201d\')').endswith((".", "!", "?"))
+        cut = not story["text"].rstrip().rstrip("\"\u201d')").endswith((".", "!", "?"))
         assert ("mha-story__cut" in by_row[story["row"]]) == cut, story["row"]
     assert evidence["stories"]["long"][0]["row"] in by_row

@@ -1,4 +1,5 @@
 """page_data.json (``python -m export pagedata``) is up to date with the files it was computed from."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,8 +14,10 @@ def test_page_data_inputs_are_unchanged_since_it_was_written():
     if not art.page_data.is_file():
         pytest.fail(f"{art.page_data} is missing: run `python -m export pagedata`")
     stale = page_data.stale_inputs(art)
-    assert not stale, (f"page_data.json is stale: {', '.join(stale)} changed since it was written; "
-                       "run `python -m export pagedata` and commit wasm_assets/page_data.json")
+    assert not stale, (
+        f"page_data.json is stale: {', '.join(stale)} changed since it was written; "
+        "run `python -m export pagedata` and commit wasm_assets/page_data.json"
+    )
 
 
 @pytest.mark.slow

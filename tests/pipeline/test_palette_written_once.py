@@ -1,4 +1,5 @@
 """Two palettes, written once: heads (export/palette.py) and models (the registry), never sharing a colour."""
+
 from __future__ import annotations
 
 import itertools

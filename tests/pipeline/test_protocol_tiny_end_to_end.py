@@ -1,4 +1,5 @@
 """The protocol end to end on a few tiny stories, aggregates, evidence and generation."""
+
 import json
 import math
 import statistics
@@ -44,10 +45,28 @@ def run_cli(*args):
 def tiny_protocol(tiny_data, tmp_path_factory):
     out = tmp_path_factory.mktemp("out")
     runs = out / "runs"
-    common = ["--data", str(tiny_data), "--runs", str(runs), "--updates", "12", "--batch-size", "16",
-              "--seeds", "11,29", "--eval-every", "4", "--vocab-size", "24", "--context", "8", "--no-progress"]
-    first = run_cli("run", "vocab", "tokenizer_vectors", "train", "measure", "evidence", *common,
-                    "--out", str(out / "assets"))
+    common = [
+        "--data",
+        str(tiny_data),
+        "--runs",
+        str(runs),
+        "--updates",
+        "12",
+        "--batch-size",
+        "16",
+        "--seeds",
+        "11,29",
+        "--eval-every",
+        "4",
+        "--vocab-size",
+        "24",
+        "--context",
+        "8",
+        "--no-progress",
+    ]
+    first = run_cli(
+        "run", "vocab", "tokenizer_vectors", "train", "measure", "evidence", *common, "--out", str(out / "assets")
+    )
     assert first.returncode == 0, first.stderr
     second = run_cli("train", *common)
     assert second.returncode == 0, second.stderr
@@ -106,8 +125,18 @@ def test_checkpoints_reload_and_damaged_ones_are_refused(tiny_protocol, tmp_path
 
 
 def result(model, seed, loss):
-    return RunResult(model=model, seed=seed, parameters=10, best_update=1, val_loss=loss, test_loss=loss,
-                     test_perplexity=math.exp(loss), train_seconds=seed, updates=1, batch_size=1)
+    return RunResult(
+        model=model,
+        seed=seed,
+        parameters=10,
+        best_update=1,
+        val_loss=loss,
+        test_loss=loss,
+        test_perplexity=math.exp(loss),
+        train_seconds=seed,
+        updates=1,
+        batch_size=1,
+    )
 
 
 def test_aggregate_exponentiates_each_run_then_uses_sample_sd():
@@ -134,8 +163,10 @@ def test_learning_rate_warms_up_then_decays():
 
 
 def test_preset_prompt_takes_whole_sentences():
-    assert preset_prompt("Tom had a dog. It was big and brown and fun. Then more.") == \
-        "Tom had a dog. It was big and brown and fun."
+    assert (
+        preset_prompt("Tom had a dog. It was big and brown and fun. Then more.")
+        == "Tom had a dog. It was big and brown and fun."
+    )
 
 
 class FixedScores(torch.nn.Module):
@@ -195,8 +226,7 @@ def test_eos_id_is_two():
     assert EOS_ID == 2
 
 
-def test_onnx_rebuild_writes_only_its_report_and_the_evidence_stage_takes_its_sizes(tiny_protocol, tiny_data,
-                                                                                     tmp_path):
+def test_onnx_rebuild_writes_only_its_report_and_the_evidence_stage_takes_its_sizes(tiny_protocol, tiny_data, tmp_path):
     """`onnx --from-checkpoints` leaves evidence.json alone; `evidence` afterwards carries the rebuilt sizes."""
     import shutil
 
@@ -207,8 +237,22 @@ def test_onnx_rebuild_writes_only_its_report_and_the_evidence_stage_takes_its_si
     shutil.copytree(tiny_protocol[0], out)
     assets, runs = out / "assets", out / "runs"
     data = ["--data", str(tiny_data), "--vocab-size", "24", "--context", "8"]
-    common = [*data, "--runs", str(runs), "--updates", "12", "--batch-size", "16", "--seeds", "11,29",
-              "--eval-every", "4", "--no-progress", "--out", str(assets)]
+    common = [
+        *data,
+        "--runs",
+        str(runs),
+        "--updates",
+        "12",
+        "--batch-size",
+        "16",
+        "--seeds",
+        "11,29",
+        "--eval-every",
+        "4",
+        "--no-progress",
+        "--out",
+        str(assets),
+    ]
     first = run_cli("run", "onnx", "measure", "evidence", *common)
     assert first.returncode == 0, first.stderr
     # The measurements say other sizes than the files have: only the rebuild's report can put them right.
@@ -218,8 +262,9 @@ def test_onnx_rebuild_writes_only_its_report_and_the_evidence_stage_takes_its_si
     (runs / "measurements.json").write_text(json.dumps(measured))
     before = (assets / "evidence.json").read_bytes()
 
-    rebuild = run_cli("onnx", "--from-checkpoints", str(assets / "checkpoints"), *data, "--runs", str(runs),
-                      "--out", str(assets))
+    rebuild = run_cli(
+        "onnx", "--from-checkpoints", str(assets / "checkpoints"), *data, "--runs", str(runs), "--out", str(assets)
+    )
     assert rebuild.returncode == 0, rebuild.stderr
     assert (assets / "evidence.json").read_bytes() == before  # the rebuild writes only its own outputs
     report = json.loads(onnx_rebuild(runs).read_text())

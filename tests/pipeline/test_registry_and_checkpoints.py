@@ -1,4 +1,5 @@
 """The model registry and checkpoints: a new model is one registry line, and loading never guesses."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ import pytest
 import torch
 
 from export import models
-from export.checkpoints import (CheckpointError, load_checkpoint, load_compact, load_full, save_compact, save_full)
+from export.checkpoints import CheckpointError, load_checkpoint, load_compact, load_full, save_compact, save_full
 from export.corpus import prepare_corpus
 from export.data import load_stories
 from export.evidence import read_onnx_report, write_all
@@ -41,11 +42,21 @@ def tiny_stories(path: Path, n: int = 30) -> Path:
 def test_registry_lists_each_model_once_with_its_sizes():
     assert [s.name for s in MODELS] == ["mlp", "one_head", "four_heads", "two_heads", "eight_heads", "sixteen_heads"]
     assert [(s.kind, s.heads, s.d_model, s.hidden) for s in MODELS] == [
-        ("mlp", 0, 64, 256), ("attention", 1, 64, 256), ("attention", 4, 64, 256),
-        ("attention", 2, 64, 256), ("attention", 8, 64, 256), ("attention", 16, 64, 256)]
-    assert models.MODEL_LABELS == {"mlp": "MLP", "one_head": "One head", "four_heads": "Four heads",
-                                   "two_heads": "Two heads", "eight_heads": "Eight heads",
-                                   "sixteen_heads": "Sixteen heads"}
+        ("mlp", 0, 64, 256),
+        ("attention", 1, 64, 256),
+        ("attention", 4, 64, 256),
+        ("attention", 2, 64, 256),
+        ("attention", 8, 64, 256),
+        ("attention", 16, 64, 256),
+    ]
+    assert models.MODEL_LABELS == {
+        "mlp": "MLP",
+        "one_head": "One head",
+        "four_heads": "Four heads",
+        "two_heads": "Two heads",
+        "eight_heads": "Eight heads",
+        "sixteen_heads": "Sixteen heads",
+    }
     # Only these reach the browser; the sweep's others are trained and measured (page 5).
     assert [s.name for s in models.shipped_models()] == ["mlp", "one_head", "four_heads"]
     with pytest.raises(ValueError, match="divide"):
@@ -59,7 +70,9 @@ def test_a_new_model_is_one_registry_line(tmp_path, monkeypatch):
     monkeypatch.setitem(models.REGISTRY, EXTRA.name, EXTRA)  # the one line in export/models.py
     source = load_stories(tiny_stories(tmp_path / "tiny.txt"), 30, log=lambda m: None)
     corpus = prepare_corpus(source, C=24, T=8)
-    cfg = TrainConfig(updates=6, batch_size=8, seeds=(11,), models=("two_narrow_heads",), eval_every=3, selection_windows=64)
+    cfg = TrainConfig(
+        updates=6, batch_size=8, seeds=(11,), models=("two_narrow_heads",), eval_every=3, selection_windows=64
+    )
     runs, out, log = tmp_path / "runs", tmp_path / "assets", []
     [result] = run_protocol(corpus, cfg, runs, progress=False, log=log.append)
     assert result.model == "two_narrow_heads" and [u for u, _ in result.trace] == [3, 6]
@@ -76,8 +89,13 @@ def test_a_new_model_is_one_registry_line(tmp_path, monkeypatch):
     manifest = json.loads((out / "models" / "manifest.json").read_text())
     [entry] = manifest["models"]
     assert {k: entry[k] for k in ("name", "label", "kind", "heads", "head_dim", "outputs")} == {
-        "name": "two_narrow_heads", "label": "Two narrow heads", "kind": "attention", "heads": 2, "head_dim": 16,
-        "outputs": ["logits", "attention"]}
+        "name": "two_narrow_heads",
+        "label": "Two narrow heads",
+        "kind": "attention",
+        "heads": 2,
+        "head_dim": 16,
+        "outputs": ["logits", "attention"],
+    }
     assert entry["inputs"] == ["ids", "head_mask"]
     assert (manifest["C"], manifest["T"]) == (24, 8)
 
@@ -142,7 +160,11 @@ def test_shipped_compact_checkpoints_load_as_their_registry_spec(name):
     entry = next(m for m in manifest["models"] if m["name"] == name)
     assert entry["parameters"] == count_parameters(model)
     assert (entry["kind"], entry["heads"], entry["d_model"], entry["hidden"]) == (
-        model.spec.kind, model.spec.heads, model.spec.d_model, model.spec.hidden)
+        model.spec.kind,
+        model.spec.heads,
+        model.spec.d_model,
+        model.spec.hidden,
+    )
 
 
 def test_manifest_carries_what_the_site_needs():
@@ -163,17 +185,24 @@ def test_manifest_is_written_again_from_the_shipped_files_alone(tmp_path):
             if f.suffix in (".onnx", ".pt"):
                 (out / part / f.name).write_bytes(f.read_bytes())
     (out / "vocab.json").write_bytes((ASSETS / "vocab.json").read_bytes())
-    proc = subprocess.run([sys.executable, "-m", "export", "manifest", "--out", str(out)], capture_output=True,
-                          text=True, timeout=120, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "export", "manifest", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stderr
     assert (out / "models" / "manifest.json").read_text() == (ASSETS / "models" / "manifest.json").read_text()
 
 
 def test_reading_checkpoints_needs_no_onnx():
-    code = ("import sys\n"
-            "import export.checkpoints, export.lesson.walkthrough, export.lesson.notebook\n"
-            "m = export.checkpoints.load_compact('wasm_assets/checkpoints/four_heads-seed11.pt')\n"
-            "bad = [n for n in ('onnx', 'onnxruntime') if n in sys.modules]\n"
-            "assert not bad, bad\n")
+    code = (
+        "import sys\n"
+        "import export.checkpoints, export.lesson.walkthrough, export.lesson.notebook\n"
+        "m = export.checkpoints.load_compact('wasm_assets/checkpoints/four_heads-seed11.pt')\n"
+        "bad = [n for n in ('onnx', 'onnxruntime') if n in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr

@@ -1,5 +1,6 @@
 """The tracked run records (records/runs/): written from the evidence once, kept by `make extra-seeds`,
 and enough for the sweep and the evidence stages to rebuild their files byte for byte without runs/."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,15 @@ TINY = "--updates 4 --batch-size 8 --eval-every 2 --vocab-size 24 --context 8"
 
 
 def run(*args, cwd=ROOT, **kw):
-    return subprocess.run([*map(str, args)], capture_output=True, text=True, timeout=900, cwd=cwd,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"}, **kw)
+    return subprocess.run(
+        [*map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=cwd,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        **kw,
+    )
 
 
 def test_the_source_seeds_records_are_the_runs_the_evidence_embeds(tmp_path):
@@ -71,8 +79,9 @@ def test_the_source_seeds_records_alone_rebuild_the_headline(tmp_path):
         assert sweep_bytes == Artefacts().head_sweep.read_bytes()
         assert evidence_bytes == Artefacts().evidence.read_bytes()
     for mine, theirs in zip(sweep["models"], committed_sweep["models"]):
-        assert mine["extra_runs"] == [] and {k: v for k, v in mine.items() if k != "extra_runs"} == \
-            {k: v for k, v in theirs.items() if k != "extra_runs"}
+        assert mine["extra_runs"] == [] and {k: v for k, v in mine.items() if k != "extra_runs"} == {
+            k: v for k, v in theirs.items() if k != "extra_runs"
+        }
     assert sweep["findings"]["paired"]["source"] == committed_sweep["findings"]["paired"]["source"]
     for key in ("runs", "aggregates", "comparison"):
         assert evidence[key] == committed[key], key
@@ -102,12 +111,25 @@ def test_make_records_a_run_on_one_thread_and_resumes(tmp_path):
     """`make record-<run>` (what `make -j2 extra-seeds` runs per run): trains, copies the record, and a
     second call trains nothing."""
     data = tmp_path / "tiny.txt"
-    data.write_text("".join(" ".join(WORDS[(i * 7 + j) % len(WORDS)] for j in range(6 + i % 9)).capitalize()
-                            + ". The end.\n<|endoftext|>\n" for i in range(30)))
+    data.write_text(
+        "".join(
+            " ".join(WORDS[(i * 7 + j) % len(WORDS)] for j in range(6 + i % 9)).capitalize()
+            + ". The end.\n<|endoftext|>\n"
+            for i in range(30)
+        )
+    )
     runs, records = tmp_path / "runs", tmp_path / "records"
     target = f"record-four_heads-seed{EXTRA_SEEDS[0]}"
-    args = ["make", "-o", ".venv/ready", target, f"DATA={data}", f"RUNS={runs}", f"RECORDS={records}",
-            f"PROTOCOL={TINY}"]
+    args = [
+        "make",
+        "-o",
+        ".venv/ready",
+        target,
+        f"DATA={data}",
+        f"RUNS={runs}",
+        f"RECORDS={records}",
+        f"PROTOCOL={TINY}",
+    ]
     first = run(*args)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
     assert "OMP_NUM_THREADS=1" in first.stdout and "--threads 1" in first.stdout

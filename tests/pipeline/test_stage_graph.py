@@ -1,4 +1,5 @@
 """The pipeline's stages form a declared graph: inputs before outputs, evidence assembled last."""
+
 from __future__ import annotations
 
 import ast
@@ -35,7 +36,10 @@ def test_only_the_evidence_module_writes_evidence_json():
         text = path.read_text(encoding="utf-8")
         if path.name == "evidence.py":
             continue
-        calls = {node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-                 for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Call)}
+        calls = {
+            node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.Call)
+        }
         assert not calls & {"refresh", "assemble"} or path.name == "stages.py", path
     assert not hasattr(__import__("export.evidence").evidence, "refresh")

@@ -1,4 +1,5 @@
 """Reading stories: formats, row ids, the cap message and every bad-input error."""
+
 import hashlib
 import json
 import subprocess
@@ -50,15 +51,18 @@ def test_env_variable_chooses_the_file(tmp_path, monkeypatch):
     assert load_stories(None, 3).file == "env.txt"
 
 
-@pytest.mark.parametrize("name, content, message", [
-    ("empty.txt", "", "empty"),
-    ("blank.txt", "\n\n  \n", "empty"),
-    ("nosep.txt", "Just one long text without separators.\n", "no story separator"),
-    ("latin1.txt", "caf\xe9 story\n<|endoftext|>\n".encode("latin-1"), "not UTF-8"),
-    ("bad.jsonl", '{"text": "ok"}\n{oops\n', "not valid JSON"),
-    ("notext.jsonl", '{"story": "x"}\n', "no string field 'text'"),
-    ("onlysep.txt", "<|endoftext|>\n<|endoftext|>\n", "no story text"),
-])
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("empty.txt", "", "empty"),
+        ("blank.txt", "\n\n  \n", "empty"),
+        ("nosep.txt", "Just one long text without separators.\n", "no story separator"),
+        ("latin1.txt", "caf\xe9 story\n<|endoftext|>\n".encode("latin-1"), "not UTF-8"),
+        ("bad.jsonl", '{"text": "ok"}\n{oops\n', "not valid JSON"),
+        ("notext.jsonl", '{"story": "x"}\n', "no string field 'text'"),
+        ("onlysep.txt", "<|endoftext|>\n<|endoftext|>\n", "no story text"),
+    ],
+)
 def test_bad_files_give_clear_errors(tmp_path, name, content, message):
     with pytest.raises(DataError, match=message):
         load_stories(write(tmp_path, name, content), 10, log=lambda m: None)
@@ -112,7 +116,9 @@ def fake_hub(monkeypatch):
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hub)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setattr(data, "HUB_URL", f"http://127.0.0.1:{server.server_port}/{{repo}}/resolve/{{revision}}/{{file}}")
+    monkeypatch.setattr(
+        data, "HUB_URL", f"http://127.0.0.1:{server.server_port}/{{repo}}/resolve/{{revision}}/{{file}}"
+    )
     yield answer
     server.shutdown()
     server.server_close()

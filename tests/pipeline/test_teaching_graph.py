@@ -7,6 +7,7 @@ short prompt, one with an unknown word and one longer than the window; the
 final logits also equal the shipped final-query graph's. Floats within
 tests/tolerance.py, masks, shapes and ids exactly.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,8 +21,17 @@ import torch
 from export.artefacts import Artefacts
 from export.checkpoints import load_compact
 from export.onnx_export import ort_logits, session as bytes_session
-from export.teaching_graph import (ATTENTION_MODELS, DEFAULT_PARITY_PROMPTS, OUTPUTS, build, check_fresh,
-                                   forward_full_outputs, parity_windows, run, session)
+from export.teaching_graph import (
+    ATTENTION_MODELS,
+    DEFAULT_PARITY_PROMPTS,
+    OUTPUTS,
+    build,
+    check_fresh,
+    forward_full_outputs,
+    parity_windows,
+    run,
+    session,
+)
 from export.wordlm import PAD_ID, UNK_ID
 from tests.tolerance import assert_close_array
 
@@ -72,7 +82,9 @@ def test_every_tensor_equals_pytorch_forward_full(name, windows):
             else:
                 assert_close_array(ours[k], ref[k], name=f"{name} {k}")
         # the stepper's last step shows the same logits the compare page's model computes
-        assert_close_array(ours["logits"], ort_logits(shipped, np.asarray([window], dtype=np.int64)), name=f"{name} shipped logits")
+        assert_close_array(
+            ours["logits"], ort_logits(shipped, np.asarray([window], dtype=np.int64)), name=f"{name} shipped logits"
+        )
 
 
 @pytest.mark.parametrize("name", ATTENTION_MODELS)

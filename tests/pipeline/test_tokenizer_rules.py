@@ -1,9 +1,19 @@
 """Tokenizer rules and the lesson's toy vocabulary, computed by the code."""
+
 import pytest
 
 from export.windows import context_window, make_windows
-from export.wordlm import (BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID, Vocabulary, build_vocabulary,
-                           detokenize, tokenize)
+from export.wordlm import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    SPECIAL_TOKENS,
+    UNK_ID,
+    Vocabulary,
+    build_vocabulary,
+    detokenize,
+    tokenize,
+)
 
 SENTENCE = "Lily found a red ball."
 
@@ -59,22 +69,25 @@ def test_decode_round_trips_ids(toy):
     assert detokenize(pieces) == "lily found a red ball."
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Lily can't find 12 balls!", ["lily", "can't", "find", "12", "balls", "!"]),
-    ("Lily’s hat", ["lily's", "hat"]),  # curly apostrophe joins like a straight one
-    ("“Hi,” she said.", ['"', "hi", ",", '"', "she", "said", "."]),
-    ("‘Go’ now", ["'", "go", "'", "now"]),  # quotes around a word stay separate
-    ("dogs' toys", ["dogs", "'", "toys"]),  # no letter after it: not inside a word
-    ("wait – no—yes", ["wait", "–", "no", "—", "yes"]),  # dashes are their own tokens
-    ("Hello…", ["hello", ".", ".", "."]),  # NFKC turns the ellipsis into three dots
-    ("ＬＩＬＹ", ["lily"]),  # NFKC folds full-width letters
-    ("café", ["café"]),
-    ("a\u200db", ["ab"]),  # format characters vanish without splitting
-    ("tab\tand\nnewline", ["tab", "and", "newline"]),
-    ("👍🏽!", ["👍", "🏽", "!"]),
-    ("", []),
-    ("   \n ", []),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Lily can't find 12 balls!", ["lily", "can't", "find", "12", "balls", "!"]),
+        ("Lily’s hat", ["lily's", "hat"]),  # curly apostrophe joins like a straight one
+        ("“Hi,” she said.", ['"', "hi", ",", '"', "she", "said", "."]),
+        ("‘Go’ now", ["'", "go", "'", "now"]),  # quotes around a word stay separate
+        ("dogs' toys", ["dogs", "'", "toys"]),  # no letter after it: not inside a word
+        ("wait – no—yes", ["wait", "–", "no", "—", "yes"]),  # dashes are their own tokens
+        ("Hello…", ["hello", ".", ".", "."]),  # NFKC turns the ellipsis into three dots
+        ("ＬＩＬＹ", ["lily"]),  # NFKC folds full-width letters
+        ("café", ["café"]),
+        ("a\u200db", ["ab"]),  # format characters vanish without splitting
+        ("tab\tand\nnewline", ["tab", "and", "newline"]),
+        ("👍🏽!", ["👍", "🏽", "!"]),
+        ("", []),
+        ("   \n ", []),
+    ],
+)
 def test_tokenizer_rules(text, expected):
     assert tokenize(text) == expected
 

@@ -6,6 +6,7 @@ The stage runs on a tiny configuration anywhere; the committed artefact
 95 % t-interval excludes zero, recomputed here with scipy), and the page's
 figures must draw exactly its numbers and word the verdict its interval gives.
 """
+
 from __future__ import annotations
 
 import html
@@ -29,8 +30,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_stage_on_a_tiny_configuration(tmp_path):
-    cfg = toy_task.ToyConfig(steps=12, tasks=("pair", "single"), heads=(1, 2), seeds=(1, 2), lr_grid=(1e-2, 3e-3),
-                             heldout=64, eval_every=5, examples=2)
+    cfg = toy_task.ToyConfig(
+        steps=12,
+        tasks=("pair", "single"),
+        heads=(1, 2),
+        seeds=(1, 2),
+        lr_grid=(1e-2, 3e-3),
+        heldout=64,
+        eval_every=5,
+        examples=2,
+    )
     path = toy_task.build(tmp_path, cfg, log=lambda m: None)
     assert path == Artefacts(tmp_path).toy_task
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # written atomically: no temporary file left
@@ -76,12 +85,18 @@ def test_sequences_have_one_A_and_one_B_and_the_right_targets():
 def test_bad_options_stop_with_one_line():
     with pytest.raises(ValueError, match="divide d_model"):
         toy_task.ToyConfig(heads=(3,))
-    proc = subprocess.run([sys.executable, "-m", "export", "toy_task", "--tasks", "nope"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "export", "toy_task", "--tasks", "nope"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "pair" in proc.stderr
 
 
 # --------------------------------------------------------------------------- the committed artefact
+
 
 @pytest.fixture(scope="module")
 def artefact():
@@ -113,8 +128,13 @@ def _paired(task: dict, heads: int) -> dict:
     mean = sum(diffs) / len(diffs)
     half = student_t.ppf(0.975, len(diffs) - 1) * statistics.stdev(diffs) / math.sqrt(len(diffs))
     low, high = mean - half, mean + half
-    return {"n": len(diffs), "mean": mean, "low": low, "high": high,
-            "verdict": "multi-head better" if low > 0 else "one head better" if high < 0 else "no clear gap"}
+    return {
+        "n": len(diffs),
+        "mean": mean,
+        "low": low,
+        "high": high,
+        "verdict": "multi-head better" if low > 0 else "one head better" if high < 0 else "no clear gap",
+    }
 
 
 def test_each_gap_follows_its_paired_interval(artefact):
@@ -125,7 +145,9 @@ def test_each_gap_follows_its_paired_interval(artefact):
             assert stored["n"] == want["n"] >= 3
             for key in ("mean", "low", "high"):
                 assert math.isclose(stored[key], want[key], abs_tol=1e-12), (t["task"], h, key)
-        best = max((h for h in artefact["config"]["heads"] if h > 1), key=lambda h: t["by_heads"][str(h)]["accuracy_mean"])
+        best = max(
+            (h for h in artefact["config"]["heads"] if h > 1), key=lambda h: t["by_heads"][str(h)]["accuracy_mean"]
+        )
         assert t["gap"]["multi_heads"] == best
         assert t["gap"]["verdict"] == _paired(t, best)["verdict"]
     # the page's claim: on the pair task several heads solve more than one head, beyond doubt by this rule
@@ -134,31 +156,45 @@ def test_each_gap_follows_its_paired_interval(artefact):
     # the same parameter count and the same tuning budget for every head count
     assert len({r["parameters"] for r in pair["by_heads"].values()}) == 1
     assert {len(r["tuning"]) for t in artefact["tasks"] for r in t["by_heads"].values()} == {
-        len(artefact["config"]["lr_grid"])}
+        len(artefact["config"]["lr_grid"])
+    }
 
 
 def _points(x: float) -> str:
     return f"{100 * x:+.0f}".replace("-", "\u2212")
 
 
-@pytest.mark.parametrize("verdict, low, high, words", [
-    ("multi-head better", 0.2, 0.6, "95 % interval +20 to +60, above zero: a gap"),
-    ("no clear gap", -0.1, 0.5, "but the 95 % interval \u221210 to +50 contains zero: no clear gap"),
-    ("one head better", -0.6, -0.2, "95 % interval \u221260 to \u221220, below zero: a gap the other way"),
-])
+@pytest.mark.parametrize(
+    "verdict, low, high, words",
+    [
+        ("multi-head better", 0.2, 0.6, "95 % interval +20 to +60, above zero: a gap"),
+        ("no clear gap", -0.1, 0.5, "but the 95 % interval \u221210 to +50 contains zero: no clear gap"),
+        ("one head better", -0.6, -0.2, "95 % interval \u221260 to \u221220, below zero: a gap the other way"),
+    ],
+)
 def test_the_gap_is_worded_from_its_verdict(figures, verdict, low, high, words):
     """Every branch of the wording: the caption follows whatever interval the artefact holds."""
-    said = figures.toy.gap_words({"multi_heads": 2, "n": 5, "accuracy_difference": (low + high) / 2, "low": low, "high": high,
-                      "verdict": verdict})
+    said = figures.toy.gap_words(
+        {
+            "multi_heads": 2,
+            "n": 5,
+            "accuracy_difference": (low + high) / 2,
+            "low": low,
+            "high": high,
+            "verdict": verdict,
+        }
+    )
     assert said.startswith("2 heads minus one head, seed by seed over 5 seeds:") and said.endswith(words)
 
 
 def test_the_captions_state_the_recomputed_interval(artefact, figures):
     pair = _task(artefact, "pair")
     want = _paired(pair, pair["gap"]["multi_heads"])
-    stated = (f"{pair['gap']['multi_heads']} heads minus one head, seed by seed over {want['n']} seeds: "
-              f"mean {_points(want['mean'])} points, 95 % interval {_points(want['low'])} to "
-              f"{_points(want['high'])}, above zero: a gap")
+    stated = (
+        f"{pair['gap']['multi_heads']} heads minus one head, seed by seed over {want['n']} seeds: "
+        f"mean {_points(want['mean'])} points, 95 % interval {_points(want['low'])} to "
+        f"{_points(want['high'])}, above zero: a gap"
+    )
     for name in ("toy-accuracy", "toy-summary"):  # page 1 and the appendix
         text = html.unescape(figures.render(name))
         assert stated in text, name
@@ -171,18 +207,24 @@ def test_page_figures_equal_the_artefact(artefact, figures):
         row = re.search(rf'<tr data-task="{t["task"]}">(.*?)</tr>', summary).group(1)
         assert f'data-chance="{t["chance"]!r}"' in row
         for h, r in t["by_heads"].items():
-            assert (f'data-heads="{h}" data-accuracy-mean="{r["accuracy_mean"]!r}" '
-                    f'data-accuracy-sd="{r["accuracy_sd"]!r}"') in row
+            assert (
+                f'data-heads="{h}" data-accuracy-mean="{r["accuracy_mean"]!r}" data-accuracy-sd="{r["accuracy_sd"]!r}"'
+            ) in row
     pair = _task(artefact, "pair")
     curves = figures.render("toy-curves")
     finals = re.findall(r'data-heads="(\d+)" data-seed="(\d+)" data-final="([^"]+)"', curves)
     assert sorted((int(h), int(s), float(a)) for h, s, a in finals) == sorted(
-        (int(h), run["seed"], run["accuracy"]) for h, r in pair["by_heads"].items() for run in r["runs"])
+        (int(h), run["seed"], run["accuracy"]) for h, r in pair["by_heads"].items() for run in r["runs"]
+    )
     attention = figures.render("toy-attention")
     cells = re.findall(r'data-heads="(\d+)" data-head="(\d+)" data-slot="(\d+)" data-weight="([^"]+)"', attention)
     shown = ("1", str(pair["gap"]["multi_heads"]))  # one head against the head count that did best
-    expected = [(int(h), k + 1, j, w) for h in shown
-                for k, row in enumerate(pair["by_heads"][h]["examples"][0]["attention"]) for j, w in enumerate(row)]
+    expected = [
+        (int(h), k + 1, j, w)
+        for h in shown
+        for k, row in enumerate(pair["by_heads"][h]["examples"][0]["attention"])
+        for j, w in enumerate(row)
+    ]
     assert sorted((int(h), int(k), int(j), float(w)) for h, k, j, w in cells) == sorted(expected)
     text = html.unescape(figures.render("toy-summary"))
     assert f"{100 * pair['by_heads']['1']['accuracy_mean']:.1f} %" in text
@@ -192,13 +234,22 @@ def test_page1_accuracy_figure_shows_every_seed_beside_its_mean(artefact, figure
     """Page 1's dot plot: every seed's accuracy, the mean per head count, chance; no dot hides a mean."""
     pair = _task(artefact, "pair")
     fig = figures.render("toy-accuracy")
-    dots = re.findall(r'<circle cx="([0-9.]+)" cy="[0-9.]+" r="([0-9.]+)" class="mha-toy__dot [^"]*" '
-                      r'data-heads="(\d+)" data-seed="(\d+)" data-accuracy="([^"]+)"', fig)
+    dots = re.findall(
+        r'<circle cx="([0-9.]+)" cy="[0-9.]+" r="([0-9.]+)" class="mha-toy__dot [^"]*" '
+        r'data-heads="(\d+)" data-seed="(\d+)" data-accuracy="([^"]+)"',
+        fig,
+    )
     assert sorted((int(h), int(s), float(a)) for _, _, h, s, a in dots) == sorted(
-        (int(h), run["seed"], run["accuracy"]) for h, r in pair["by_heads"].items() for run in r["runs"])
-    means = re.findall(r'<line x1="([0-9.]+)" y1="[0-9.]+" x2="([0-9.]+)" y2="[0-9.]+" class="mha-toy__mean [^"]*" '
-                       r'data-heads="(\d+)" data-mean="([^"]+)"', fig)
-    assert {int(h): float(m) for _, _, h, m in means} == {int(h): r["accuracy_mean"] for h, r in pair["by_heads"].items()}
+        (int(h), run["seed"], run["accuracy"]) for h, r in pair["by_heads"].items() for run in r["runs"]
+    )
+    means = re.findall(
+        r'<line x1="([0-9.]+)" y1="[0-9.]+" x2="([0-9.]+)" y2="[0-9.]+" class="mha-toy__mean [^"]*" '
+        r'data-heads="(\d+)" data-mean="([^"]+)"',
+        fig,
+    )
+    assert {int(h): float(m) for _, _, h, m in means} == {
+        int(h): r["accuracy_mean"] for h, r in pair["by_heads"].items()
+    }
     for x1, _x2, h, _ in means:
         for cx, r, dh, _, _ in dots:
             if dh == h:  # the mean's bar starts right of its seeds' dots
@@ -212,8 +263,12 @@ def test_curves_carry_their_recorded_points_for_the_replay(artefact, figures):
     pair = _task(artefact, "pair")
     curves = figures.render("toy-curves")
     shown = re.findall(r'data-heads="(\d+)" data-seed="(\d+)" data-final="[^"]+" data-points="([^"]+)"', curves)
-    expected = {(int(h), run["seed"]): [(s, a) for s, a, _ in run["curve"]]
-                for h, r in pair["by_heads"].items() for run in r["runs"]}
-    assert {(int(h), int(s)): [(int(p.split(":")[0]), float(p.split(":")[1])) for p in pts.split()]
-            for h, s, pts in shown} == expected
+    expected = {
+        (int(h), run["seed"]): [(s, a) for s, a, _ in run["curve"]]
+        for h, r in pair["by_heads"].items()
+        for run in r["runs"]
+    }
+    assert {
+        (int(h), int(s)): [(int(p.split(":")[0]), float(p.split(":")[1])) for p in pts.split()] for h, s, pts in shown
+    } == expected
     assert 'class="mha-toy__replay"' in curves

@@ -1,4 +1,5 @@
 """walkthrough.json (page 4) belongs to the shipped checkpoint and matches a fresh computation."""
+
 from __future__ import annotations
 
 import json
@@ -23,7 +24,8 @@ def test_walkthrough_is_from_the_shipped_checkpoint(walk):
 
     data, ckpt = walk
     assert data["checkpoint_sha256"] == sha256(ckpt), (
-        "wasm_assets/walkthrough.json is stale (the checkpoint changed): run `python -m export walkthrough`")
+        "wasm_assets/walkthrough.json is stale (the checkpoint changed): run `python -m export walkthrough`"
+    )
 
 
 def test_walkthrough_equals_a_fresh_computation(walk, assets_dir):
@@ -42,21 +44,28 @@ def test_walkthrough_equals_a_fresh_computation(walk, assets_dir):
 
     def rounded_tolerance(path: str) -> float | None:
         parts = path.replace("[", ".").split(".")
-        return None if unrounded & set(parts) else 10.0 ** -ROUND * 1.001
+        return None if unrounded & set(parts) else 10.0**-ROUND * 1.001
 
     for key in data.keys() - measured - {"rows", "generation"}:
         assert_close_tree(fresh[key], data[key], path=key)
     assert len(fresh["rows"]) == len(data["rows"])
     for a, b in zip(fresh["rows"], data["rows"]):
         assert_same_ranking(a["top"], b["top"])
-        assert_close_tree({k: v for k, v in a.items() if k != "top"}, {k: v for k, v in b.items() if k != "top"},
-                          abs_for=rounded_tolerance, path="row")
+        assert_close_tree(
+            {k: v for k, v in a.items() if k != "top"},
+            {k: v for k, v in b.items() if k != "top"},
+            abs_for=rounded_tolerance,
+            path="row",
+        )
     gen_fresh, gen_data = fresh.get("generation"), data.get("generation")
     assert (gen_fresh is None) == (gen_data is None)
     if gen_data:
         assert_same_ranking(gen_fresh["top"], gen_data["top"])
-        assert_close_tree({k: v for k, v in gen_fresh.items() if k != "top"},
-                          {k: v for k, v in gen_data.items() if k != "top"}, path="generation")
+        assert_close_tree(
+            {k: v for k, v in gen_fresh.items() if k != "top"},
+            {k: v for k, v in gen_data.items() if k != "top"},
+            path="generation",
+        )
     for key in measured:
         assert fresh[key] < 1e-4 and data[key] < 1e-4, key
 

@@ -1,4 +1,5 @@
 """The two-head worksheet (lesson page 2): arithmetic, JSON, and agreement with the model class."""
+
 from __future__ import annotations
 
 import json
@@ -47,7 +48,9 @@ def test_embedding_is_token_plus_position_and_repeated_words_share_a_row(ws):
         assert np.allclose(ws["E"][t], ws["token_table"][index[tok]] + ws["position_table"][t])
     the = [t for t, tok in enumerate(ws["tokens"]) if tok == "the"]
     assert the == [0, 4, 9]
-    assert np.allclose(ws["token_rows"][0], ws["token_rows"][4]) and np.allclose(ws["token_rows"][4], ws["token_rows"][9])
+    assert np.allclose(ws["token_rows"][0], ws["token_rows"][4]) and np.allclose(
+        ws["token_rows"][4], ws["token_rows"][9]
+    )
 
 
 def test_projections_split_into_heads(ws):
@@ -55,7 +58,7 @@ def test_projections_split_into_heads(ws):
     for name, W in (("Q", ws["W_Q"]), ("K", ws["W_K"]), ("V", ws["W_V"])):
         full = E @ W
         for head in range(2):
-            assert np.allclose(ws[name][head], full[:, 2 * head:2 * head + 2]), (name, head)
+            assert np.allclose(ws[name][head], full[:, 2 * head : 2 * head + 2]), (name, head)
 
 
 def test_scores_are_scaled_dot_products(ws):
@@ -128,8 +131,9 @@ def test_json_on_disk_matches_a_fresh_computation():
     assert JSON_PATH.is_file(), "wasm_assets/worksheet.json is missing: run `python -m export.lesson.worksheet`"
     on_disk = json.loads(JSON_PATH.read_text())
     # numpy may pick other SIMD kernels on another processor: float64 within FLOAT64_REL, the rest exact.
-    assert_close_tree(json.loads(json.dumps(worksheet.to_json(worksheet.compute()))), on_disk,
-                      rel=FLOAT64_REL, abs_=1e-12)
+    assert_close_tree(
+        json.loads(json.dumps(worksheet.to_json(worksheet.compute()))), on_disk, rel=FLOAT64_REL, abs_=1e-12
+    )
     assert on_disk["schema"] == worksheet.SCHEMA
     masked = [on_disk["scores"][h][i][j] is None for h in range(2) for i in range(10) for j in range(10)]
     assert sum(masked) == 2 * 45

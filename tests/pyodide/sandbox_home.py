@@ -1,4 +1,5 @@
 """The Pyodide worker's home, made for a test under CPython as the browser's shared runtime makes it."""
+
 from __future__ import annotations
 
 from contextlib import contextmanager

@@ -6,6 +6,7 @@ CPython here. It only reports numbers and explanations: the verdict is the
 page's (site_src/js/microgpt/verdict.js), mirrored by ``judge`` below.
 tests/browser/microgpt/test_exercise_page.py submits every row of MISTAKES in real Pyodide.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,6 +48,7 @@ def _edit(*pairs):
             assert source.count(old) == 1, old
             source = source.replace(old, new)
         return source
+
     return make
 
 
@@ -57,65 +59,113 @@ def _edit(*pairs):
 BLEND_LINE = "blended = [sum(weight * v[j] for weight, v in zip(w, v_h)) for j in range(HEAD_DIM)]"
 MISTAKES = {
     "correct": (_edit(), r"^$", None),
-    "append": (_edit((E_LINE, "out.append(blended)")),
-               r"out holds lists instead of numbers.*uses append.*extend adds", "out.append"),
+    "append": (
+        _edit((E_LINE, "out.append(blended)")),
+        r"out holds lists instead of numbers.*uses append.*extend adds",
+        "out.append",
+    ),
     "values_unsliced": (_edit((V_LINE, "v_h = values")), r"The values are not sliced", "v_h = values"),
-    "keys_unsliced": (_edit((K_LINE, "k_h = keys")),
-                      r"only its own 4 numbers of every key.*The keys are not sliced", "k_h = keys"),
-    "key_offset": (_edit((K_LINE, "k_h = [k[h:h + HEAD_DIM] for k in keys]")),
-                   r"keys are sliced at the wrong offset.*head 2 \(h = 1\) used key numbers 1-4", "k[h:h"),
-    "value_offset": (_edit((V_LINE, "v_h = [v[h:h + HEAD_DIM] for v in values]")),
-                     r"values are sliced at the wrong offset.*head 2 \(h = 1\) used value numbers 1-4", "v[h:h"),
-    "key_offset_forgotten": (_edit((K_LINE, "k_h = [k[:HEAD_DIM] for k in keys]")),
-                             r"every head takes the first 4, which belong to head 1.*starts at number 0",
-                             "k[:HEAD_DIM]"),
-    "value_offset_forgotten": (_edit((V_LINE, "v_h = [v[:HEAD_DIM] for v in values]")),
-                               r"own 4 numbers of every value.*every head takes the first 4.*starts at number 0",
-                               "v[:HEAD_DIM]"),
-    "keys_list_sliced": (_edit((K_LINE, "k_h = keys[start:start + HEAD_DIM]")),
-                         r"cuts the list of keys instead.*the slice is applied to the list of keys",
-                         "keys[start:"),
-    "values_list_sliced": (_edit((V_LINE, "v_h = values[start:start + HEAD_DIM]")),
-                           r"cuts the list of values instead.*applied to the list of values", "values[start:"),
-    "weights_not_blend": (_edit((E_LINE, "out.extend(w)")),
-                          r"attention weights, one per position, instead of the head's 4 blended numbers.*"
-                          r"w is added to out", "out.extend(w)"),
-    "blend_all_16": (_edit((V_LINE, "v_h = values"), (BLEND_LINE, BLEND_LINE.replace("HEAD_DIM)]", "N_EMBD)]"))),
-                     r"blends all 16 numbers of every value instead of its own 4", "v_h = values"),
-    "raises": (_edit((E_LINE, "out.extend(blended[HEAD_DIM])")),
-               r"stopped with an error.*Line \d+ stops with IndexError",
-               "blended[HEAD_DIM]"),
+    "keys_unsliced": (
+        _edit((K_LINE, "k_h = keys")),
+        r"only its own 4 numbers of every key.*The keys are not sliced",
+        "k_h = keys",
+    ),
+    "key_offset": (
+        _edit((K_LINE, "k_h = [k[h:h + HEAD_DIM] for k in keys]")),
+        r"keys are sliced at the wrong offset.*head 2 \(h = 1\) used key numbers 1-4",
+        "k[h:h",
+    ),
+    "value_offset": (
+        _edit((V_LINE, "v_h = [v[h:h + HEAD_DIM] for v in values]")),
+        r"values are sliced at the wrong offset.*head 2 \(h = 1\) used value numbers 1-4",
+        "v[h:h",
+    ),
+    "key_offset_forgotten": (
+        _edit((K_LINE, "k_h = [k[:HEAD_DIM] for k in keys]")),
+        r"every head takes the first 4, which belong to head 1.*starts at number 0",
+        "k[:HEAD_DIM]",
+    ),
+    "value_offset_forgotten": (
+        _edit((V_LINE, "v_h = [v[:HEAD_DIM] for v in values]")),
+        r"own 4 numbers of every value.*every head takes the first 4.*starts at number 0",
+        "v[:HEAD_DIM]",
+    ),
+    "keys_list_sliced": (
+        _edit((K_LINE, "k_h = keys[start:start + HEAD_DIM]")),
+        r"cuts the list of keys instead.*the slice is applied to the list of keys",
+        "keys[start:",
+    ),
+    "values_list_sliced": (
+        _edit((V_LINE, "v_h = values[start:start + HEAD_DIM]")),
+        r"cuts the list of values instead.*applied to the list of values",
+        "values[start:",
+    ),
+    "weights_not_blend": (
+        _edit((E_LINE, "out.extend(w)")),
+        r"attention weights, one per position, instead of the head's 4 blended numbers.*"
+        r"w is added to out",
+        "out.extend(w)",
+    ),
+    "blend_all_16": (
+        _edit((V_LINE, "v_h = values"), (BLEND_LINE, BLEND_LINE.replace("HEAD_DIM)]", "N_EMBD)]"))),
+        r"blends all 16 numbers of every value instead of its own 4",
+        "v_h = values",
+    ),
+    "raises": (
+        _edit((E_LINE, "out.extend(blended[HEAD_DIM])")),
+        r"stopped with an error.*Line \d+ stops with IndexError",
+        "blended[HEAD_DIM]",
+    ),
     "scale_n_embd": (_edit((S_EXPR, "/ N_EMBD")), r"size of a whole vector, 16.*divided by N_EMBD", "/ N_EMBD"),
-    "scale_head_dim": (_edit((S_EXPR, "/ HEAD_DIM")), r"divided by the head's size, 4, but.*square root",
-                       "/ HEAD_DIM"),
+    "scale_head_dim": (_edit((S_EXPR, "/ HEAD_DIM")), r"divided by the head's size, 4, but.*square root", "/ HEAD_DIM"),
     "scale_missing": (_edit((S_EXPR, "")), r"scaled down before the softmax.*dot products alone", "scores = "),
-    "scale_sqrt_n_embd": (_edit((S_EXPR, "/ math.sqrt(N_EMBD)")), r"square root of the size of a whole vector",
-                          "sqrt(N_EMBD)"),
+    "scale_sqrt_n_embd": (
+        _edit((S_EXPR, "/ math.sqrt(N_EMBD)")),
+        r"square root of the size of a whole vector",
+        "sqrt(N_EMBD)",
+    ),
     "no_softmax": (_edit((W_LINE, "w = scores")), r"used as weights directly", "w = scores"),
     "softmax_of_query": (_edit((W_LINE, "w = softmax(q_h)")), r"come from the query slice", "softmax(q_h)"),
     "query_unsliced": (_edit((Q_LINE, "q_h = q")), r"Every head uses the first 4 numbers of the query", "q_h = q"),
-    "heads_reversed": (_edit(("for h in range(N_HEAD):", "for h in reversed(range(N_HEAD)):")),
-                       r"heads come out in reverse order", "reversed(range"),
-    "attn_wo_inside": (_edit(("    return out\n", "    return matvec(W[\"layer0.attn_wo\"], out)\n")),
-                       r"after attn_wo.*applied inside multi_head", "return matvec"),
-    "slice_end_both": (_edit((K_LINE, "k_h = [k[start:HEAD_DIM] for k in keys]"),
-                             (V_LINE, "v_h = [v[start:HEAD_DIM] for v in values]")),
-                       r"from head 2 on each (key|value)'s slice holds 0 numbers.*in head 2 \(h = 1\) every "
-                       r"(key|value) in [kv]_h has 0 numbers.*IndexError", None),
-    "slice_end_keys": (_edit((K_LINE, "k_h = [k[start:HEAD_DIM] for k in keys]")),
-                       r"in head 2 \(h = 1\) every key in k_h has 0 numbers.*4 numbers after start",
-                       "k[start:HEAD_DIM]"),
-    "blend_unsliced_values": (_edit((BLEND, "zip(w, values)")),
-                              r"reads the whole values instead.*v_h holds this head's 4 numbers.*reads `values`",
-                              "zip(w, values)"),
+    "heads_reversed": (
+        _edit(("for h in range(N_HEAD):", "for h in reversed(range(N_HEAD)):")),
+        r"heads come out in reverse order",
+        "reversed(range",
+    ),
+    "attn_wo_inside": (
+        _edit(("    return out\n", '    return matvec(W["layer0.attn_wo"], out)\n')),
+        r"after attn_wo.*applied inside multi_head",
+        "return matvec",
+    ),
+    "slice_end_both": (
+        _edit(
+            (K_LINE, "k_h = [k[start:HEAD_DIM] for k in keys]"), (V_LINE, "v_h = [v[start:HEAD_DIM] for v in values]")
+        ),
+        r"from head 2 on each (key|value)'s slice holds 0 numbers.*in head 2 \(h = 1\) every "
+        r"(key|value) in [kv]_h has 0 numbers.*IndexError",
+        None,
+    ),
+    "slice_end_keys": (
+        _edit((K_LINE, "k_h = [k[start:HEAD_DIM] for k in keys]")),
+        r"in head 2 \(h = 1\) every key in k_h has 0 numbers.*4 numbers after start",
+        "k[start:HEAD_DIM]",
+    ),
+    "blend_unsliced_values": (
+        _edit((BLEND, "zip(w, values)")),
+        r"reads the whole values instead.*v_h holds this head's 4 numbers.*reads `values`",
+        "zip(w, values)",
+    ),
     "return_tuple": (_edit(("    return out\n", "    return out, w\n")), r"gives back 2 things.*tuple", None),
     "return_in_loop": (_edit(("    return out\n", "        return out\n")), r"one head's numbers only", None),
     "no_multi_head": (lambda: "print('hello')\n", r"does not define one", None),
     "returns_none": (lambda: "def multi_head(q, keys, values):\n    return None\n", r"gives back nothing", None),
     "starter": (starter, r"Nothing is added to out yet.*Blank 2.*Blank 1 is still open", None),
     "syntax_error": (_edit((E_LINE, "out.extend(blended")), r"cannot read your code.*Line \d+", None),
-    "error_after": (lambda: solution() + "\nprint(no_such_name)\n",
-                    r"the lines after it stop with an error.*NameError", None),
+    "error_after": (
+        lambda: solution() + "\nprint(no_such_name)\n",
+        r"the lines after it stop with an error.*NameError",
+        None,
+    ),
 }
 SEP = "\x1e"
 
@@ -142,15 +192,23 @@ def judge(doc, result) -> bool:
     cases, outputs = doc["cases"], result["outputs"]
     if result["message"] or result["stop"] or len(outputs) != len(cases):
         return False
-    return all(len(out) == len(c["expected"]) and all(abs(g - w) <= doc["tolerance"] * max(1.0, abs(w))
-                                                       for g, w in zip(out, c["expected"]))
-               for c, out in zip(cases, outputs))
+    return all(
+        len(out) == len(c["expected"])
+        and all(abs(g - w) <= doc["tolerance"] * max(1.0, abs(w)) for g, w in zip(out, c["expected"]))
+        for c, out in zip(cases, outputs)
+    )
 
 
 def inputs_of(doc) -> str:
     """What the page hands the worker: the inputs, not the answers."""
-    return json.dumps({"n_head": doc["n_head"], "head_dim": doc["head_dim"], "attn_wo": doc["attn_wo"],
-                       "cases": [{k: c[k] for k in ("name", "pos", "q", "keys", "values")} for c in doc["cases"]]})
+    return json.dumps(
+        {
+            "n_head": doc["n_head"],
+            "head_dim": doc["head_dim"],
+            "attn_wo": doc["attn_wo"],
+            "cases": [{k: c[k] for k in ("name", "pos", "q", "keys", "values")} for c in doc["cases"]],
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -171,8 +229,9 @@ def checker(tmp_path_factory):
         # The reference by its file's path, as the browser's worker hands it over (never importable by name).
         mp.setattr(diagnosis, "REFERENCE", str(ROOT / "export" / "microgpt" / "floats.py"))
         sandbox.start()
-        yield types.SimpleNamespace(check=diagnosis.check, run=sandbox.run, start=sandbox.start,
-                                    healthy=lambda: sandbox.healthy())
+        yield types.SimpleNamespace(
+            check=diagnosis.check, run=sandbox.run, start=sandbox.start, healthy=lambda: sandbox.healthy()
+        )
 
 
 @pytest.mark.parametrize("name", list(MISTAKES))
@@ -215,11 +274,11 @@ def test_the_cases_are_microgpts(cases_doc):
     for c in cases_doc["cases"]:
         run = forward_attention(model["weights"], model["uchars"], c["name"])
         assert c["expected"] == run["heads_out"][c["pos"]] and c["after_wo"] == run["attn_out"][c["pos"]]
-        assert c["keys"] == run["keys"][:c["pos"] + 1]
+        assert c["keys"] == run["keys"][: c["pos"] + 1]
 
 
 def test_run_reports_learner_line_numbers(checker, capfd):
-    checker.start()     # with pytest's capture as the streams to go back to
+    checker.start()  # with pytest's capture as the streams to go back to
     assert json.loads(checker.run("print('hi')")) == {"ok": True, "error": "", "stop": ""}
     assert "hi" in capfd.readouterr().out
     result = json.loads(checker.run("x = 1\n\ny = [][x]\n"))
@@ -229,12 +288,15 @@ def test_run_reports_learner_line_numbers(checker, capfd):
     assert "sandbox" not in result["error"] and "diagnosis" not in result["error"]
 
 
-@pytest.mark.parametrize("source, stop, text", [
-    ("import sys\nsys.exit()\n", "exit", "called exit() at line 2"),
-    ("raise KeyboardInterrupt\n", "interrupt", "KeyboardInterrupt"),
-    ("class Odd(BaseException): pass\nraise Odd('x')\n", "", 'line 2, in <module>'),
-    ("raise MemoryError\n", "memory", "used up Python's memory at line 1"),
-])
+@pytest.mark.parametrize(
+    "source, stop, text",
+    [
+        ("import sys\nsys.exit()\n", "exit", "called exit() at line 2"),
+        ("raise KeyboardInterrupt\n", "interrupt", "KeyboardInterrupt"),
+        ("class Odd(BaseException): pass\nraise Odd('x')\n", "", "line 2, in <module>"),
+        ("raise MemoryError\n", "memory", "used up Python's memory at line 1"),
+    ],
+)
 def test_run_says_why_code_stopped(checker, source, stop, text):
     result = json.loads(checker.run(source))
     assert result["stop"] == stop and text in result["error"], result
@@ -260,8 +322,8 @@ TAMPERING = {
 def test_tampering_is_undone_before_the_next_job(checker, cases_doc, name, monkeypatch):
     import export.microgpt.floats as floats
 
-    monkeypatch.setitem(sys.modules, "microgpt_floats", floats)   # the module's name in the browser
-    checker.start()                                               # a snapshot that includes it
+    monkeypatch.setitem(sys.modules, "microgpt_floats", floats)  # the module's name in the browser
+    checker.start()  # a snapshot that includes it
     inputs = inputs_of(cases_doc)
     checker.run(TAMPERING[name])
     wrong = MISTAKES["scale_head_dim"][0]()
@@ -302,8 +364,9 @@ print("restored")
 
 
 def test_a_guard_prepared_before_the_snapshot_takes_what_changed_since():
-    proc = subprocess.run([sys.executable, "-c", PREPARED_THEN_STARTED], cwd=EXERCISE, capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", PREPARED_THEN_STARTED], cwd=EXERCISE, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0 and "restored" in proc.stdout, proc.stderr
 
 
@@ -322,8 +385,9 @@ def test_starter_and_solution_run_as_plain_python(tmp_path):
     """Both files run under CPython next to the model file; the solution prints 16 numbers."""
     (tmp_path / "microgpt-trained.json").write_bytes(MODEL.read_bytes())
     for name, expect in (("solution.py", "out has 16 items"), ("starter.py", "out has 0 items")):
-        proc = subprocess.run([sys.executable, str(EXERCISE / name)], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, str(EXERCISE / name)], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
         assert proc.returncode == 0, proc.stderr
         assert expect in proc.stdout
 
@@ -335,8 +399,9 @@ def test_solution_matches_forward_attention(tmp_path):
     model = load_trained(MODEL)
     want = forward_attention(model["weights"], model["uchars"], "emma")["attn_out"][-1]
     (tmp_path / "microgpt-trained.json").write_bytes(MODEL.read_bytes())
-    proc = subprocess.run([sys.executable, str(EXERCISE / "solution.py")], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, str(EXERCISE / "solution.py")], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     printed = proc.stdout.split("after attn_wo:", 1)[1]
     got = [float(v) for v in re.findall(r"-?\d+\.\d+", printed)]
     # printed with three decimals: each is within half a unit of the third decimal of microgpt's value
@@ -348,8 +413,11 @@ def test_only_the_blanks_differ():
     """The solution is the starter with the two blanks filled in (plus its first comment line)."""
     import difflib
 
-    diff = [l for l in difflib.unified_diff(starter().splitlines(), solution().splitlines(), lineterm="", n=0)
-            if l[:1] in "+-" and not l.startswith(("+++", "---"))]
+    diff = [
+        l
+        for l in difflib.unified_diff(starter().splitlines(), solution().splitlines(), lineterm="", n=0)
+        if l[:1] in "+-" and not l.startswith(("+++", "---"))
+    ]
     added = [l[1:].strip() for l in diff if l.startswith("+")]
     code = [l for l in added if not l.startswith("#")]
     assert code == list(SOLUTION_LINES), diff
@@ -372,6 +440,13 @@ def test_the_code_tier_shows_the_solution_lines():
     """The code the hints show on request is solution.py's own."""
     import diagnosis
 
-    for line in (diagnosis.K_CODE, diagnosis.V_CODE, diagnosis.BLEND_CODE, diagnosis.EXTEND_CODE,
-                 diagnosis.SCORES_CODE, diagnosis.SOFTMAX_CODE, diagnosis.Q_CODE):
+    for line in (
+        diagnosis.K_CODE,
+        diagnosis.V_CODE,
+        diagnosis.BLEND_CODE,
+        diagnosis.EXTEND_CODE,
+        diagnosis.SCORES_CODE,
+        diagnosis.SOFTMAX_CODE,
+        diagnosis.Q_CODE,
+    ):
         assert line in solution(), line

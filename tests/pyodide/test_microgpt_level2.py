@@ -8,8 +8,10 @@ load the file, which says what is wrong in Level 1's words (diagnosis.py) or its
 own. Every mistake Level 1's tests make must get Level 1's first message here
 too, and the mistakes only a whole function can make get their own.
 """
+
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -26,7 +28,12 @@ SEP = "\x1e"
 
 
 def _file_constant(name: str) -> str:
-    return EXERCISE.read_text().split(f"{name} = r'''", 1)[1].split("'''", 1)[0]
+    tree = ast.parse(EXERCISE.read_text())
+    return next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == name
+    )
 
 
 def starter() -> str:
@@ -48,6 +55,7 @@ def edit(*pairs):
             assert source.count(old) == 1, old
             source = source.replace(old, new)
         return source
+
     return make
 
 
@@ -66,7 +74,7 @@ def checker(tmp_path_factory):
     (home / "microgpt-trained.json").write_bytes(MODEL.read_bytes())
     mp = pytest.MonkeyPatch()
     mp.chdir(home)
-    mp.syspath_prepend(str(PYODIDE))   # calls and diagnosis import sandbox by name, as in the browser
+    mp.syspath_prepend(str(PYODIDE))  # calls and diagnosis import sandbox by name, as in the browser
     import calls
     import diagnosis
     import sandbox
@@ -80,9 +88,15 @@ def checker(tmp_path_factory):
 
 def inputs_of(doc) -> str:
     """What the page (level2.js) hands the worker: the inputs, as calls of the learner's function."""
-    return json.dumps({"function": "multi_head", "n_head": doc["n_head"], "attn_wo": doc["attn_wo"],
-                       "calls": [[c["q"], c["keys"], c["values"]] for c in doc["cases"]],
-                       "cases": [{"name": c["name"], "pos": c["pos"]} for c in doc["cases"]]})
+    return json.dumps(
+        {
+            "function": "multi_head",
+            "n_head": doc["n_head"],
+            "attn_wo": doc["attn_wo"],
+            "calls": [[c["q"], c["keys"], c["values"]] for c in doc["cases"]],
+            "cases": [{"name": c["name"], "pos": c["pos"]} for c in doc["cases"]],
+        }
+    )
 
 
 def judge(doc, collected) -> bool:
@@ -90,32 +104,50 @@ def judge(doc, collected) -> bool:
     outputs = collected["outputs"]
     if collected["failed"] or collected["stop"] or len(outputs) != len(doc["cases"]):
         return False
-    return all(isinstance(out, list) and len(out) == len(c["expected"])
-               and all(isinstance(g, float) and abs(g - w) <= doc["tolerance"] * max(1.0, abs(w))
-                       for g, w in zip(out, c["expected"]))
-               for c, out in zip(doc["cases"], outputs))
+    return all(
+        isinstance(out, list)
+        and len(out) == len(c["expected"])
+        and all(
+            isinstance(g, float) and abs(g - w) <= doc["tolerance"] * max(1.0, abs(w))
+            for g, w in zip(out, c["expected"])
+        )
+        for c, out in zip(doc["cases"], outputs)
+    )
 
 
 def check(checker, doc, source):
     collected = json.loads(checker.collect(source, inputs_of(doc)))
     passed = judge(doc, collected)
-    message = "" if passed else checker.explain(str(EXERCISE), json.dumps({"outputs": [c["expected"] for c in doc["cases"]]}))
+    message = (
+        "" if passed else checker.explain(str(EXERCISE), json.dumps({"outputs": [c["expected"] for c in doc["cases"]]}))
+    )
     return passed, message
 
 
-SUM_INTO_FOUR = ("        out.extend(blended)", "        out = [a + b for a, b in zip(out, blended)] if out else blended")
-SUM_INTO_SIXTEEN = (("    out = []\n", "    out = [0.0] * N_EMBD\n"),
-                    ("        out.extend(blended)", "        for j in range(HEAD_DIM):\n            out[j] += blended[j]"))
+SUM_INTO_FOUR = (
+    "        out.extend(blended)",
+    "        out = [a + b for a, b in zip(out, blended)] if out else blended",
+)
+SUM_INTO_SIXTEEN = (
+    ("    out = []\n", "    out = [0.0] * N_EMBD\n"),
+    ("        out.extend(blended)", "        for j in range(HEAD_DIM):\n            out[j] += blended[j]"),
+)
 # The mistakes only a whole function can make -> (how, what the first two tiers say, a text on the line named).
 LEVEL2 = {
     "no_sqrt": (edit((" / math.sqrt(HEAD_DIM)", "")), r"scaled down before the softmax", "scores = "),
     "no_softmax": (edit(("w = softmax(scores)", "w = scores")), r"used as weights directly", "w = scores"),
-    "query_not_sliced": (edit(("q_h = q[start:start + HEAD_DIM]", "q_h = q")),
-                         r"Every head uses the first 4 numbers of the query", "q_h = q"),
+    "query_not_sliced": (
+        edit(("q_h = q[start:start + HEAD_DIM]", "q_h = q")),
+        r"Every head uses the first 4 numbers of the query",
+        "q_h = q",
+    ),
     "heads_summed": (edit(SUM_INTO_FOUR), r"Your heads are added up.*glues them side by side", "zip(out"),
     "heads_summed_in_place": (edit(*SUM_INTO_SIXTEEN), r"Your heads are added up.*on top of the earlier", "out[j] +="),
-    "heads_averaged": (edit(("    return out\n", "    return [x / N_HEAD for x in out]\n"), SUM_INTO_FOUR),
-                       r"Your heads are averaged", None),
+    "heads_averaged": (
+        edit(("    return out\n", "    return [x / N_HEAD for x in out]\n"), SUM_INTO_FOUR),
+        r"Your heads are averaged",
+        None,
+    ),
     "starter": (starter, r"gives back nothing.*return line", None),
     "empty": (edit(("        out.extend(blended)\n", "")), r"gives back an empty list", None),
 }
@@ -162,8 +194,12 @@ def test_level1s_mistakes_fail_with_level1s_first_message(checker, cases_doc, na
 
 
 # Level 2's mistakes that Level 1's tests already make (the same mistake, so the same message).
-SAME_AS_LEVEL1 = {"no_sqrt": "scale_missing", "no_softmax": "no_softmax", "query_not_sliced": "query_unsliced",
-                  "starter": "returns_none"}
+SAME_AS_LEVEL1 = {
+    "no_sqrt": "scale_missing",
+    "no_softmax": "no_softmax",
+    "query_not_sliced": "query_unsliced",
+    "starter": "returns_none",
+}
 
 
 def test_every_mistake_has_its_own_message(checker, cases_doc):

@@ -4,6 +4,7 @@ The pure-JS SHA-256 is what checks the models where crypto.subtle is missing
 (plain HTTP under a host name); vocabProblem/manifestProblem refuse JSON files
 of the wrong shape before a page uses them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -22,10 +23,13 @@ def test_pure_js_sha256_matches_hashlib(assets_dir):
     model = assets_dir / "models" / "one_head.onnx"
     if model.is_file():
         blobs.append(model.read_bytes())
-    got = run_node("""
+    got = run_node(
+        """
       const { sha256HexJS } = await rt("sha256.js");
       return payload.map((hex) => sha256HexJS(Uint8Array.from(Buffer.from(hex, "hex"))));
-    """, [b.hex() for b in blobs])
+    """,
+        [b.hex() for b in blobs],
+    )
     assert got == [hashlib.sha256(b).hexdigest() for b in blobs]
 
 
@@ -42,7 +46,8 @@ def test_shape_checks_accept_the_real_files_and_refuse_wrong_shapes(load_asset):
         "no_BOS": {**vocab, "special": {k: v for k, v in vocab["special"].items() if k != "BOS"}},
     }
     bad_manifest = {**manifest, "models": [{**manifest["models"][0], "sha256": "abc"}]}
-    got = run_node("""
+    got = run_node(
+        """
       const { vocabProblem, manifestProblem } = await rt("assets.js");
       const out = {};
       for (const [name, json] of Object.entries(payload.vocab)) out[name] = vocabProblem(json);
@@ -50,7 +55,9 @@ def test_shape_checks_accept_the_real_files_and_refuse_wrong_shapes(load_asset):
       out.bad_manifest = manifestProblem(payload.bad_manifest);
       out.empty_manifest = manifestProblem({ models: [] });
       return out;
-    """, {"vocab": cases, "manifest": manifest, "bad_manifest": bad_manifest})
+    """,
+        {"vocab": cases, "manifest": manifest, "bad_manifest": bad_manifest},
+    )
     assert got["vocab"] is None and got["manifest"] is None, got
     assert got["short"] == f"it lists 100 tokens but says the models have {vocab['C']}"
     assert got["numbers"] == "token 0 is not a non-empty string"

@@ -9,6 +9,7 @@ four-head weights). They agree within float64 tolerance; a knocked-out head
 really changes the numbers. The one-head model trained for the comparison
 (``microgpt-one-head.json``) runs through the same code.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -41,8 +42,13 @@ const model = JSON.parse(readFileSync(payload.path, "utf8"));
 const result = (() => {{ {script} }})();
 process.stdout.write(JSON.stringify(result));
 """
-    proc = subprocess.run([NODE, "--input-type=module", "-e", program], input=json.dumps(payload),
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [NODE, "--input-type=module", "-e", program],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -61,7 +67,8 @@ def four():
 
 
 def test_head_masks_and_probe_match_python(four):
-    got = _js("""
+    got = _js(
+        """
       const out = {};
       for (const name of payload.names) {
         out[name] = {
@@ -70,12 +77,14 @@ def test_head_masks_and_probe_match_python(four):
           plain: mg.nextLetterProbs(model, name),
         };
       }
-      return out;""", {"path": str(Artefacts().microgpt_trained), "names": NAMES, "masks": MASKS})
+      return out;""",
+        {"path": str(Artefacts().microgpt_trained), "names": NAMES, "masks": MASKS},
+    )
     w, u = four["weights"], four["uchars"]
     for name in NAMES:
         plain = floats.forward_attention(w, u, name)["probs"]
         _close(got[name]["plain"], plain)
-        _close(got[name]["masks"][0], plain)           # all heads on: the model itself
+        _close(got[name]["masks"][0], plain)  # all heads on: the model itself
         for mask, probs in zip(MASKS, got[name]["masks"]):
             _close(probs, floats.forward_attention(w, u, name, head_mask=mask)["probs"])
         _close(got[name]["probe"], floats.forward_attention(w, u, name, probe=True)["probs"])
@@ -91,7 +100,7 @@ def test_probe_is_one_head_over_all_numbers(four):
     w = four["weights"]
     run = floats.forward_attention(w, four["uchars"], "emma")
     for pos in range(len(run["q"])):
-        out, weights = floats.probe_one_head(run["q"][pos], run["keys"][:pos + 1], run["values"][:pos + 1])
+        out, weights = floats.probe_one_head(run["q"][pos], run["keys"][: pos + 1], run["values"][: pos + 1])
         assert weights == run["single_head_weights"][pos]
         assert len(out) == 16
 
@@ -99,9 +108,12 @@ def test_probe_is_one_head_over_all_numbers(four):
 def test_a_bad_mask_is_refused(four):
     with pytest.raises(ValueError, match="one entry per head"):
         floats.forward_attention(four["weights"], four["uchars"], "emma", head_mask=[True, False])
-    got = _js("""
+    got = _js(
+        """
       try { mg.nextLetterProbs(model, "emma", { headMask: [true] }); return "no error"; }
-      catch (err) { return err.message; }""", {"path": str(Artefacts().microgpt_trained)})
+      catch (err) { return err.message; }""",
+        {"path": str(Artefacts().microgpt_trained)},
+    )
     assert "one entry per head" in got
 
 
@@ -109,8 +121,10 @@ def test_the_one_head_model_runs_in_the_page_code():
     path = Artefacts().microgpt_one_head
     one = floats.load_trained(path)
     assert one["config"]["n_head"] == 1 and one["config"]["head_dim"] == 16
-    got = _js("""return { probs: mg.nextLetterProbs(model, "emma"),
+    got = _js(
+        """return { probs: mg.nextLetterProbs(model, "emma"),
                        names: mg.sampleNames(model, { n: 5, temperature: 0.5, seed: 42 }) };""",
-              {"path": str(path)})
+        {"path": str(path)},
+    )
     _close(got["probs"], floats.forward_attention(one["weights"], one["uchars"], "emma", n_head=1)["probs"])
     assert got["names"] == floats.sample_names(one["weights"], one["uchars"], 5, 0.5, 42, n_head=1)

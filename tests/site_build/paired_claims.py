@@ -11,6 +11,7 @@ also looks for sentences that compare two head counts outside such a span
 (two head counts and a comparing word in one sentence): each is a problem,
 since nothing ties its words to an interval.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,18 +23,27 @@ from scipy.stats import t as student_t
 
 SECTIONS = ("paired", "head_sweep.findings.paired")
 COUNT = r"(?:one|two|four|eight|sixteen|1|2|4|8|16)[ -]heads?"
-COMPARING = re.compile(r"\b(behind|ahead|trails?|beat|beats|better|worse|outperform\w*|separated|"
-                       r"beyond the spread|lower|higher)\b", re.I)
+COMPARING = re.compile(
+    r"\b(behind|ahead|trails?|beat|beats|better|worse|outperform\w*|separated|"
+    r"beyond the spread|lower|higher)\b",
+    re.I,
+)
 NUMBER = {"one": "1", "two": "2", "four": "4", "eight": "8", "sixteen": "16"}
 # Each outcome's words, and words that would claim another outcome.
-WORDS = {"behind": re.compile(r"\b(?:is|are) behind\b"), "ahead": re.compile(r"\b(?:is|are) ahead of\b"),
-         "not_separated": re.compile(r"\bnot separated\b")}
+WORDS = {
+    "behind": re.compile(r"\b(?:is|are) behind\b"),
+    "ahead": re.compile(r"\b(?:is|are) ahead of\b"),
+    "not_separated": re.compile(r"\bnot separated\b"),
+}
 
 
 def _runs(evidence: dict, section: str) -> tuple[list[dict], list[int], str]:
     if section == "paired":
-        return (evidence["runs"] + evidence["paired"]["extra_runs"], evidence["protocol"]["seeds"],
-                evidence["paired"]["reference"])
+        return (
+            evidence["runs"] + evidence["paired"]["extra_runs"],
+            evidence["protocol"]["seeds"],
+            evidence["paired"]["reference"],
+        )
     sweep = evidence["head_sweep"]
     runs = [r for m in sweep["models"] for r in m["runs"] + m.get("extra_runs", [])]
     return runs, sweep["seeds"], sweep["findings"]["paired"]["reference"]
@@ -49,8 +59,13 @@ def interval(evidence: dict, path: str) -> dict:
             ppl.setdefault(r["model"], {})[r["seed"]] = r["test_perplexity"]
     seeds = sorted(set(ppl.get(model, {})) & set(ppl.get(ref, {})))
     diffs = [ppl[model][s] - ppl[ref][s] for s in seeds]
-    out = {"n": len(diffs), "mean": statistics.fmean(diffs) if diffs else None, "low": None, "high": None,
-           "outcome": "not_separated"}
+    out = {
+        "n": len(diffs),
+        "mean": statistics.fmean(diffs) if diffs else None,
+        "low": None,
+        "high": None,
+        "outcome": "not_separated",
+    }
     if len(diffs) >= 2:
         half = student_t.ppf(0.975, len(diffs) - 1) * statistics.stdev(diffs) / math.sqrt(len(diffs))
         out.update(low=out["mean"] - half, high=out["mean"] + half)
@@ -151,8 +166,10 @@ def problems(html: str, evidence: dict) -> list[str]:
     text = re.sub(r"[ \t]+", " ", "".join(parser.text))
     for block in text.split("\n"):
         for sentence in re.split(r"(?<=[.!?])\s+", block):
-            counts = {NUMBER.get(w, w) for w in (m.lower().split()[0].split("-")[0]
-                                                  for m in re.findall(COUNT, sentence, re.I))}
+            counts = {
+                NUMBER.get(w, w)
+                for w in (m.lower().split()[0].split("-")[0] for m in re.findall(COUNT, sentence, re.I))
+            }
             if len(counts) >= 2 and COMPARING.search(sentence) and "⟦" not in sentence:
                 out.append(f"a sentence compares head counts without an interval: {sentence.strip()}")
     return out
@@ -160,9 +177,11 @@ def problems(html: str, evidence: dict) -> list[str]:
 
 # The sweep figure's text alternative: "2 heads minus 4 heads, seed by seed: ...; mean +1.01, 95 % interval
 # -0.65 to +2.67 over 3 seeds: not separated"
-FIGURE_CLAIM = re.compile(r"(\d+) heads? minus (\d+) heads?, seed by seed: [^;]*; mean ([+-][0-9.]+), "
-                          r"(?:95 % interval ([+-][0-9.]+) to ([+-][0-9.]+)|no interval) over (\d+) seeds: "
-                          r"(behind|ahead|not separated)")
+FIGURE_CLAIM = re.compile(
+    r"(\d+) heads? minus (\d+) heads?, seed by seed: [^;]*; mean ([+-][0-9.]+), "
+    r"(?:95 % interval ([+-][0-9.]+) to ([+-][0-9.]+)|no interval) over (\d+) seeds: "
+    r"(behind|ahead|not separated)"
+)
 
 
 def _figure_problems(descs: list[str], evidence: dict) -> list[str]:
@@ -180,8 +199,10 @@ def _figure_problems(descs: list[str], evidence: dict) -> list[str]:
             want = interval(evidence, f"head_sweep.findings.paired.all.{heads[m.group(1)]}")
             said = m.group(7).replace(" ", "_")
             if said != want["outcome"] or int(m.group(6)) != want["n"] or m.group(3) != _number(want["mean"]):
-                out.append(f"the figure says {m.group(0)!r}; the per-seed perplexities give {want['outcome']}, "
-                           f"mean {_number(want['mean'])} over {want['n']} seeds")
+                out.append(
+                    f"the figure says {m.group(0)!r}; the per-seed perplexities give {want['outcome']}, "
+                    f"mean {_number(want['mean'])} over {want['n']} seeds"
+                )
             elif want["low"] is not None and (m.group(4), m.group(5)) != (_number(want["low"]), _number(want["high"])):
                 out.append(f"the figure's interval {m.group(4)} to {m.group(5)} is not the recomputed one")
     return out

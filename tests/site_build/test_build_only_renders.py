@@ -6,6 +6,7 @@
   ``make build``/``make serve``/``make test``) builds, from a copy of the project
   with no ``../shared`` beside it, the same files byte for byte as this one.
 """
+
 from __future__ import annotations
 
 import ast
@@ -40,8 +41,11 @@ def test_site_sources_import_nothing_that_computes():
     found, unused = {}, dict(PENDING)
     for path in sorted((ROOT / "site_src").rglob("*.py")):  # the hooks and the browser's Python (pyodide/)
         rel = path.relative_to(ROOT).as_posix()
-        bad = {n for n in _imports(path)
-               if n.split(".")[0] in COMPUTING or (n.split(".")[0] == "export" and n not in ALLOWED_EXPORT)}
+        bad = {
+            n
+            for n in _imports(path)
+            if n.split(".")[0] in COMPUTING or (n.split(".")[0] == "export" and n not in ALLOWED_EXPORT)
+        }
         if bad and bad <= PENDING.get(rel, set()):
             unused.pop(rel, None)
             continue
@@ -52,13 +56,15 @@ def test_site_sources_import_nothing_that_computes():
 
 
 def test_artefacts_module_needs_only_the_standard_library():
-    blocker = ("import sys\n"
-               "class Block:\n"
-               "    def find_spec(self, name, path=None, target=None):\n"
-               f"        if name.split('.')[0] in {sorted(COMPUTING)!r}: raise ImportError('blocked: ' + name)\n"
-               "sys.meta_path.insert(0, Block())\n"
-               "import export.artefacts as a\n"
-               "print(a.Artefacts().evidence.name)\n")
+    blocker = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.split('.')[0] in {sorted(COMPUTING)!r}: raise ImportError('blocked: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import export.artefacts as a\n"
+        "print(a.Artefacts().evidence.name)\n"
+    )
     proc = subprocess.run([sys.executable, "-c", blocker], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "evidence.json"
@@ -67,15 +73,25 @@ def test_artefacts_module_needs_only_the_standard_library():
 def _build(python: Path, project: Path, out: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("TINYSTORIES_PATH", "PYTHONPATH")}
     env["NO_MKDOCS_2_WARNING"] = "1"
-    proc = subprocess.run([str(python), "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-                          cwd=project, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, f"mkdocs build --strict failed in {project}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    proc = subprocess.run(
+        [str(python), "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, (
+        f"mkdocs build --strict failed in {project}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
 
 
 def _differences(a: Path, b: Path) -> list[str]:
     out = []
     cmp = filecmp.dircmp(a, b)
-    out += [f"only in the full build: {n}" for n in cmp.left_only] + [f"only in the site-only build: {n}" for n in cmp.right_only]
+    out += [f"only in the full build: {n}" for n in cmp.left_only] + [
+        f"only in the site-only build: {n}" for n in cmp.right_only
+    ]
     for name in cmp.common_files:
         if (a / name).read_bytes() != (b / name).read_bytes():
             out.append(f"differs: {(a / name).relative_to(a.parents[0])}")
@@ -88,9 +104,17 @@ def _differences(a: Path, b: Path) -> list[str]:
 def test_site_only_environment_without_shared_builds_the_same_site(built_site, tmp_path):
     if not SITE_PYTHON.is_file():
         pytest.fail(f"{SITE_PYTHON} is missing: `make .venv-site/ready` makes the site-only environment")
-    probe = subprocess.run([str(SITE_PYTHON), "-c", "import importlib.util as u; "
-                            "print([m for m in ('torch', 'onnx', 'onnxruntime', 'tokenizers', 'numpy') if u.find_spec(m)])"],
-                           capture_output=True, text=True, timeout=60)
+    probe = subprocess.run(
+        [
+            str(SITE_PYTHON),
+            "-c",
+            "import importlib.util as u; "
+            "print([m for m in ('torch', 'onnx', 'onnxruntime', 'tokenizers', 'numpy') if u.find_spec(m)])",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert probe.stdout.strip() == "[]", f"the site-only environment has pipeline packages: {probe.stdout}"
     # A copy of the project in a folder with no ../shared beside it.
     project = tmp_path / "alone" / "project"

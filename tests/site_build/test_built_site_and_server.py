@@ -1,4 +1,5 @@
 """The built site and the static server, without a browser."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -14,8 +15,12 @@ from tests.site_paths import built_file, url_path
 
 ROOT = Path(__file__).resolve().parents[2]
 ORT_FILES = {
-    "ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm",
-    "ort.webgpu.min.mjs", "ort-wasm-simd-threaded.asyncify.mjs", "ort-wasm-simd-threaded.asyncify.wasm",
+    "ort.wasm.min.mjs",
+    "ort-wasm-simd-threaded.mjs",
+    "ort-wasm-simd-threaded.wasm",
+    "ort.webgpu.min.mjs",
+    "ort-wasm-simd-threaded.asyncify.mjs",
+    "ort-wasm-simd-threaded.asyncify.wasm",
 }
 PYODIDE_FILES = {"pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"}
 
@@ -29,8 +34,17 @@ def _get(url: str):
 
 
 def test_build_contains_pages_runtime_and_assets(built_site: Path, assets_dir: Path):
-    for page in ("index.html", "compare/index.html", "js/main.js", "js/compare/compare.js", "js/runtime/ort.js",
-                 "js/runtime/tokenizer.js", "js/runtime/generate.js", "js/runtime/rng.js", "css/site.css"):
+    for page in (
+        "index.html",
+        "compare/index.html",
+        "js/main.js",
+        "js/compare/compare.js",
+        "js/runtime/ort.js",
+        "js/runtime/tokenizer.js",
+        "js/runtime/generate.js",
+        "js/runtime/rng.js",
+        "css/site.css",
+    ):
         assert (built_site / page).is_file(), page
     assert {p.name for p in built_file(built_site, "vendor/ort/").iterdir()} == ORT_FILES
     assert {p.name for p in built_file(built_site, "vendor/pyodide/").iterdir()} == PYODIDE_FILES
@@ -55,8 +69,11 @@ def test_pages_load_nothing_from_other_origins(built_site: Path):
     for html in built_site.rglob("*.html"):
         text = html.read_text()
         loaded = re.findall(r'<(?:script|img|source|iframe)\b[^>]*\bsrc="([^"]+)"', text)
-        loaded += [href for tag, href in re.findall(r'(<link\b[^>]*\bhref="([^"]+)"[^>]*>)', text)
-                   if 'rel="canonical"' not in tag]
+        loaded += [
+            href
+            for tag, href in re.findall(r'(<link\b[^>]*\bhref="([^"]+)"[^>]*>)', text)
+            if 'rel="canonical"' not in tag
+        ]
         foreign = [u for u in loaded if u.startswith(("http://", "https://", "//"))]
         assert not foreign, (html, foreign)
     assert 'data-mha-widget="compare"' in (built_site / "compare/index.html").read_text()
@@ -68,10 +85,12 @@ def test_server_headers_and_mime_types(servers, built_site):
     assert status == 200
     assert headers["Cross-Origin-Opener-Policy"] == "same-origin"
     assert headers["Cross-Origin-Embedder-Policy"] == "require-corp"
-    for path, mime in (("vendor/ort/ort.wasm.min.mjs", "text/javascript"),
-                       ("vendor/ort/ort-wasm-simd-threaded.wasm", "application/wasm"),
-                       ("js/main.js", "text/javascript"),
-                       ("vendor/pyodide/pyodide-lock.json", "application/json")):
+    for path, mime in (
+        ("vendor/ort/ort.wasm.min.mjs", "text/javascript"),
+        ("vendor/ort/ort-wasm-simd-threaded.wasm", "application/wasm"),
+        ("js/main.js", "text/javascript"),
+        ("vendor/pyodide/pyodide-lock.json", "application/json"),
+    ):
         status, headers, _ = _get(url + url_path(built_site, path))
         assert status == 200 and headers["Content-Type"] == mime, (path, headers.get("Content-Type"))
     status, headers, _ = _get(servers["plain"])
@@ -95,8 +114,9 @@ def test_server_sub_path(servers):
     assert status == 404
     # the bare prefix and / redirect into the site
     request = urllib.request.Request(root, method="GET")
-    opener = urllib.request.build_opener(type("NoRedirect", (urllib.request.HTTPRedirectHandler,),
-                                              {"redirect_request": lambda *a, **k: None}))
+    opener = urllib.request.build_opener(
+        type("NoRedirect", (urllib.request.HTTPRedirectHandler,), {"redirect_request": lambda *a, **k: None})
+    )
     with pytest.raises(urllib.error.HTTPError) as info:
         opener.open(request, timeout=10)
     assert info.value.code == 301 and info.value.headers["Location"] == "/some/lesson/"

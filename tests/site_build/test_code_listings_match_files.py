@@ -6,6 +6,7 @@ Every ``div.mha-code`` in the built site names a file and a line range
 file with their common indentation removed, its line numbers must be the
 file's, and its link must lead to the code archive, which holds the same file.
 """
+
 from __future__ import annotations
 
 import html
@@ -31,8 +32,11 @@ ATTR = re.compile(r'(data-[\w-]+)="([^"]*)"')
 CODE = re.compile(r'<td class="code"><div><pre><span></span><code>(.*?)</code></pre>', re.S)
 MARKER = re.compile(r"^[ \t]*# lesson(?::[ \t]*[\w-]+| end)[ \t]*$")
 LINENOS = re.compile(r'<span class="normal">\s*(\d+)</span>')
-ARCHIVE_LINK = re.compile(r'<p class="mha-code__source">.*?<a href="([^"]+)" download>.*?'
-                          r' as <code>([^<]+)</code></p>', re.S)
+ARCHIVE_LINK = re.compile(
+    r'<p class="mha-code__source">.*?<a href="([^"]+)" download>.*?'
+    r" as <code>([^<]+)</code></p>",
+    re.S,
+)
 
 
 def _hook():
@@ -54,9 +58,15 @@ def blocks(page_html: str) -> list[dict]:
         body = m.group("body")
         code = CODE.search(body)
         link = ARCHIVE_LINK.search(body)
-        out.append({**attrs, "code": _text(code.group(1)).rstrip("\n") if code else None,
-                    "linenos": [int(n) for n in LINENOS.findall(body)],
-                    "href": link.group(1) if link else None, "archived": link.group(2) if link else None})
+        out.append(
+            {
+                **attrs,
+                "code": _text(code.group(1)).rstrip("\n") if code else None,
+                "linenos": [int(n) for n in LINENOS.findall(body)],
+                "href": link.group(1) if link else None,
+                "archived": link.group(2) if link else None,
+            }
+        )
     return out
 
 
@@ -70,7 +80,7 @@ def mismatch(block: dict, root: Path = ROOT) -> str | None:
     if not 1 <= start <= end <= len(lines):
         return f"lines {start}-{end} are outside {block['data-file']} ({len(lines)} lines)"
     # A range over several sections shows its inner "# lesson:" marker lines blank (code_snippets.blank_markers).
-    shown_lines = ["" if MARKER.match(line) else line for line in lines[start - 1:end]]
+    shown_lines = ["" if MARKER.match(line) else line for line in lines[start - 1 : end]]
     expected = textwrap.dedent("\n".join(shown_lines))
     if block["code"] != expected:
         shown, want = (block["code"] or "").splitlines(), expected.splitlines()
@@ -115,15 +125,36 @@ def test_the_check_fails_for_an_edited_block(site_blocks):
 
 
 def test_the_pages_show_the_model_class_and_each_forward_step(site_blocks):
-    shown = {(b["data-file"], s) for found in site_blocks.values() for b in found for s in b["data-section"].split("..")}
+    shown = {
+        (b["data-file"], s) for found in site_blocks.values() for b in found for s in b["data-section"].split("..")
+    }
     code = "\n".join(b["code"] for found in site_blocks.values() for b in found)
     assert "class MultiHeadAttentionLM(nn.Module):" in code
-    for section in ("embed", "split-heads", "full-heads", "full-scores", "full-mask", "full-softmax", "full-messages",
-                    "full-concat", "full-wo", "full-residual", "full-hidden", "full-vocab", "forward"):
+    for section in (
+        "embed",
+        "split-heads",
+        "full-heads",
+        "full-scores",
+        "full-mask",
+        "full-softmax",
+        "full-messages",
+        "full-concat",
+        "full-wo",
+        "full-residual",
+        "full-hidden",
+        "full-vocab",
+        "forward",
+    ):
         assert ("export/multihead.py", section) in shown, section
-    for file, section in (("export/models.py", "loss"), ("export/train.py", "train-step"), ("export/generate.py", "generation-loop"),
-                          ("export/wordlm.py", "tokenize"), ("export/wordlm.py", "encode-tokens"),
-                          ("export/windows.py", "make-windows"), ("export/lesson/worksheet.py", "ws-weights")):
+    for file, section in (
+        ("export/models.py", "loss"),
+        ("export/train.py", "train-step"),
+        ("export/generate.py", "generation-loop"),
+        ("export/wordlm.py", "tokenize"),
+        ("export/wordlm.py", "encode-tokens"),
+        ("export/windows.py", "make-windows"),
+        ("export/lesson/worksheet.py", "ws-weights"),
+    ):
         assert (file, section) in shown, (file, section)
     page1 = {b["data-file"] for b in site_blocks["lesson/1-why-more-heads/index.html"]}
     assert "export/lesson/worksheet.py" in page1
@@ -144,7 +175,7 @@ def test_each_block_links_to_its_file_in_the_archive(built_site, site_blocks):
 
 # --- the section rules of the hook, on small files -------------------------
 
-SOURCE = '''import math
+SOURCE = """import math
 
 
 # lesson: helper
@@ -166,7 +197,7 @@ class Model:
 
     def other(self):
         pass
-'''
+"""
 
 
 def test_sections_follow_markers_blocks_and_definitions(tmp_path):

@@ -1,4 +1,5 @@
 """The lesson's downloads: an archive that runs as downloaded, and the notebook with its outputs."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -25,8 +26,11 @@ def _hook():
 
 
 def _code(nb: dict) -> list[str]:
-    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-            for c in nb["cells"] if c["cell_type"] == "code"]
+    return [
+        "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+    ]
 
 
 def test_site_has_both_downloads_and_links_them(built_site):
@@ -72,8 +76,14 @@ def test_notebook_is_valid_nbformat():
     nbformat = pytest.importorskip("nbformat")
     nbformat.validate(nbformat.from_dict(nb))
     sources = "\n".join(c["source"] for c in nb["cells"])
-    for needed in ("lily_example", "load_compact", "forward_full", "cross_entropy", "worksheet.compute",
-                   "generate_text"):
+    for needed in (
+        "lily_example",
+        "load_compact",
+        "forward_full",
+        "cross_entropy",
+        "worksheet.compute",
+        "generate_text",
+    ):
         assert needed in sources
 
 
@@ -84,7 +94,8 @@ def test_saved_notebook_has_outputs_and_current_code():
     saved = json.loads(SAVED_NOTEBOOK.read_text())
     assert _code(saved) == _code(build_notebook()), (
         "wasm_assets/mha-lesson.ipynb is older than export/lesson/notebook.py: run "
-        "`python -m export.lesson.notebook --execute wasm_assets/mha-lesson.ipynb`")
+        "`python -m export.lesson.notebook --execute wasm_assets/mha-lesson.ipynb`"
+    )
     code_cells = [c for c in saved["cells"] if c["cell_type"] == "code"]
     assert all(c["outputs"] for c in code_cells), "a code cell has no saved output"
     assert not any(o.get("output_type") == "error" for c in code_cells for o in c["outputs"])

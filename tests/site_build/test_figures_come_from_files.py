@@ -13,6 +13,7 @@
    and authored arithmetic can be marked with ``{{ authored(...) }}``.
 3. The Lily toy is what the code says, checked against a plain re-derivation.
 """
+
 from __future__ import annotations
 
 import html
@@ -47,9 +48,14 @@ def sources(assets_dir):
     from export.lesson.walkthrough import lily_example
 
     out = {}
-    for name, file in (("evidence", "evidence.json"), ("walkthrough", "walkthrough.json"), ("vocab", "vocab.json"),
-                       ("example", "example_search.json"), ("page_data", "page_data.json"),
-                       ("microgpt_heads", "microgpt_heads.json")):
+    for name, file in (
+        ("evidence", "evidence.json"),
+        ("walkthrough", "walkthrough.json"),
+        ("vocab", "vocab.json"),
+        ("example", "example_search.json"),
+        ("page_data", "page_data.json"),
+        ("microgpt_heads", "microgpt_heads.json"),
+    ):
         path = assets_dir / file
         if path.is_file():
             out[name] = json.loads(path.read_text())
@@ -86,8 +92,11 @@ def test_every_figure_matches_its_source(built_site, sources):
 
 
 def test_lesson_pages_show_their_figures(built_site):
-    for page, minimum in (("lesson/3-training-examples", 80), ("lesson/4-model-training-generation", 30),
-                          ("lesson/5-results", 30)):
+    for page, minimum in (
+        ("lesson/3-training-examples", 80),
+        ("lesson/4-model-training-generation", 30),
+        ("lesson/5-results", 30),
+    ):
         text = (built_site / page / "index.html").read_text()
         assert len(SPAN.findall(text)) >= minimum, page
         assert "{{" not in text and "{%" not in text, f"{page}: an unrendered macro"
@@ -120,17 +129,28 @@ def typed_figures(md: str) -> list[str]:
 
 
 def test_the_rule_catches_typed_figures():
-    assert typed_figures("Four heads reach 28.78 ± 0.61, an 8.2% drop, in 1,234 s.") == ["28.78", "0.61", "8.2%", "1,234"]
+    assert typed_figures("Four heads reach 28.78 ± 0.61, an 8.2% drop, in 1,234 s.") == [
+        "28.78",
+        "0.61",
+        "8.2%",
+        "1,234",
+    ]
     assert typed_figures("C = 4,000, T = 64, batch 512, w = 4, seeds 11, 29 and 47.") == []
     assert typed_figures('Reach {{ ev("a.b", ".2f") }} with `x = 0.5` and {% if val("x") > 0.5 %}.{% endif %}') == []
     assert typed_figures("CDLA-Sharing-1.0 and arXiv:2305.07759, see [the page](a/1.2.html).") == []
     assert typed_figures('Weights {{ authored(0.8) }} and <span class="authored">0.2</span>.') == []
 
 
-@pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.xfail(reason="authored numbers not marked yet",
-                                                                           strict=False))
-                                  if str(p.relative_to(DOCS)) in PENDING else p for p in SCANNED],
-                         ids=lambda p: str(p.relative_to(DOCS)))
+@pytest.mark.parametrize(
+    "page",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(reason="authored numbers not marked yet", strict=False))
+        if str(p.relative_to(DOCS)) in PENDING
+        else p
+        for p in SCANNED
+    ],
+    ids=lambda p: str(p.relative_to(DOCS)),
+)
 def test_pages_have_no_hand_typed_figures(page):
     found = typed_figures(page.read_text())
     assert not found, f"{page.relative_to(ROOT)} types figures {found}: use {{{{ ev(...) }}}} (see evidence_macros.py)"
@@ -164,14 +184,25 @@ def test_lily_toy_matches_a_plain_rederivation(sources):
     itos = sources["vocab"]["itos"]
     for row in real["rows"]:
         assert len(row["x"]) == real["T"] and row["x"][: row["pads"]] == [0] * row["pads"]
-        assert [itos[i] for i in row["x"][row["pads"]:]] == row["prefix"]
+        assert [itos[i] for i in row["x"][row["pads"] :]] == row["prefix"]
         assert itos[row["target_id"]] == row["target"]
 
 
 def test_page3_shows_the_toy(built_site, sources):
     text = (built_site / "lesson/3-training-examples/index.html").read_text()
-    toy_spans = [a for a in (dict(ATTR.findall(attrs)) for attrs, _ in SPAN.findall(text)) if a.get("data-ev-src") == "toy"]
+    toy_spans = [
+        a for a in (dict(ATTR.findall(attrs)) for attrs, _ in SPAN.findall(text)) if a.get("data-ev-src") == "toy"
+    ]
     paths = {a["data-ev"] for a in toy_spans}
-    for needed in ("n_targets", "C", "blue_plain", "blue_bounded", "rows.6.target_token", "targets_by_width.8",
-                   "batch.X", "real.rows.0.pads", "real.rows.1.target_id"):
+    for needed in (
+        "n_targets",
+        "C",
+        "blue_plain",
+        "blue_bounded",
+        "rows.6.target_token",
+        "targets_by_width.8",
+        "batch.X",
+        "real.rows.0.pads",
+        "real.rows.1.target_id",
+    ):
         assert needed in paths, needed

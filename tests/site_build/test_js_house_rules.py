@@ -7,6 +7,7 @@
   colours reach a script only through it, as the palette's CSS variables.
 * No module passes 500 lines.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,8 +26,10 @@ PALETTE_MODULE = "runtime/palette.js"
 def modules() -> dict[str, str]:
     """Every JS module of the site and of its build hooks: path relative to site_src/js (or site_src) -> source."""
     found = {p.relative_to(JS).as_posix(): p.read_text() for p in sorted(JS.rglob("*.js"))}
-    found |= {p.relative_to(ROOT / "site_src").as_posix(): p.read_text()
-              for p in sorted((ROOT / "site_src" / "hooks").rglob("*.*js"))}
+    found |= {
+        p.relative_to(ROOT / "site_src").as_posix(): p.read_text()
+        for p in sorted((ROOT / "site_src" / "hooks").rglob("*.*js"))
+    }
     return found
 
 
@@ -63,8 +66,9 @@ def test_each_widget_mounts_and_releases_through_the_contract(name):
     source = code_only((JS / path).read_text())
     mount, dispose = function_body(source, "mount"), function_body(source, "dispose")
     assert mount and dispose, f"{path} must export mount(root) and dispose(root)"
-    assert re.search(r"import \{[^}]*\b(claim|claimLoaded)\b[^}]*\} from \"[./]*runtime/widget\.js\"", source), \
+    assert re.search(r"import \{[^}]*\b(claim|claimLoaded)\b[^}]*\} from \"[./]*runtime/widget\.js\"", source), (
         f"{path} does not take its slot through runtime/widget.js"
+    )
     assert re.search(r"\b(claim|claimLoaded)\(", mount), f"{path}: mount() does not claim its slot (runtime/widget.js)"
     assert re.search(r"\brelease\(", dispose), f"{path}: dispose() does not release its slot (runtime/widget.js)"
     # A register of its own beside the contract's: roots kept in a map or set, or marked on the element.
@@ -116,8 +120,11 @@ def test_colours_are_typed_in_the_palette_module_only():
 
 def test_head_and_model_colours_come_through_the_palette_module():
     """The palette's variables are named in one module, so a head's colour has one route into a script."""
-    naming = sorted(path for path, source in modules().items()
-                    if path != PALETTE_MODULE and re.search(r"--mha-(head|model)\b", code_only(source)))
+    naming = sorted(
+        path
+        for path, source in modules().items()
+        if path != PALETTE_MODULE and re.search(r"--mha-(head|model)\b", code_only(source))
+    )
     assert not naming, f"{naming} name the palette's head or model variables; use {PALETTE_MODULE}"
 
 

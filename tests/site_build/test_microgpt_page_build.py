@@ -1,4 +1,5 @@
 """The built microgpt page without a browser: editor bundle, source copy, widgets."""
+
 from __future__ import annotations
 
 import json
@@ -20,10 +21,12 @@ def test_editor_bundle_is_self_contained(built_site: Path, tmp_path: Path):
     # (a classic script cannot) and leaves just mhaCodeMirror.createEditor behind.
     copy = tmp_path / "editor.js"
     copy.write_text(bundle)
-    run = ("const vm = require('vm'); const fs = require('fs'); const context = {};"
-           f"vm.runInNewContext(fs.readFileSync({json.dumps(str(copy))}, 'utf8'), context);"
-           "console.log(JSON.stringify([Object.keys(context), Object.keys(context.mhaCodeMirror),"
-           " typeof context.mhaCodeMirror.createEditor]))")
+    run = (
+        "const vm = require('vm'); const fs = require('fs'); const context = {};"
+        f"vm.runInNewContext(fs.readFileSync({json.dumps(str(copy))}, 'utf8'), context);"
+        "console.log(JSON.stringify([Object.keys(context), Object.keys(context.mhaCodeMirror),"
+        " typeof context.mhaCodeMirror.createEditor]))"
+    )
     proc = subprocess.run(["node", "-e", run], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [["mhaCodeMirror"], ["createEditor"], "function"]
@@ -53,7 +56,7 @@ def test_no_served_file_holds_the_answers(built_site: Path):
         for value in case["expected"][:4] + case["after_wo"][:4]:
             needles.add(json.dumps(value).encode())
             needles.add(f"{value:.9f}".encode())
-    needles = {n for n in needles if len(n) >= 8}   # long enough not to occur by chance
+    needles = {n for n in needles if len(n) >= 8}  # long enough not to occur by chance
     found = {}
     for path in built_site.rglob("*"):
         if path.is_file() and path.suffix not in (".wasm", ".zip", ".onnx", ".png", ".woff2"):
@@ -77,7 +80,7 @@ def test_page_has_every_section_and_widget(built_site: Path):
         assert f'id="{anchor}"' in html, anchor
     for widget in ("watch", "explore", "exercise", "source", "progress"):
         assert f'data-mha-widget="microgpt-{widget}"' in html, widget
-    assert html.count('data-mha-widget="quiz"') == 4     # Check yourself: the lesson's quiz engine
+    assert html.count('data-mha-widget="quiz"') == 4  # Check yourself: the lesson's quiz engine
     main = (built_site / "js/main.js").read_text()
     for widget in ("watch", "explore", "exercise", "source", "progress"):
         assert f'"microgpt-{widget}": "./microgpt/{widget}.js"' in main
@@ -91,24 +94,38 @@ def test_the_shipped_heap_is_the_recipes_byte_for_byte(built_site: Path, tmp_pat
 
     heap = built_file(built_site, "vendor/pyodide-heap/heap.bin")
     data = heap.read_bytes()
-    assert int.from_bytes(data[:4], "little") == 0x6D686131   # heap_pages.js MAGIC: zero pages dropped
+    assert int.from_bytes(data[:4], "little") == 0x6D686131  # heap_pages.js MAGIC: zero pages dropped
     assert versions(built_site)["digests"]["vendor/pyodide-heap/heap.bin"] == hashlib.sha256(data).hexdigest()
     assert json.loads((built_site / "pyodide/sizes.json").read_text())["heap.bin"] == len(data)
     # Cached on first use, never precached: a reader who never opens the exercise downloads none of it.
     assert re.search(RUNTIME_PATTERN, "vendor/pyodide-heap/heap.bin")
-    assert '"url":"vendor/pyodide-heap' not in (built_site / "sw.js").read_text()   # (the precache's entries)
+    assert '"url":"vendor/pyodide-heap' not in (built_site / "sw.js").read_text()  # (the precache's entries)
     # Made again from a copy of the maker in another folder (a checkout elsewhere, a CI clone): the build
     # may have taken its heap from the temp-folder cache that another checkout filled.
     elsewhere = tmp_path / "a" / "checkout" / "somewhere" / "else"
-    for rel in ("site_src/hooks/python_heap.mjs", "site_src/js/microgpt/exercise/heap_recipe.js",
-                "site_src/js/microgpt/exercise/heap_pages.js"):
+    for rel in (
+        "site_src/hooks/python_heap.mjs",
+        "site_src/js/microgpt/exercise/heap_recipe.js",
+        "site_src/js/microgpt/exercise/heap_pages.js",
+    ):
         (elsewhere / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / rel, elsewhere / rel)
     again = tmp_path / "heap.bin"
     pyodide = built_file(built_site, "vendor/pyodide/pyodide.mjs").parent
-    proc = subprocess.run(["node", "--no-warnings", str(elsewhere / "site_src/hooks/python_heap.mjs"), str(pyodide),
-                           str(ROOT / "site_src/pyodide/sandbox.py"), str(ROOT / "site_src/pyodide/diagnosis.py"),
-                           str(again)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            "node",
+            "--no-warnings",
+            str(elsewhere / "site_src/hooks/python_heap.mjs"),
+            str(pyodide),
+            str(ROOT / "site_src/pyodide/sandbox.py"),
+            str(ROOT / "site_src/pyodide/diagnosis.py"),
+            str(again),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     # Digests, not bytes: pytest's diff of two 15 MB byte strings takes longer than the test's timeout.
     assert hashlib.sha256(again.read_bytes()).hexdigest() == hashlib.sha256(data).hexdigest()
@@ -116,16 +133,19 @@ def test_the_shipped_heap_is_the_recipes_byte_for_byte(built_site: Path, tmp_pat
 
 def test_only_the_exercise_pages_boot_python_from_their_heads(built_site: Path):
     # microgpt's exercise, and the build page's exercise of functions with its one file named on the tag
-    tags = {"microgpt/index.html": '<script src="../js/microgpt/prestart.bundle.js"></script>',
-            "lesson/build/index.html": '<script src="../../js/microgpt/prestart.bundle.js" '
-                                       'data-exercise="pyodide/exercises/build_attention.py"></script>'}
+    tags = {
+        "microgpt/index.html": '<script src="../js/microgpt/prestart.bundle.js"></script>',
+        "lesson/build/index.html": '<script src="../../js/microgpt/prestart.bundle.js" '
+        'data-exercise="pyodide/exercises/build_attention.py"></script>',
+    }
     for path, tag in tags.items():
         head = (built_site / path).read_text().split("</head>", 1)[0]
         up = "../" * path.count("/")
-        assert tag in head and f'src="{up}js/main.js"' not in head, path   # before the page's other scripts
+        assert tag in head and f'src="{up}js/main.js"' not in head, path  # before the page's other scripts
     for other in built_site.rglob("index.html"):
         if other.relative_to(built_site).as_posix() not in tags:
             assert "prestart" not in other.read_text(), other
     bundle = (built_site / "js/microgpt/prestart.bundle.js").read_text()
-    assert "import.meta" not in bundle and not re.search(r"^\s*import[\s{]", bundle, re.M)   # a classic script
-    assert '"url":"js/microgpt/prestart.bundle.js"' in (built_site / "sw.js").read_text()   # precached, for offline visits
+    assert "import.meta" not in bundle and not re.search(r"^\s*import[\s{]", bundle, re.M)  # a classic script
+    # precached, for offline visits
+    assert '"url":"js/microgpt/prestart.bundle.js"' in (built_site / "sw.js").read_text()

@@ -1,4 +1,5 @@
 """An attribute list ({ #id }) that Markdown did not apply is printed as text: no page may show one."""
+
 import re
 
 LITERAL = re.compile(r"\{:?\s*#[\w-]+\s*\}")

@@ -10,6 +10,7 @@ separated where the real runs are behind) while the page's findings still say
 the real one, and one where the findings claim another outcome than the real
 runs give.
 """
+
 from __future__ import annotations
 
 import copy
@@ -60,8 +61,12 @@ def test_every_comparing_sentence_on_the_site_follows_its_interval(built_site):
 def test_the_intervals_are_the_issues_on_the_source_seeds():
     """The three source seeds' intervals, as the issue computed them by hand (two decimals)."""
     evidence = _evidence()
-    expected = {"one_head": (2.30, 0.92), "two_heads": (1.01, 1.66), "eight_heads": (0.14, 0.42),
-                "sixteen_heads": (0.78, 0.90)}
+    expected = {
+        "one_head": (2.30, 0.92),
+        "two_heads": (1.01, 1.66),
+        "eight_heads": (0.14, 0.42),
+        "sixteen_heads": (0.78, 0.90),
+    }
     for name, (mean, half) in expected.items():
         c = interval(evidence, f"head_sweep.findings.paired.source.{name}")
         assert c["n"] == 3
@@ -72,13 +77,18 @@ def test_the_intervals_are_the_issues_on_the_source_seeds():
 
 # Doctored sweeps -----------------------------------------------------------------------------------------
 
+
 def _with_ppl(run: dict, ppl: float) -> dict:
     return {**run, "test_perplexity": ppl, "test_loss": math.log(ppl)}
 
 
 def _four_heads_ppl(sweep: dict) -> dict[int, float]:
-    return {r["seed"]: r["test_perplexity"] for m in sweep["models"] if m["name"] == "four_heads"
-            for r in m["runs"] + m.get("extra_runs", [])}
+    return {
+        r["seed"]: r["test_perplexity"]
+        for m in sweep["models"]
+        if m["name"] == "four_heads"
+        for r in m["runs"] + m.get("extra_runs", [])
+    }
 
 
 def _two_heads_clearly_behind(evidence: dict) -> dict:
@@ -156,23 +166,37 @@ def _refound(evidence: dict) -> dict:
 def _build(tmp: Path, evidence: dict) -> dict[str, str]:
     """The site built from ``wasm_assets/`` with this evidence (and its sweep as head_sweep.json)."""
     assets = tmp / "assets"
-    shutil.copytree(ASSETS, assets, symlinks=False,
-                ignore=lambda folder, names: [n for n in names if n in ("evidence.json", "head_sweep.json")
-                                              and Path(folder) == ASSETS])
+    shutil.copytree(
+        ASSETS,
+        assets,
+        symlinks=False,
+        ignore=lambda folder, names: [
+            n for n in names if n in ("evidence.json", "head_sweep.json") and Path(folder) == ASSETS
+        ],
+    )
     (assets / "evidence.json").write_text(json.dumps(evidence, indent=1))
     (assets / "head_sweep.json").write_text(json.dumps(evidence["head_sweep"], indent=1))
     site = tmp / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "MHA_WASM_ASSETS": str(assets)}
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return {p: (site / p).read_text(encoding="utf-8") for p in PAGES}
 
 
-@pytest.mark.parametrize("doctor, expect", [
-    (_two_heads_runs_flipped, _flipped_runs_give),
-    (_findings_flip_two_heads, lambda real: _two_heads_outcome(real, "all")),
-])
+@pytest.mark.parametrize(
+    "doctor, expect",
+    [
+        (_two_heads_runs_flipped, _flipped_runs_give),
+        (_findings_flip_two_heads, lambda real: _two_heads_outcome(real, "all")),
+    ],
+)
 def test_the_check_fails_on_a_doctored_sweep(tmp_path, doctor, expect):
     real = _evidence()
     evidence = doctor(copy.deepcopy(real))
@@ -204,8 +228,12 @@ OPTION = re.compile(r'<li class="mha-quiz__option" data-correct="(true|false)">(
 def _separated(evidence: dict) -> list[int]:
     sweep = evidence["head_sweep"]
     ref = sweep["findings"]["paired"]["reference"]
-    return [m["heads"] for m in sweep["models"] if m["name"] != ref
-            and interval(evidence, f"head_sweep.findings.paired.all.{m['name']}")["outcome"] != "not_separated"]
+    return [
+        m["heads"]
+        for m in sweep["models"]
+        if m["name"] != ref
+        and interval(evidence, f"head_sweep.findings.paired.all.{m['name']}")["outcome"] != "not_separated"
+    ]
 
 
 def _separated_in_words(evidence: dict) -> str:
@@ -223,7 +251,7 @@ def _separated_in_words(evidence: dict) -> str:
 def _sweep_quiz_answer(page: str) -> str:
     assert SWEEP_QUESTION in page, "page 5 has no quiz on the sweep"
     start = page.index(SWEEP_QUESTION)
-    options = OPTION.findall(page[start:page.index('class="mha-quiz__whys"', start)])
+    options = OPTION.findall(page[start : page.index('class="mha-quiz__whys"', start)])
     assert len(options) == 3 and [c for c, _ in options].count("true") == 1, options
     texts = [html.unescape(re.sub(r"<[^>]+>", "", t)).strip() for _, t in options]
     assert len(set(texts)) == 3, texts  # no wrong option repeats the right one

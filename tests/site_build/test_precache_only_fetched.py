@@ -6,6 +6,7 @@ by a script of the site (site_src/js/) or loaded by a page (a link, script or
 img element); and every file of wasm_assets/ a script names must be there
 offline (precached, or cached on first use).
 """
+
 from __future__ import annotations
 
 import re

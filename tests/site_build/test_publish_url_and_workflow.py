@@ -1,5 +1,6 @@
 """Publishing without a browser: the site URL, the Pages workflow, the service
 worker's lists and the local server's gzip."""
+
 from __future__ import annotations
 
 import gzip
@@ -34,14 +35,27 @@ def test_a_build_without_url_names_no_local_address(built_site):
 
 
 def test_make_serve_builds_for_the_url_it_serves():
-    out = subprocess.run(["make", "-n", "serve", "PORT=8655", "PREFIX=/some/sub/path/"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60, check=True).stdout
+    out = subprocess.run(
+        ["make", "-n", "serve", "PORT=8655", "PREFIX=/some/sub/path/"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
     build = next(line for line in out.splitlines() if "mkdocs build" in line)
     serve = next(line for line in out.splitlines() if "export.serve" in line)
     assert "SITE_URL='http://127.0.0.1:8655/some/sub/path/'" in build, build
     assert "--port 8655" in serve and "--prefix '/some/sub/path/'" in serve, serve
-    plain = subprocess.run(["make", "-n", "build"], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                           check=True, env={"PATH": "/usr/bin:/bin"}).stdout
+    plain = subprocess.run(
+        ["make", "-n", "build"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={"PATH": "/usr/bin:/bin"},
+    ).stdout
     assert "SITE_URL" not in next(line for line in plain.splitlines() if "mkdocs build" in line)
 
 
@@ -60,8 +74,13 @@ def test_pages_workflow_runs_the_readme_build_and_deploys_site():
     assert flow["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
     build, deploy = flow["jobs"]["build"], flow["jobs"]["deploy"]
     uses = [step.get("uses", "") for step in build["steps"]]
-    for action in ("actions/checkout@", "actions/setup-python@", "actions/setup-node@",
-                   "actions/configure-pages@", "actions/upload-pages-artifact@"):
+    for action in (
+        "actions/checkout@",
+        "actions/setup-python@",
+        "actions/setup-node@",
+        "actions/configure-pages@",
+        "actions/upload-pages-artifact@",
+    ):
         assert any(u.startswith(action) for u in uses), (action, uses)
     upload = next(s for s in build["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact@"))
     assert upload["with"]["path"] == "site"
@@ -84,9 +103,19 @@ def test_service_worker_precaches_pages_but_not_runtime_files(built_site):
     sw = (built_site / "sw.js").read_text()
     urls = set(re.findall(r'\{"revision":(?:"[0-9a-f]+"|null),"url":"([^"]+)"\}', sw))
     assert len(urls) > 30
-    for needed in ("index.html", "compare/index.html", "microgpt/index.html", "js/main.js",
-                   "js/runtime/ort.js", "css/site.css", "wasm_assets/vocab.json", "wasm_assets/models/manifest.json",
-                   "wasm_assets/microgpt-trained.json", "sitemap.xml", url_path(built_site, "vendor/codemirror/editor.js")):
+    for needed in (
+        "index.html",
+        "compare/index.html",
+        "microgpt/index.html",
+        "js/main.js",
+        "js/runtime/ort.js",
+        "css/site.css",
+        "wasm_assets/vocab.json",
+        "wasm_assets/models/manifest.json",
+        "wasm_assets/microgpt-trained.json",
+        "sitemap.xml",
+        url_path(built_site, "vendor/codemirror/editor.js"),
+    ):
         assert needed in urls, needed
     for url in urls:
         assert not url.startswith(("vendor/ort/", "vendor/pyodide/", "downloads/")) and not url.endswith(".onnx"), url
@@ -96,8 +125,11 @@ def test_service_worker_precaches_pages_but_not_runtime_files(built_site):
 def test_gzip_serving_matches_the_files(built_site):
     server, url = serve_in_thread(built_site, compress=True)
     try:
-        for rel, encoded in (("js/main.js", True), (url_path(built_site, "vendor/ort/ort-wasm-simd-threaded.wasm"), True),
-                             ("wasm_assets/models/mlp.onnx", False)):
+        for rel, encoded in (
+            ("js/main.js", True),
+            (url_path(built_site, "vendor/ort/ort-wasm-simd-threaded.wasm"), True),
+            ("wasm_assets/models/mlp.onnx", False),
+        ):
             if not (built_site / rel).is_file():
                 continue
             request = urllib.request.Request(url + rel, headers={"Accept-Encoding": "gzip"})

@@ -8,6 +8,7 @@ Over every ``div.mha-quiz`` in the built site (the questions written with the
 * every option has its one-sentence reason, and the shown order is the fixed
   shuffle of ``quiz_order`` (the same on every build and visit).
 """
+
 from __future__ import annotations
 
 import html
@@ -33,9 +34,15 @@ def _quizzes(site: Path) -> list[dict]:
     for page in sorted(site.rglob("*.html")):
         for block in QUIZ.findall(page.read_text()):
             options = OPTION.findall(block)
-            found.append({"page": str(page.relative_to(site)), "question": _text(QUESTION.search(block).group(1)),
-                          "correct": [c == "true" for c, _ in options], "texts": [_text(t) for _, t in options],
-                          "whys": WHY.findall(block)})
+            found.append(
+                {
+                    "page": str(page.relative_to(site)),
+                    "question": _text(QUESTION.search(block).group(1)),
+                    "correct": [c == "true" for c, _ in options],
+                    "texts": [_text(t) for _, t in options],
+                    "whys": WHY.findall(block),
+                }
+            )
     return found
 
 
@@ -55,14 +62,15 @@ def test_right_answers_are_spread_over_positions(built_site):
     worst, count = positions.most_common(1)[0]
     assert count <= 0.4 * len(quizzes), (
         f"position {chr(65 + worst)} holds {count} of {len(quizzes)} right answers ({dict(positions)}); "
-        "give one of those questions order_seed=N (see quiz() in evidence_macros.py)")
+        "give one of those questions order_seed=N (see quiz() in evidence_macros.py)"
+    )
 
 
 def test_the_microgpt_questions_are_the_lesson_quiz(built_site):
     """The microgpt page asks its four questions with the same engine, counted above."""
     mine = [q for q in _quizzes(built_site) if q["page"].startswith("microgpt")]
     assert len(mine) == 4, [q["page"] for q in _quizzes(built_site)]
-    assert len({q["correct"].index(True) for q in mine}) >= 3   # not one position over and over
+    assert len({q["correct"].index(True) for q in mine}) >= 3  # not one position over and over
     for q in mine:
         right = q["texts"][q["correct"].index(True)]
         assert len(right) < max(len(t) for t in q["texts"]), q["question"]
@@ -70,8 +78,9 @@ def test_the_microgpt_questions_are_the_lesson_quiz(built_site):
 
 def test_the_right_answer_is_not_usually_the_longest(built_site):
     quizzes = _quizzes(built_site)
-    longest = [q["question"] for q in quizzes
-               if len(q["texts"][q["correct"].index(True)]) == max(len(t) for t in q["texts"])]
+    longest = [
+        q["question"] for q in quizzes if len(q["texts"][q["correct"].index(True)]) == max(len(t) for t in q["texts"])
+    ]
     assert len(longest) <= 0.5 * len(quizzes), f"{len(longest)} of {len(quizzes)}: {longest}"
 
 
@@ -92,6 +101,7 @@ def test_the_order_is_a_fixed_shuffle():
     shown = hook.quiz_html("Q?", [["right", "why right"], ["wrong", "why wrong"], ["other", "why other"]], 0, "")
     texts = re.findall(r'data-correct="(?:true|false)">(\w+)</li>', shown.split("mha-quiz__whys")[0])
     assert texts == [["right", "wrong", "other"][i] for i in hook.quiz_order("Q?", 3)]
+
 
 def test_an_option_without_its_reason_is_refused():
     hook = _hook()

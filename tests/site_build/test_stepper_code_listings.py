@@ -1,4 +1,5 @@
 """The code the stepper shows (site_src/hooks/stepper_code.py): the files' own lines, markers never shown."""
+
 from __future__ import annotations
 
 import html
@@ -25,7 +26,7 @@ def test_every_section_is_its_files_lines_without_markers():
     assert sections
     for key, s in sections.items():
         lines = (ROOT / s["path"]).read_text(encoding="utf-8").splitlines()
-        assert _text(s["html"]) == textwrap.dedent("\n".join(lines[s["start"] - 1:s["end"]])), key
+        assert _text(s["html"]) == textwrap.dedent("\n".join(lines[s["start"] - 1 : s["end"]])), key
         assert "# lesson" not in _text(s["html"]), key
 
 

@@ -2,6 +2,7 @@
 
 Build-level checks on the HTML; ``test_lesson_svg_browser.py`` looks at them in Chromium.
 """
+
 from __future__ import annotations
 
 import html
@@ -13,7 +14,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = {  # built page -> figures it must show
-    "lesson/1-why-more-heads/index.html": {"coat-query", "fisherman-queries", "coat-heads", "toy-accuracy", "toy-curves"},
+    "lesson/1-why-more-heads/index.html": {
+        "coat-query",
+        "fisherman-queries",
+        "coat-heads",
+        "toy-accuracy",
+        "toy-curves",
+    },
     "lesson/2-multihead-operation/index.html": {"operation-flow"},
     "lesson/4-model-training-generation/index.html": {"model-map", "mask"},
     "lesson/5-results/index.html": {"head-sweep", "head-growth"},
@@ -21,8 +28,11 @@ EXPECTED = {  # built page -> figures it must show
     "lesson/how-measured/index.html": {"tokenizers", "traces-zoom", "parameters", "toy-attention", "toy-summary"},
 }
 # Attribute order is free: a figure inside a door (<details markdown>) is re-serialised by md_in_html.
-FIGURE = re.compile(r'<figure class="mha-fig" (?=[^>]*\bdata-fig="(?P<name>[\w-]+)")(?=[^>]*\bid="fig-(?P=name)")[^>]*>'
-                    r'(?P<body>.*?)</figure>', re.S)
+FIGURE = re.compile(
+    r'<figure class="mha-fig" (?=[^>]*\bdata-fig="(?P<name>[\w-]+)")(?=[^>]*\bid="fig-(?P=name)")[^>]*>'
+    r"(?P<body>.*?)</figure>",
+    re.S,
+)
 
 
 def _text(fragment: str) -> str:
@@ -37,10 +47,13 @@ def figures(page_html: str) -> dict[str, dict]:
         title = re.search(r"<title id=\"([^\"]+)\">(.*?)</title>", body, re.S)
         desc = re.search(r"<desc id=\"([^\"]+)\">(.*?)</desc>", body, re.S)
         cap = re.search(r"<figcaption>(.*?)</figcaption>", body, re.S)
-        out[m.group("name")] = {"svg": svg.group(0) if svg else "", "body": body,
-                                "title": (title.group(1), html.unescape(title.group(2))) if title else None,
-                                "desc": (desc.group(1), html.unescape(desc.group(2))) if desc else None,
-                                "caption": _text(cap.group(1)).strip() if cap else ""}
+        out[m.group("name")] = {
+            "svg": svg.group(0) if svg else "",
+            "body": body,
+            "title": (title.group(1), html.unescape(title.group(2))) if title else None,
+            "desc": (desc.group(1), html.unescape(desc.group(2))) if desc else None,
+            "caption": _text(cap.group(1)).strip() if cap else "",
+        }
     return out
 
 
@@ -109,15 +122,32 @@ def test_coat_queries_are_attention_weights_of_the_models(figs):
 
 def test_model_map_shapes_and_links(figs, pages):
     ev = _json("evidence.json")
-    C, T, D, H = ev["vocabulary"]["C"], ev["vocabulary"]["T"], ev["protocol"]["d_model"], ev["protocol"]["heads"]["four_heads"]
+    C, T, D, H = (
+        ev["vocabulary"]["C"],
+        ev["vocabulary"]["T"],
+        ev["protocol"]["d_model"],
+        ev["protocol"]["heads"]["four_heads"],
+    )
     page = "lesson/4-model-training-generation/index.html"
     body = figs[page]["model-map"]["body"]
-    for s in (f"[{C:,}, {D}]", f"[B, {T}, {D}]", f"[B, {H}, {T}, {D // H}]", f"[B, {C:,}]", f"[{D}, {ev['protocol']['hidden']}]"):
+    for s in (
+        f"[{C:,}, {D}]",
+        f"[B, {T}, {D}]",
+        f"[B, {H}, {T}, {D // H}]",
+        f"[B, {C:,}]",
+        f"[{D}, {ev['protocol']['hidden']}]",
+    ):
         assert html.escape(s) in body or s in body, f"the map lacks the shape {s}"
     assert body.count('class="mha-lane"') == H
     html_text = pages[page]
     targets = set(re.findall(r'xlink:href="#([\w-]+)"', body))
-    assert {"stage-token-rows-detail", "stage-scores-detail", "stage-mask-detail", "stage-loss-detail", "generation"} <= targets
+    assert {
+        "stage-token-rows-detail",
+        "stage-scores-detail",
+        "stage-mask-detail",
+        "stage-loss-detail",
+        "generation",
+    } <= targets
     for t in targets:
         assert f'id="{t}"' in html_text, f"the map links to #{t}, which the page lacks"
     backlinks = set(re.findall(r'<a href="#(map-[\w-]+)">', html_text))
@@ -147,7 +177,9 @@ def test_head_sweep_figure_draws_the_evidence(figs, pages):
     f = figs["lesson/5-results/index.html"]["head-sweep"]
     desc, body = f["desc"][1], f["body"]
     runs = [r for m in sweep["models"] for r in m["runs"] + m["extra_runs"]]
-    dots = [float(y) for y in re.findall(r'<circle cx="[0-9.]+" cy="([0-9.]+)" r="[0-9.]+" class="mha-sweep__dot[" ]', body)]
+    dots = [
+        float(y) for y in re.findall(r'<circle cx="[0-9.]+" cy="([0-9.]+)" r="[0-9.]+" class="mha-sweep__dot[" ]', body)
+    ]
     assert len(dots) == len(runs) >= len(sweep["models"]) * len(sweep["seeds"])
     assert body.count("mha-sweep__dot--extra") == sum(len(m["extra_runs"]) for m in sweep["models"])
     # y grows downwards: a dot drawn higher (beyond the 0.1 px the drawing rounds to) is a worse run
@@ -157,12 +189,17 @@ def test_head_sweep_figure_draws_the_evidence(figs, pages):
             if dots[a] < dots[b] - 0.1:
                 assert ppl[a] > ppl[b], (runs[a]["model"], runs[a]["seed"], runs[b]["model"], runs[b]["seed"])
     for m in sweep["models"]:
-        shown = re.search(rf"(?:^|; ){m['heads']} heads? of width {m['head_dim']}: mean ([0-9.]+) ± ([0-9.]+) \((.*?)\)", desc)
+        shown = re.search(
+            rf"(?:^|; ){m['heads']} heads? of width {m['head_dim']}: mean ([0-9.]+) ± ([0-9.]+) \((.*?)\)", desc
+        )
         assert shown, f"the text alternative lacks {m['heads']} heads"
-        assert float(shown.group(1)) == round(m["perplexity_mean"], 2) and float(shown.group(2)) == round(m["perplexity_sd"], 2)
+        assert float(shown.group(1)) == round(m["perplexity_mean"], 2) and float(shown.group(2)) == round(
+            m["perplexity_sd"], 2
+        )
         seeds = ", ".join(f"seed {r['seed']} {r['test_perplexity']:.2f}" for r in m["runs"])
-        assert shown.group(3) == seeds + "".join(f"; extra seed {r['seed']} {r['test_perplexity']:.2f}"
-                                                 for r in m["extra_runs"])
+        assert shown.group(3) == seeds + "".join(
+            f"; extra seed {r['seed']} {r['test_perplexity']:.2f}" for r in m["extra_runs"]
+        )
     paired = sweep["findings"]["paired"]
     diffs = re.findall(r'<circle cx="[0-9.]+" cy="[0-9.]+" r="[0-9.]+" class="mha-sweep__diff"', body)
     assert len(diffs) == sum(c["n"] for c in paired["all"].values())
@@ -175,8 +212,10 @@ def test_head_palette_is_defined_once_for_light_and_dark():
     for k in range(1, 5):
         assert f"--mha-head-{k}:" in root and f"--mha-head-{k}:" in dark.split("}")[0]
     others = list((ROOT / "site_src/css").glob("*.css"))
-    assert not any("--mha-head-1:" in p.read_text() or "--mha-model-" in p.read_text().replace("var(--mha-model", "")
-                   for p in others)
+    assert not any(
+        "--mha-head-1:" in p.read_text() or "--mha-model-" in p.read_text().replace("var(--mha-model", "")
+        for p in others
+    )
 
 
 def test_tokenizer_figure_states_the_bpe_and_asks_the_window_question(figs, pages):
@@ -199,8 +238,9 @@ def test_cached_subwords_equal_a_fresh_training_run():
     fresh, encoder = subwords.build()
     cached = _json("subwords.json")
     assert fresh == cached, "wasm_assets/subwords.json is stale: run `python -m export.lesson.subwords`"
-    assert encoder == Artefacts().bpe_tokenizer.read_text(), \
+    assert encoder == Artefacts().bpe_tokenizer.read_text(), (
         "wasm_assets/bpe_tokenizer.json is stale: run `python -m export.lesson.subwords`"
+    )
     assert fresh["vocab_size"] == subwords.VOCAB_SIZE == _json("vocab.json")["C"]
 
 
@@ -228,29 +268,47 @@ def test_figure_reads_the_shipped_subwords_with_or_without_stories(monkeypatch, 
 def test_head_sweep_dots_leave_the_mean_tick_visible(figs):
     """Each count's seed dots sit beside its mean tick, not on it (the dots hid the ticks)."""
     body = figs["lesson/5-results/index.html"]["head-sweep"]["body"]
-    ticks = [(float(a), float(b)) for a, b in re.findall(
-        r'<line x1="([0-9.]+)" y1="[0-9.]+" x2="([0-9.]+)" y2="[0-9.]+" class="mha-sweep__mean"', body)]
-    dots = [(float(cx), float(r)) for cx, r in re.findall(
-        r'<circle cx="([0-9.]+)" cy="[0-9.]+" r="([0-9.]+)" class="mha-sweep__dot"', body)]
+    ticks = [
+        (float(a), float(b))
+        for a, b in re.findall(
+            r'<line x1="([0-9.]+)" y1="[0-9.]+" x2="([0-9.]+)" y2="[0-9.]+" class="mha-sweep__mean"', body
+        )
+    ]
+    dots = [
+        (float(cx), float(r))
+        for cx, r in re.findall(r'<circle cx="([0-9.]+)" cy="[0-9.]+" r="([0-9.]+)" class="mha-sweep__dot"', body)
+    ]
     assert ticks and dots
     for cx, r in dots:
         for x1, x2 in ticks:
-            assert cx + r <= min(x1, x2) or cx - r >= max(x1, x2) or abs(cx - (x1 + x2) / 2) > 40, \
+            assert cx + r <= min(x1, x2) or cx - r >= max(x1, x2) or abs(cx - (x1 + x2) / 2) > 40, (
                 f"a seed dot at x={cx} covers the mean tick {x1}-{x2}"
+            )
 
 
 def test_head_sweep_dots_and_ticks_stay_inside_their_panels(figs):
     """Every seed dot and mean tick lies inside its panel's frame (five seeds' dots ran past the
     left edge, over the axis labels)."""
     body = figs["lesson/5-results/index.html"]["head-sweep"]["body"]
-    frames = [tuple(map(float, f)) for f in re.findall(
-        r'<rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="([0-9.]+)" class="mha-fig__plot"', body)]
+    frames = [
+        tuple(map(float, f))
+        for f in re.findall(
+            r'<rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="([0-9.]+)" class="mha-fig__plot"', body
+        )
+    ]
     assert len(frames) == 2, frames
-    marks = [(float(cx) - float(r), float(cy), float(cx) + float(r)) for cx, cy, r in re.findall(
-        r'<circle cx="([0-9.]+)" cy="([0-9.]+)" r="([0-9.]+)" class="mha-sweep__', body)]
-    marks += [(min(float(a), float(b)), float(y), max(float(a), float(b))) for a, y, b in re.findall(
-        r'<line x1="([0-9.]+)" y1="([0-9.]+)" x2="([0-9.]+)" y2="[0-9.]+" class="mha-sweep__mean"', body)]
+    marks = [
+        (float(cx) - float(r), float(cy), float(cx) + float(r))
+        for cx, cy, r in re.findall(r'<circle cx="([0-9.]+)" cy="([0-9.]+)" r="([0-9.]+)" class="mha-sweep__', body)
+    ]
+    marks += [
+        (min(float(a), float(b)), float(y), max(float(a), float(b)))
+        for a, y, b in re.findall(
+            r'<line x1="([0-9.]+)" y1="([0-9.]+)" x2="([0-9.]+)" y2="[0-9.]+" class="mha-sweep__mean"', body
+        )
+    ]
     assert len(marks) > 20
     for left, y, right in marks:
-        assert any(x <= left and right <= x + w and top <= y <= top + h for x, top, w, h in frames), \
+        assert any(x <= left and right <= x + w and top <= y <= top + h for x, top, w, h in frames), (
             f"a mark from x={left:.1f} to {right:.1f} at y={y:.1f} lies outside both panels {frames}"
+        )

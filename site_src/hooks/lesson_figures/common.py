@@ -4,6 +4,7 @@ The figures only read files the pipeline wrote into the artefact folder
 (``export/artefacts.py``, the one module of ``export/`` the site build imports:
 it is standard library only). Nothing here computes with the models.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,13 +48,19 @@ def page_data() -> dict:
 
 def attention_models() -> list[dict]:
     """The shipped attention models, in the manifest's order (fewest heads first)."""
-    return sorted((m for m in load_json("models/manifest.json")["models"] if m["kind"] == "attention"),
-                  key=lambda m: m["heads"])
+    return sorted(
+        (m for m in load_json("models/manifest.json")["models"] if m["kind"] == "attention"), key=lambda m: m["heads"]
+    )
 
 
 def trained_config() -> dict:
     """Sizes of the trained four-head model, from the evidence."""
     ev = load_json("evidence.json")
     p = ev["protocol"]
-    return {"C": ev["vocabulary"]["C"], "T": ev["vocabulary"]["T"], "D": p["d_model"], "hidden": p["hidden"],
-            "heads": attention_models()[-1]["heads"]}
+    return {
+        "C": ev["vocabulary"]["C"],
+        "T": ev["vocabulary"]["T"],
+        "D": p["d_model"],
+        "hidden": p["hidden"],
+        "heads": attention_models()[-1]["heads"],
+    }

@@ -5,11 +5,11 @@ The snapshots come from a rerun of the shipped four-head seed-11 training
 the shipped run's. Page 5's slider (site_src/js/lesson/head_growth.js) marks
 the snapshot it shows through the bands' ``data-snapshot``.
 """
+
 from __future__ import annotations
 
 from .common import assets, load_json
 from .svg import FONT, line, rect, svg, text
-
 
 
 def figure_head_growth() -> tuple[str, str]:
@@ -27,8 +27,16 @@ def figure_head_growth() -> tuple[str, str]:
     Y = lambda v: mt + (top - v) / (top - low) * ph
     parts = []
     for i, s in enumerate(snaps):
-        parts.append(rect(X(i) - step / 2 if i else X(i), mt, step if 0 < i < len(snaps) - 1 else step / 2, ph,
-                          "mha-hg__band", extra=f' data-snapshot="{i}"'))
+        parts.append(
+            rect(
+                X(i) - step / 2 if i else X(i),
+                mt,
+                step if 0 < i < len(snaps) - 1 else step / 2,
+                ph,
+                "mha-hg__band",
+                extra=f' data-snapshot="{i}"',
+            )
+        )
         edge = "start" if i == 0 else "end" if i == len(snaps) - 1 else "middle"  # the end labels stay inside
         parts.append(text(X(i), mt + ph + 15, f"{s['update']:,}", "mha-fig__small", anchor=edge, size=FONT))
     parts.append(rect(ml, mt, pw, ph, "mha-fig__plot"))
@@ -38,29 +46,44 @@ def figure_head_growth() -> tuple[str, str]:
         parts.append(line(ml, Y(v), ml + pw, Y(v), "mha-fig__grid"))
         parts.append(text(ml - 4, Y(v) + 4, f"+{100 * v:.0f}%", "mha-fig__small", anchor="end", size=FONT))
         v += tick
-    parts.append(text(ml + pw / 2, Hh - 6, "update (snapshots, log-spaced)", "mha-fig__small", anchor="middle",
-                      size=FONT))
-    parts.append(f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
-                 f'class="mha-fig__small" font-size="{FONT}">perplexity rise</text>')
+    parts.append(
+        text(ml + pw / 2, Hh - 6, "update (snapshots, log-spaced)", "mha-fig__small", anchor="middle", size=FONT)
+    )
+    parts.append(
+        f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
+        f'class="mha-fig__small" font-size="{FONT}">perplexity rise</text>'
+    )
     desc = []
     for h in range(heads):
         d = " ".join(f"{'M' if i == 0 else 'L'}{X(i):.1f},{Y(c):.1f}" for i, c in enumerate(changes[h]))
         parts.append(f'<path d="{d}" class="mha-hg__line h{h}" data-head="{h + 1}"/>')
         for i, c in enumerate(changes[h]):
-            parts.append(f'<circle cx="{X(i):.1f}" cy="{Y(c):.1f}" r="2.6" class="h{h}" data-head="{h + 1}" '
-                         f'data-snapshot="{i}" data-change="{c!r}"/>')
-        desc.append(f"head {h + 1}: " + ", ".join(f"{100 * c:+.1f}% at update {s['update']:,}"
-                                                  for c, s in zip(changes[h], snaps)))
+            parts.append(
+                f'<circle cx="{X(i):.1f}" cy="{Y(c):.1f}" r="2.6" class="h{h}" data-head="{h + 1}" '
+                f'data-snapshot="{i}" data-change="{c!r}"/>'
+            )
+        desc.append(
+            f"head {h + 1}: "
+            + ", ".join(f"{100 * c:+.1f}% at update {s['update']:,}" for c, s in zip(changes[h], snaps))
+        )
     for h in range(heads):
         lx = ml + h * 88
         parts.append(line(lx, 14, lx + 22, 14, f"mha-hg__line h{h}"))
         parts.append(text(lx + 27, 18, f"head {h + 1}", f"mha-fig__label h{h}-text", size=FONT))
-    body = svg("head-growth", W, Hh, "How much the test perplexity rises without each head, at each training snapshot",
-               "; ".join(desc) + ".", "".join(parts))
+    body = svg(
+        "head-growth",
+        W,
+        Hh,
+        "How much the test perplexity rises without each head, at each training snapshot",
+        "; ".join(desc) + ".",
+        "".join(parts),
+    )
     rerun, shipped = data["rerun"], data.get("shipped")
     same = f" (the shipped run: {shipped['test_perplexity']:.2f})" if shipped else ""
-    cap = (f"**When each head became important**: perplexity on the first {data['subset']['windows']:,} test "
-           "windows with one head off, against the full model at the same snapshot. The snapshots come from a "
-           f"**rerun** of the four-head training (seed {data['seed']}), whose chosen checkpoint scores "
-           f"{rerun['test_perplexity']:.2f} on the whole test split{same}.")
+    cap = (
+        f"**When each head became important**: perplexity on the first {data['subset']['windows']:,} test "
+        "windows with one head off, against the full model at the same snapshot. The snapshots come from a "
+        f"**rerun** of the four-head training (seed {data['seed']}), whose chosen checkpoint scores "
+        f"{rerun['test_perplexity']:.2f} on the whole test split{same}."
+    )
     return body, cap

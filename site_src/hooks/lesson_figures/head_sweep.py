@@ -1,4 +1,5 @@
 """Page 5, "How many heads?": test perplexity against head count, from the evidence's ``head_sweep``."""
+
 from __future__ import annotations
 
 import math
@@ -66,8 +67,10 @@ def figure_head_sweep() -> tuple[str, str]:
     def dots(x: float, ys: list[float], cls: list[str]) -> list[str]:
         if len(ys) > DOT_ROW:
             raise FigureError(f"head_sweep has {len(ys)} runs of one model; the figure's row holds {DOT_ROW}")
-        return [f'<circle cx="{x - 8 - DOT_STEP * k:.1f}" cy="{y:.1f}" r="3.6" class="{c}"/>'
-                for k, (y, c) in enumerate(zip(ys, cls))]
+        return [
+            f'<circle cx="{x - 8 - DOT_STEP * k:.1f}" cy="{y:.1f}" r="3.6" class="{c}"/>'
+            for k, (y, c) in enumerate(zip(ys, cls))
+        ]
 
     labels = {m["name"]: f"{m['heads']} head{'s' if m['heads'] > 1 else ''}" for m in models}
     parts = [rect(ml, mt, pw, ph, "mha-fig__plot")]
@@ -82,21 +85,26 @@ def figure_head_sweep() -> tuple[str, str]:
         # the mean's tick to the right of the sd bar, the seeds' dots in a row to its left: no dot covers it
         parts.append(line(x - 3, Y(mean), x + 14, Y(mean), "mha-sweep__mean"))
         runs = m["runs"] + m.get("extra_runs", [])
-        parts += dots(x, [Y(r["test_perplexity"]) for r in runs],
-                      ["mha-sweep__dot"] * len(m["runs"]) + ["mha-sweep__dot mha-sweep__dot--extra"] * len(m.get("extra_runs", [])))
+        parts += dots(
+            x,
+            [Y(r["test_perplexity"]) for r in runs],
+            ["mha-sweep__dot"] * len(m["runs"])
+            + ["mha-sweep__dot mha-sweep__dot--extra"] * len(m.get("extra_runs", [])),
+        )
         parts.append(text(x, mt + ph + 18, str(m["heads"]), "mha-fig__label", anchor="middle", size=FONT))
         parts.append(text(x, mt + ph + 34, f"×{m['head_dim']}", "mha-fig__small", anchor="middle", size=FONT))
         seeds = ", ".join(f"seed {r['seed']} {r['test_perplexity']:.2f}" for r in m["runs"])
         extra = "".join(f"; extra seed {r['seed']} {r['test_perplexity']:.2f}" for r in m.get("extra_runs", []))
-        desc.append(f"{labels[m['name']]} of width {m['head_dim']}: mean "
-                    f"{mean:.2f} ± {sd:.2f} ({seeds}{extra})")
-    parts.append(text(ml + pw / 2, mt + ph + 50, "heads × head width (log scale)", "mha-fig__small",
-                      anchor="middle", size=FONT))
-    parts.append(f'<text transform="translate(13,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
-                 f'class="mha-fig__small" font-size="{FONT}">test perplexity</text>')
+        desc.append(f"{labels[m['name']]} of width {m['head_dim']}: mean {mean:.2f} ± {sd:.2f} ({seeds}{extra})")
+    parts.append(
+        text(ml + pw / 2, mt + ph + 50, "heads × head width (log scale)", "mha-fig__small", anchor="middle", size=FONT)
+    )
+    parts.append(
+        f'<text transform="translate(13,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
+        f'class="mha-fig__small" font-size="{FONT}">test perplexity</text>'
+    )
 
-    parts.append(text(ml, top2 - 8, f"minus {labels[ref]}, seed by seed (95 % interval)", "mha-fig__label",
-                      size=FONT))
+    parts.append(text(ml, top2 - 8, f"minus {labels[ref]}, seed by seed (95 % interval)", "mha-fig__label", size=FONT))
     parts.append(rect(ml, top2, pw, ph2, "mha-fig__plot"))
     for v in _ticks(d0, d1):
         parts.append(line(ml, Y2(v), ml + pw, Y2(v), "mha-fig__grid"))
@@ -115,20 +123,31 @@ def figure_head_sweep() -> tuple[str, str]:
             parts.append(line(x - 3, Y2(c["mean"]), x + 14, Y2(c["mean"]), "mha-sweep__mean"))
         parts += dots(x, [Y2(d) for d in c["differences"]], ["mha-sweep__diff"] * len(c["differences"]))
         said = {"behind": "behind", "ahead": "ahead", "not_separated": "not separated"}[c["outcome"]]
-        interval = (f"95 % interval {c['low']:+.2f} to {c['high']:+.2f}" if c["low"] is not None
-                    else "no interval")
-        desc.append(f"{labels[m['name']]} minus {labels[ref]}, seed by seed: "
-                    f"{', '.join(f'{d:+.2f}' for d in c['differences'])}; mean {c['mean']:+.2f}, {interval} "
-                    f"over {c['n']} seeds: {said}")
-    parts.append(f'<text transform="translate(13,{top2 + ph2 / 2:g}) rotate(-90)" text-anchor="middle" '
-                 f'class="mha-fig__small" font-size="{FONT}">difference</text>')
-    body = svg("head-sweep", W, H, "Test perplexity against the number of heads, and each count paired with "
-               f"{labels[ref]}", "; ".join(desc) + ".", "".join(parts))
+        interval = f"95 % interval {c['low']:+.2f} to {c['high']:+.2f}" if c["low"] is not None else "no interval"
+        desc.append(
+            f"{labels[m['name']]} minus {labels[ref]}, seed by seed: "
+            f"{', '.join(f'{d:+.2f}' for d in c['differences'])}; mean {c['mean']:+.2f}, {interval} "
+            f"over {c['n']} seeds: {said}"
+        )
+    parts.append(
+        f'<text transform="translate(13,{top2 + ph2 / 2:g}) rotate(-90)" text-anchor="middle" '
+        f'class="mha-fig__small" font-size="{FONT}">difference</text>'
+    )
+    body = svg(
+        "head-sweep",
+        W,
+        H,
+        f"Test perplexity against the number of heads, and each count paired with {labels[ref]}",
+        "; ".join(desc) + ".",
+        "".join(parts),
+    )
     n_extra = sum(len(m.get("extra_runs", [])) for m in models)
-    extra = (" (hollow: the extra seeds run so far)" if n_extra else "")
-    cap = (f"**Test perplexity per head count** (head width below; {data['d_model']} in all): a dot per seed"
-           f"{extra}, the tick at the mean of the source's {len(data['seeds'])} seeds, the bar ± one standard "
-           f"deviation. Lower is better. **Below**, each count minus {labels[ref]} seed by seed: a dot per seed, "
-           f"the tick at the mean difference, the bar its 95 % interval; above the zero line, worse than "
-           f"{labels[ref]}.")
+    extra = " (hollow: the extra seeds run so far)" if n_extra else ""
+    cap = (
+        f"**Test perplexity per head count** (head width below; {data['d_model']} in all): a dot per seed"
+        f"{extra}, the tick at the mean of the source's {len(data['seeds'])} seeds, the bar ± one standard "
+        f"deviation. Lower is better. **Below**, each count minus {labels[ref]} seed by seed: a dot per seed, "
+        f"the tick at the mean difference, the bar its 95 % interval; above the zero line, worse than "
+        f"{labels[ref]}."
+    )
     return body, cap

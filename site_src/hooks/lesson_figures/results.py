@@ -1,4 +1,5 @@
 """Page 5: the one-head and four-head validation traces, zoomed, and where each model's parameters are."""
+
 from __future__ import annotations
 
 import math
@@ -60,29 +61,43 @@ def figure_traces_zoom() -> tuple[str, str]:
         parts.append(text(X(u), mt + ph + 16, f"{u:,.0f}", "mha-fig__small", anchor="middle", size=FONT - 1))
         u += xt
     parts.append(text(ml + pw / 2, Hh - 6, "update", "mha-fig__small", anchor="middle", size=FONT - 1))
-    parts.append(f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
-                 f'class="mha-fig__small" font-size="{FONT - 1}">validation loss</text>')
+    parts.append(
+        f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
+        f'class="mha-fig__small" font-size="{FONT - 1}">validation loss</text>'
+    )
     desc = []
     for m in runs:
         for r in runs[m]:
             pts = [(u, v) for u, v in r["trace"] if u >= x0]
             d = " ".join(f"{'M' if k == 0 else 'L'}{X(u):.1f},{Y(v):.1f}" for k, (u, v) in enumerate(pts))
             parts.append(path(d, f"mha-trace {cls[m]}"))
-            parts.append(f'<circle cx="{X(r["best_update"]):.1f}" cy="{Y(r["val_loss"]):.1f}" r="3.5" '
-                         f'class="mha-trace__best mha-model--{m}"/>')
-            desc.append(f"{labels[m]} seed {r['seed']}: from {pts[0][1]:.3f} at update {pts[0][0]:,} to "
-                        f"{pts[-1][1]:.3f}; best {r['val_loss']:.3f} at update {r['best_update']:,}")
+            parts.append(
+                f'<circle cx="{X(r["best_update"]):.1f}" cy="{Y(r["val_loss"]):.1f}" r="3.5" '
+                f'class="mha-trace__best mha-model--{m}"/>'
+            )
+            desc.append(
+                f"{labels[m]} seed {r['seed']}: from {pts[0][1]:.3f} at update {pts[0][0]:,} to "
+                f"{pts[-1][1]:.3f}; best {r['val_loss']:.3f} at update {r['best_update']:,}"
+            )
     # legend
     for k, m in enumerate(runs):
         lx = ml + k * 140
         parts.append(line(lx, 14, lx + 24, 14, f"mha-trace {cls[m]}"))
         parts.append(text(lx + 30, 18, labels[m], "mha-fig__label", size=FONT - 1))
-    body = svg("traces-zoom", W, Hh, "Validation loss of the one-head and four-head runs, zoomed", "; ".join(desc) + ".",
-               "".join(parts))
-    cap = (f"**Zoomed in where they part.** The {len(runs[single])} one-head runs (dashed) and the "
-           f"{len(runs[most])} four-head runs (solid) from update {x0:,}, after which both models' averages "
-           f"stay within {ZOOM_BAND} of their final values, to the end; the vertical axis covers only these "
-           "values. Dots mark each run's chosen checkpoint.")
+    body = svg(
+        "traces-zoom",
+        W,
+        Hh,
+        "Validation loss of the one-head and four-head runs, zoomed",
+        "; ".join(desc) + ".",
+        "".join(parts),
+    )
+    cap = (
+        f"**Zoomed in where they part.** The {len(runs[single])} one-head runs (dashed) and the "
+        f"{len(runs[most])} four-head runs (solid) from update {x0:,}, after which both models' averages "
+        f"stay within {ZOOM_BAND} of their final values, to the end; the vertical axis covers only these "
+        "values. Dots mark each run's chosen checkpoint."
+    )
     return body, cap
 
 
@@ -107,8 +122,10 @@ PARAM_GROUPS = (
 def parameter_groups(ev: dict) -> dict[str, dict[str, int]]:
     """Parameters per group for each model, from the same count as page 5's table (checked against evidence)."""
     counted = page_data()["results"]["parameters"]
-    return {m: {g: sum(counted[m]["parts"].get(p, {"count": 0})["count"] for p in keys) for g, keys in PARAM_GROUPS}
-            for m in ev["protocol"]["models"]}
+    return {
+        m: {g: sum(counted[m]["parts"].get(p, {"count": 0})["count"] for p in keys) for g, keys in PARAM_GROUPS}
+        for m in ev["protocol"]["models"]
+    }
 
 
 def figure_parameters() -> tuple[str, str]:
@@ -134,9 +151,18 @@ def figure_parameters() -> tuple[str, str]:
             x += w
         y += 24
         share = [f"{name} {g[name]:,} ({g[name] / total:.0%})" for name, _ in PARAM_GROUPS if g[name]]
-        parts.append(text(ml, y + 10, " · ".join(f"{g[n] / total:.0%}" for n, _ in PARAM_GROUPS if g[n]) +
-                          "  (" + ", ".join(n.split()[0] for n, _ in PARAM_GROUPS if g[n]) + ")",
-                          "mha-fig__small", size=FONT - 1))
+        parts.append(
+            text(
+                ml,
+                y + 10,
+                " · ".join(f"{g[n] / total:.0%}" for n, _ in PARAM_GROUPS if g[n])
+                + "  ("
+                + ", ".join(n.split()[0] for n, _ in PARAM_GROUPS if g[n])
+                + ")",
+                "mha-fig__small",
+                size=FONT - 1,
+            )
+        )
         y += 22
         desc.append(f"{labels[m]}, {total:,} parameters: " + ", ".join(share))
     for k, (name, _) in enumerate(PARAM_GROUPS):
@@ -146,13 +172,14 @@ def figure_parameters() -> tuple[str, str]:
         parts.append(text(lx + 17, ly + 10, name, "mha-fig__small", size=FONT - 1))
     height = y + 2 * 18 + 4
     body = svg("parameters", W, height, "Where each model's parameters are", "; ".join(desc) + ".", "".join(parts))
-    cap = ("**Where the parameters are.** Each bar is one model, drawn to the same scale, split into its "
-           "embeddings (token and position tables), attention projections (W_Q, W_K, W_V, W_O), hidden layer "
-           "and vocabulary head. Counted from the protocol's sizes (`export/lesson/results.py`, like the "
-           "table of parts further down), and checked against the totals in the evidence. One head and four heads split the same projections differently, so their "
-           "bars are identical.")
+    cap = (
+        "**Where the parameters are.** Each bar is one model, drawn to the same scale, split into its "
+        "embeddings (token and position tables), attention projections (W_Q, W_K, W_V, W_O), hidden layer "
+        "and vocabulary head. Counted from the protocol's sizes (`export/lesson/results.py`, like the "
+        "table of parts further down), and checked against the totals in the evidence. One head and four heads split the same projections differently, so their "
+        "bars are identical."
+    )
     return body, cap
-
 
 
 def figure_traces() -> tuple[str, str]:
@@ -182,7 +209,9 @@ def figure_traces() -> tuple[str, str]:
     v = math.ceil(y0 / tick) * tick
     while v <= y1:
         parts.append(line(ml, Y(v), ml + pw, Y(v), "mha-fig__grid"))
-        parts.append(text(ml - 5, Y(v) + 4, f"{v:.2f}".rstrip("0").rstrip("."), "mha-fig__small", anchor="end", size=small))
+        parts.append(
+            text(ml - 5, Y(v) + 4, f"{v:.2f}".rstrip("0").rstrip("."), "mha-fig__small", anchor="end", size=small)
+        )
         v += tick
     xt = _nice_step(x1 - x0, 4)
     u = 0
@@ -191,8 +220,10 @@ def figure_traces() -> tuple[str, str]:
         parts.append(text(X(u), mt + ph + 17, f"{u:,.0f}", "mha-fig__small", anchor="middle", size=small))
         u += xt
     parts.append(text(ml + pw / 2, Hh - 5, "update", "mha-fig__small", anchor="middle", size=small))
-    parts.append(f'<text transform="translate(13,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
-                 f'class="mha-fig__small" font-size="{small}">validation loss (nats)</text>')
+    parts.append(
+        f'<text transform="translate(13,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
+        f'class="mha-fig__small" font-size="{small}">validation loss (nats)</text>'
+    )
     # the models' own colours (wasm_assets/palette.css); the single-head model dashed, as in the zoom below
     single = attention_models()[0]["name"]
     cls = {m: f"mha-model--{m}" + (" mha-trace--dashed" if m == single else "") for m in models}
@@ -201,30 +232,51 @@ def figure_traces() -> tuple[str, str]:
         for r in runs[m]:
             d = " ".join(f"{'M' if k == 0 else 'L'}{X(u):.1f},{Y(v):.1f}" for k, (u, v) in enumerate(r["trace"]))
             parts.append(path(d, f"mha-trace {cls[m]}"))
-            parts.append(f'<circle cx="{X(r["best_update"]):.1f}" cy="{Y(r["val_loss"]):.1f}" r="4" '
-                         f'class="mha-trace__best mha-model--{m}"/>')
-            desc.append(f"{labels[m]} seed {r['seed']}: {r['trace'][0][1]:.3f} at update {r['trace'][0][0]:,}, "
-                        f"{r['trace'][-1][1]:.3f} at update {r['trace'][-1][0]:,}; chosen checkpoint {r['val_loss']:.3f} "
-                        f"at update {r['best_update']:,}")
+            parts.append(
+                f'<circle cx="{X(r["best_update"]):.1f}" cy="{Y(r["val_loss"]):.1f}" r="4" '
+                f'class="mha-trace__best mha-model--{m}"/>'
+            )
+            desc.append(
+                f"{labels[m]} seed {r['seed']}: {r['trace'][0][1]:.3f} at update {r['trace'][0][0]:,}, "
+                f"{r['trace'][-1][1]:.3f} at update {r['trace'][-1][0]:,}; chosen checkpoint {r['val_loss']:.3f} "
+                f"at update {r['best_update']:,}"
+            )
     # legend: one row above the plot, each entry as wide as its label
     lx = ml
     for m in models:
         parts.append(line(lx, 16, lx + 22, 16, f"mha-trace {cls[m]}"))
         parts.append(text(lx + 27, 20, labels[m], "mha-fig__label", size=small))
         lx += 27 + len(labels[m]) * 7.5 + 18
-    body = svg("traces", W, Hh, "Validation loss against update for every run of the three models",
-               "; ".join(desc) + ".", "".join(parts))
+    body = svg(
+        "traces",
+        W,
+        Hh,
+        "Validation loss against update for every run of the three models",
+        "; ".join(desc) + ".",
+        "".join(parts),
+    )
     seeds = sorted({r["seed"] for r in ev["runs"]})
-    cap = (f"**Validation loss during training**, every model and seed ({', '.join(map(str, seeds))}), on the fixed "
-           "validation slice; dots mark each run's chosen checkpoint (the lowest validation loss). Drawn from "
-           "`evidence.json`.")
+    cap = (
+        f"**Validation loss during training**, every model and seed ({', '.join(map(str, seeds))}), on the fixed "
+        "validation slice; dots mark each run's chosen checkpoint (the lowest validation loss). Drawn from "
+        "`evidence.json`."
+    )
     return body, cap
 
 
 # Short names for the atlas's kinds of source (heads.json "kinds" holds the full wording, used in the description).
-ATLAS_SHORT = {"offset_0": "itself", "offset_1": "1 back", "offset_2": "2 back", "offset_3": "3 back",
-               "offset_4_7": "4–7 back", "offset_8_plus": "8+ back", "bos": "BOS", "punctuation": "punctuation",
-               "same_word": "same word", "after_same_word": "after same word"}
+ATLAS_SHORT = {
+    "offset_0": "itself",
+    "offset_1": "1 back",
+    "offset_2": "2 back",
+    "offset_3": "3 back",
+    "offset_4_7": "4–7 back",
+    "offset_8_plus": "8+ back",
+    "bos": "BOS",
+    "punctuation": "punctuation",
+    "same_word": "same word",
+    "after_same_word": "after same word",
+}
 
 
 def figure_head_atlas() -> tuple[str, str]:
@@ -241,12 +293,15 @@ def figure_head_atlas() -> tuple[str, str]:
     cw = (W - lw - 4) / len(cols)
     rh = 30
     top = 50
-    parts = [text(lw + cw / 2, 18, "1 head", "mha-fig__label", anchor="middle", weight="700"),
-             text(lw + cw * 3, 18, "four heads", "mha-fig__label", anchor="middle", weight="700"),
-             line(lw + cw + 4, 24, W - 4, 24, "mha-fig__axis")]
+    parts = [
+        text(lw + cw / 2, 18, "1 head", "mha-fig__label", anchor="middle", weight="700"),
+        text(lw + cw * 3, 18, "four heads", "mha-fig__label", anchor="middle", weight="700"),
+        line(lw + cw + 4, 24, W - 4, 24, "mha-fig__axis"),
+    ]
     for c, (name, _, _) in enumerate(cols):
-        parts.append(text(lw + cw * (c + 0.5), 42, "model" if c == 0 else name.split()[1], "mha-fig__small",
-                          anchor="middle"))
+        parts.append(
+            text(lw + cw * (c + 0.5), 42, "model" if c == 0 else name.split()[1], "mha-fig__small", anchor="middle")
+        )
     desc = []
     for r, k in enumerate(kinds):
         y = top + r * rh
@@ -258,13 +313,18 @@ def figure_head_atlas() -> tuple[str, str]:
             fill = f"mha-trace__best {cls}" if c == 0 else cls
             parts.append(rect(x, y + 21, max(w, 0.8), 6, fill))
             parts.append(text(x + (cw - 8) / 2, y + 16, f"{share[k]:.0%}", "mha-fig__value", anchor="middle"))
-        desc.append(f"{heads['kinds'][k]}: " + ", ".join(f"{n} {s[k]:.1%}" for n, _, s in cols) +
-                    f" (spread evenly: {uniform[k]:.1%})")
+        desc.append(
+            f"{heads['kinds'][k]}: "
+            + ", ".join(f"{n} {s[k]:.1%}" for n, _, s in cols)
+            + f" (spread evenly: {uniform[k]:.1%})"
+        )
     height = top + len(kinds) * rh + 6
     body = svg("head-atlas", W, height, "Where each head looks, on average", "; ".join(desc) + ".", "".join(parts))
-    cap = (f"**Where each head looks**, on average over the {heads['windows']:,} windows of the {heads['split']} "
-           f"split: the share of the final position's attention that lands on each kind of source, for the "
-           f"one-head model and each head of the four-head model (seed {heads['seed']}). Bars are drawn to one "
-           f"scale (the largest share, {biggest:.0%}, fills a cell); the shares of one head add up to more than "
-           "100 % because a source can be of several kinds (punctuation two tokens back).")
+    cap = (
+        f"**Where each head looks**, on average over the {heads['windows']:,} windows of the {heads['split']} "
+        f"split: the share of the final position's attention that lands on each kind of source, for the "
+        f"one-head model and each head of the four-head model (seed {heads['seed']}). Bars are drawn to one "
+        f"scale (the largest share, {biggest:.0%}, fills a cell); the shares of one head add up to more than "
+        "100 % because a source can be of several kinds (punctuation two tokens back)."
+    )
     return body, cap

@@ -3,6 +3,7 @@
 Colours are CSS classes (``site_src/css/figures.css``) and text uses ``currentColor``,
 so one drawing works in light and dark mode.
 """
+
 from __future__ import annotations
 
 import html
@@ -10,6 +11,7 @@ import math
 import re
 
 FONT = 13  # SVG units; figures are at most about 400 units wide so they stay readable on a 390 px phone
+
 
 def esc(text) -> str:
     return html.escape(str(text), quote=True)
@@ -46,10 +48,12 @@ def arrow(x1, y1, x2, y2, cls="mha-fig__wire") -> str:
     return f'<line x1="{x1:g}" y1="{y1:g}" x2="{x2:g}" y2="{y2:g}" class="{cls}" marker-end="url(#mha-arrow)"/>'
 
 
-ARROW_DEF = ('<defs><marker id="mha-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-             'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="mha-fig__arrowhead"/>'
-             '</marker><pattern id="mha-hatch" width="5" height="5" patternUnits="userSpaceOnUse" '
-             'patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="5" class="mha-fig__hatch"/></pattern></defs>')
+ARROW_DEF = (
+    '<defs><marker id="mha-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+    'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="mha-fig__arrowhead"/>'
+    '</marker><pattern id="mha-hatch" width="5" height="5" patternUnits="userSpaceOnUse" '
+    'patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="5" class="mha-fig__hatch"/></pattern></defs>'
+)
 
 
 def box(x, y, w, h, lines, cls="", learned=False, href=None, box_id=None, label=None) -> str:
@@ -60,8 +64,17 @@ def box(x, y, w, h, lines, cls="", learned=False, href=None, box_id=None, label=
     step = FONT + 2
     top = y + h / 2 - (n - 1) * step / 2 + FONT * 0.35
     for i, (s, c) in enumerate(lines):
-        parts.append(text(x + w / 2, top + i * step, s, c, anchor="middle",
-                          weight="700" if i == 0 else None, size=FONT if i == 0 else FONT - 1.5))
+        parts.append(
+            text(
+                x + w / 2,
+                top + i * step,
+                s,
+                c,
+                anchor="middle",
+                weight="700" if i == 0 else None,
+                size=FONT if i == 0 else FONT - 1.5,
+            )
+        )
     inner = "".join(parts)
     gid = f' id="{box_id}"' if box_id else ""
     if href:
@@ -88,12 +101,14 @@ def svg(name: str, width: float, height: float, title: str, desc: str, body: str
     boxes are links is a ``group`` instead (named and described the same way), and its links stay reachable."""
     role = "group" if links else "img"
     scale = 1.35  # CSS pixels per unit on a wide screen (text about the size of the page's); phones shrink it
-    return (f'<svg class="mha-fig__svg" viewBox="0 0 {width:g} {height:g}" width="{width * scale:.0f}" '
-            f'height="{height * scale:.0f}" style="min-width:{min_width(width, body):.0f}px" '
-            f'xmlns:xlink="http://www.w3.org/1999/xlink" role="{role}" '
-            f'aria-labelledby="fig-{name}-title fig-{name}-desc" font-size="{FONT}">'
-            f'<title id="fig-{name}-title">{esc(title)}</title><desc id="fig-{name}-desc">{esc(desc)}</desc>'
-            f"{ARROW_DEF}{body}</svg>")
+    return (
+        f'<svg class="mha-fig__svg" viewBox="0 0 {width:g} {height:g}" width="{width * scale:.0f}" '
+        f'height="{height * scale:.0f}" style="min-width:{min_width(width, body):.0f}px" '
+        f'xmlns:xlink="http://www.w3.org/1999/xlink" role="{role}" '
+        f'aria-labelledby="fig-{name}-title fig-{name}-desc" font-size="{FONT}">'
+        f'<title id="fig-{name}-title">{esc(title)}</title><desc id="fig-{name}-desc">{esc(desc)}</desc>'
+        f"{ARROW_DEF}{body}</svg>"
+    )
 
 
 def shape(dims) -> str:
@@ -107,4 +122,3 @@ def display(token: str) -> str:
 
 def pct(x: float) -> str:
     return f"{x:.2f}"
-

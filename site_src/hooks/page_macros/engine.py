@@ -1,4 +1,5 @@
 """The macros' engine: the pipeline's files, lookup and formatting, the figure span, tables and grids."""
+
 from __future__ import annotations
 
 import html
@@ -13,9 +14,14 @@ from markupsafe import Markup
 import export.artefacts as artefacts  # standard library only: the build reads files, never computes
 
 # Each macro source is a file the pipeline wrote (or a part of page_data.json).
-SOURCES = {"evidence": "evidence", "walkthrough": "walkthrough", "vocab": "vocab", "page_data": "page_data",
-           "example": "example_search",  # example: page 1's sentence (export/lesson/example_search.py)
-           "microgpt_heads": "microgpt_heads"}  # the microgpt page: where its heads matter (export/microgpt/head_effect.py)
+SOURCES = {
+    "evidence": "evidence",
+    "walkthrough": "walkthrough",
+    "vocab": "vocab",
+    "page_data": "page_data",
+    "example": "example_search",  # example: page 1's sentence (export/lesson/example_search.py)
+    "microgpt_heads": "microgpt_heads",
+}  # the microgpt page: where its heads matter (export/microgpt/head_effect.py)
 PAGE_DATA_PARTS = ("toy", "results")  # sources that are a part of page_data.json
 TRANSFORMS = {"abs": abs, "neg": lambda x: -x, "exp": math.exp}
 
@@ -26,6 +32,7 @@ class MacroError(Exception):
 
 # Values and formatting (the figures test imports these two functions).
 
+
 def lookup(data: Any, path: str, source: str = "evidence") -> Any:
     """``a.b.0.c`` in nested dicts/lists; raises MacroError naming what is missing."""
     cur = data
@@ -35,13 +42,16 @@ def lookup(data: Any, path: str, source: str = "evidence") -> Any:
             try:
                 cur = cur[int(part)]
             except (ValueError, IndexError):
-                raise MacroError(f"{source} path {path!r}: {'.'.join(done) or 'the root'} is a list of "
-                                 f"{len(cur)} items, {part!r} is not an index in it") from None
+                raise MacroError(
+                    f"{source} path {path!r}: {'.'.join(done) or 'the root'} is a list of "
+                    f"{len(cur)} items, {part!r} is not an index in it"
+                ) from None
         elif isinstance(cur, dict):
             if part not in cur:
                 keys = ", ".join(sorted(map(str, cur))[:20])
-                raise MacroError(f"{source} path {path!r}: {'.'.join(done) or 'the root'} has no key "
-                                 f"{part!r} (it has: {keys})")
+                raise MacroError(
+                    f"{source} path {path!r}: {'.'.join(done) or 'the root'} has no key {part!r} (it has: {keys})"
+                )
             cur = cur[part]
         else:
             raise MacroError(f"{source} path {path!r}: {'.'.join(done)} is a {type(cur).__name__}, not a container")
@@ -71,6 +81,7 @@ def format_value(value: Any, fmt: str = "", fn: str | None = None) -> str:
 # ---------------------------------------------------------------------------
 # Data loaded once per build.
 
+
 class _Data:
     def __init__(self) -> None:
         self.cache: dict[str, Any] = {}
@@ -82,10 +93,11 @@ class _Data:
             else:
                 path = getattr(artefacts.Artefacts(), SOURCES[source])
                 if not path.is_file():
-                    hint = {"walkthrough": "run `python -m export walkthrough`",
-                            "microgpt_heads": "run `python -m export microgpt_heads`",
-                            "page_data": "run `python -m export pagedata`"}.get(
-                                source, "run `make models` (python -m export all)")
+                    hint = {
+                        "walkthrough": "run `python -m export walkthrough`",
+                        "microgpt_heads": "run `python -m export microgpt_heads`",
+                        "page_data": "run `python -m export pagedata`",
+                    }.get(source, "run `make models` (python -m export all)")
                     raise MacroError(f"{path} does not exist: {hint}")
                 doc = json.loads(path.read_text())
                 if source == "vocab":
@@ -113,12 +125,14 @@ def _figure(source: str):
     def macro(path: str, fmt: str = "", fn: str | None = None) -> Markup:
         value = lookup(DATA.get(source), path, source)
         return _span(source, path, fmt, fn, format_value(value, fmt, fn))
+
     return macro
 
 
 def _value(source: str):
     def macro(path: str) -> Any:
         return lookup(DATA.get(source), path, source)
+
     return macro
 
 
@@ -130,7 +144,7 @@ wt_val = _value("walkthrough")
 toy_val = _value("toy")
 res = _figure("results")
 res_val = _value("results")
-ex = _figure("example")      # {{ ex("n_candidates", ",") }}: page 1's sentence search
+ex = _figure("example")  # {{ ex("n_candidates", ",") }}: page 1's sentence search
 ex_val = _value("example")
 page_data_val = _value("page_data")
 mh = _figure("microgpt_heads")  # {{ mh("loss.all_on", ".3f") }}
@@ -174,8 +188,10 @@ def _table(header: list[str], rows: list[list[str]], align: list[str] | None = N
     table = "\n".join(lines) + "\n\n"
     if not label:
         return Markup(table)
-    return Markup(f'\n\n<div class="mha-scroll" tabindex="0" role="region" aria-label="{html.escape(label)}" '
-                  f'markdown>\n{table}</div>\n\n')
+    return Markup(
+        f'\n\n<div class="mha-scroll" tabindex="0" role="region" aria-label="{html.escape(label)}" '
+        f"markdown>\n{table}</div>\n\n"
+    )
 
 
 def _label(model: str) -> str:
@@ -192,6 +208,8 @@ def _grid(caption: str, header: list[str] | None, body: list[str]) -> Markup:
     head = "<thead><tr>" + "".join(f'<th scope="col">{h}</th>' for h in header) + "</tr></thead>" if header else ""
     # A region that may scroll sideways is focusable and named, so keyboard users can scroll it too.
     label = html.escape(re.sub(r"<[^>]+>", "", caption), quote=True)
-    return Markup(f'\n\n<div class="mha-scroll" tabindex="0" role="region" aria-label="{label}">'
-                  f'<table class="mha-grid"><caption>{caption}</caption>'
-                  f'{head}<tbody>{"".join(body)}</tbody></table></div>\n\n')
+    return Markup(
+        f'\n\n<div class="mha-scroll" tabindex="0" role="region" aria-label="{label}">'
+        f'<table class="mha-grid"><caption>{caption}</caption>'
+        f"{head}<tbody>{''.join(body)}</tbody></table></div>\n\n"
+    )

@@ -1,4 +1,5 @@
 """Page 4: the walkthrough's matrices, its mask, the final receiver's weights and the top next tokens."""
+
 from __future__ import annotations
 
 import html
@@ -14,8 +15,9 @@ def _wt_slot_labels(b: int) -> list[str]:
     return [f"{s} {html.escape(t)}" for s, t in zip(wt_val("shown_slots"), row["slot_tokens"])]
 
 
-def wt_matrix(path: str, caption: str, rows: str = "slots", cols: str = "coords", fmt: str = ".3f",
-              b: int | None = None) -> Markup:
+def wt_matrix(
+    path: str, caption: str, rows: str = "slots", cols: str = "coords", fmt: str = ".3f", b: int | None = None
+) -> Markup:
     """A 2-D slice of walkthrough.json as a table; ``rows``/``cols``: slots, heads or coords; null = masked."""
     data = wt_val(path)
     if b is None:
@@ -38,7 +40,7 @@ def wt_matrix(path: str, caption: str, rows: str = "slots", cols: str = "coords"
             if v is None:
                 cells.append('<td class="is-masked">—</td>')
             else:
-                cells.append(f'<td>{_span("walkthrough", f"{path}.{i}.{j}", fmt, None, format_value(v, fmt))}</td>')
+                cells.append(f"<td>{_span('walkthrough', f'{path}.{i}.{j}', fmt, None, format_value(v, fmt))}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return _grid(caption, ["", *col_labels], body)
 
@@ -66,8 +68,11 @@ def wt_final_weights(b: int) -> Markup:
     for h, head in enumerate(A):
         cells = [f'<th scope="row">head {h + 1}</th>']
         for j, v in enumerate(head[last]):
-            cells.append('<td class="is-masked">—</td>' if mask[last][j] else
-                         f'<td>{_span("walkthrough", f"rows.{b}.A.{h}.{last}.{j}", ".3f", None, format_value(v, ".3f"))}</td>')
+            cells.append(
+                '<td class="is-masked">—</td>'
+                if mask[last][j]
+                else f"<td>{_span('walkthrough', f'rows.{b}.A.{h}.{last}.{j}', '.3f', None, format_value(v, '.3f'))}</td>"
+            )
         body.append("<tr>" + "".join(cells) + "</tr>")
     return _grid("Weights of the final receiver's query (rows: heads; columns: source slots)", ["", *labels], body)
 
@@ -77,8 +82,10 @@ def top_table(path: str, caption: str, src: str = "walkthrough") -> Markup:
     items = lookup(DATA.get(src), path, src)
     body = []
     for i, item in enumerate(items):
-        body.append(f'<tr><th scope="row">{i + 1}</th>'
-                    f'<td style="text-align:left">{_span(src, f"{path}.{i}.token", "", None, item["token"])}</td>'
-                    f'<td>{_span(src, f"{path}.{i}.id", "", None, str(item["id"]))}</td>'
-                    f'<td>{_span(src, f"{path}.{i}.p", ".4f", None, format_value(item["p"], ".4f"))}</td></tr>')
+        body.append(
+            f'<tr><th scope="row">{i + 1}</th>'
+            f'<td style="text-align:left">{_span(src, f"{path}.{i}.token", "", None, item["token"])}</td>'
+            f"<td>{_span(src, f'{path}.{i}.id', '', None, str(item['id']))}</td>"
+            f"<td>{_span(src, f'{path}.{i}.p', '.4f', None, format_value(item['p'], '.4f'))}</td></tr>"
+        )
     return _grid(caption, ["rank", "token", "id", "probability"], body)

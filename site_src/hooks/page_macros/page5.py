@@ -1,4 +1,5 @@
 """Page 5: parameters per part, the attention layer's cost as the window grows, the knock-out table."""
+
 from __future__ import annotations
 
 import html
@@ -21,15 +22,23 @@ def parameter_table() -> Markup:
         for m in models:
             p = f"parameters.{m}.parts.{part}"
             if has(p, "results"):
-                cells.append(f"<td>{_span('results', p + '.count', ',', None, format_value(res_val(p + '.count'), ','))}"
-                             f" <small>({_span('results', p + '.share', '.1%', None, format_value(res_val(p + '.share'), '.1%'))})</small></td>")
+                cells.append(
+                    f"<td>{_span('results', p + '.count', ',', None, format_value(res_val(p + '.count'), ','))}"
+                    f" <small>({_span('results', p + '.share', '.1%', None, format_value(res_val(p + '.share'), '.1%'))})</small></td>"
+                )
             else:
                 cells.append('<td class="is-masked">none</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
-    body.append('<tr class="is-total"><th scope="row">total</th>'
-                + "".join(_res_cell(f"parameters.{m}.total") for m in models) + "</tr>")
-    return _grid("Parameters per part, biases included (share of the model's total in brackets)",
-                 ["part", *[_label(m) for m in models]], body)
+    body.append(
+        '<tr class="is-total"><th scope="row">total</th>'
+        + "".join(_res_cell(f"parameters.{m}.total") for m in models)
+        + "</tr>"
+    )
+    return _grid(
+        "Parameters per part, biases included (share of the model's total in brackets)",
+        ["part", *[_label(m) for m in models]],
+        body,
+    )
 
 
 def attention_cost_table() -> Markup:
@@ -41,15 +50,26 @@ def attention_cost_table() -> Markup:
         mark = ' class="is-model"' if i == res_val("attention_cost.model_row") else ""
         cells = [f'<th scope="row">{_span("results", p + ".window", "", None, str(row["window"]))}</th>']
         cells += [_res_cell(f"{p}.per_head.{m}") for m in heads]
-        cells += [_res_cell(f"{p}.scores_and_messages_total"), _res_cell(f"{p}.projections"),
-                  _res_cell(f"{p}.attention_share", ".0%")]
+        cells += [
+            _res_cell(f"{p}.scores_and_messages_total"),
+            _res_cell(f"{p}.projections"),
+            _res_cell(f"{p}.attention_share", ".0%"),
+        ]
         body.append(f"<tr{mark}>" + "".join(cells) + "</tr>")
-    header = ["window <i>w</i>", *[f"per head, {html.escape(res_val(f'attention_cost.labels.{m}')).lower()}"
-                                   for m in heads],
-              "all heads", "projections", "attention's share"]
-    return _grid("Multiply-adds of one attention layer when every slot is a receiver: scores and "
-                 "messages per head and over all heads, the four projections, and attention's share of "
-                 "the two (bold: the lesson's window)", header, body)
+    header = [
+        "window <i>w</i>",
+        *[f"per head, {html.escape(res_val(f'attention_cost.labels.{m}')).lower()}" for m in heads],
+        "all heads",
+        "projections",
+        "attention's share",
+    ]
+    return _grid(
+        "Multiply-adds of one attention layer when every slot is a receiver: scores and "
+        "messages per head and over all heads, the four projections, and attention's share of "
+        "the two (bold: the lesson's window)",
+        header,
+        body,
+    )
 
 
 def _ko(name: str, key: str, fmt: str, fn: str | None = None) -> Markup:
@@ -88,8 +108,9 @@ def knockout_table() -> Markup:
         change = "—" if not off else _ko(name, "perplexity_change", "+.1%")
         changed = "—" if not off else _ko(name, "top_token_changed", ".1%")
         rows.append([what, _ko(name, "test_perplexity", ".2f"), change, changed])
-    return _table(["heads used", "test perplexity", "change", "top token changed"],
-                  rows, ["---", "---:", "---:", "---:"])
+    return _table(
+        ["heads used", "test perplexity", "change", "top token changed"], rows, ["---", "---:", "---:", "---:"]
+    )
 
 
 def sweep_table() -> Markup:
@@ -101,9 +122,11 @@ def sweep_table() -> Markup:
         p = f"head_sweep.models.{i}"
         # heads × width in one cell and a mean that never wraps: seven columns of Material's 5rem cells
         # would not fit the text column, and "40.28 ±" above "0.42" reads as two numbers
-        row = [f'{ev(f"{p}.heads")} × {ev(f"{p}.head_dim")}',
-               *[ev(f"{p}.runs.{k}.test_perplexity", ".2f") for k in range(len(m["runs"]))],
-               f'{ev(f"{p}.perplexity_mean", ".2f")}\u00a0±\u00a0{ev(f"{p}.perplexity_sd", ".2f")}']
+        row = [
+            f"{ev(f'{p}.heads')} × {ev(f'{p}.head_dim')}",
+            *[ev(f"{p}.runs.{k}.test_perplexity", ".2f") for k in range(len(m["runs"]))],
+            f"{ev(f'{p}.perplexity_mean', '.2f')}\u00a0±\u00a0{ev(f'{p}.perplexity_sd', '.2f')}",
+        ]
         if timed:
             row.append(ev(f"head_sweep.timing.per_update.{m['name']}.median_ms", ".0f"))
         rows.append(row)
@@ -115,9 +138,9 @@ def sweep_table() -> Markup:
 def _interval(p: str) -> str:
     """``+2.30 [+1.38, +3.22]`` of one paired comparison at path ``p``; a dash below two seeds."""
     if val(f"{p}.half_width") is None:
-        return f'{ev(f"{p}.mean", "+.2f")} (one seed: no interval)' if val(f"{p}.n") else "—"
+        return f"{ev(f'{p}.mean', '+.2f')} (one seed: no interval)" if val(f"{p}.n") else "—"
     # no break inside the brackets: "[+1.38," above "+3.22]" would read as two numbers
-    return f'{ev(f"{p}.mean", "+.2f")}\u00a0[{ev(f"{p}.low", "+.2f")},\u00a0{ev(f"{p}.high", "+.2f")}]'
+    return f"{ev(f'{p}.mean', '+.2f')}\u00a0[{ev(f'{p}.low', '+.2f')},\u00a0{ev(f'{p}.high', '+.2f')}]"
 
 
 def paired_table(section: str) -> Markup:
@@ -135,14 +158,25 @@ def paired_table(section: str) -> Markup:
         seeds = list(val(f"{p_all}.seeds"))
         diffs = [ev(f"{p_all}.differences.{k}", "+.2f") for k, s in enumerate(seeds) if s in source]
         later = [ev(f"{p_all}.differences.{k}", "+.2f") for k, s in enumerate(seeds) if s not in source]
-        cells = [html.escape(val(f"{section}.labels.{m}")), ", ".join(diffs) + ("; " + ", ".join(later) if later else "")]
-        cells += [_interval(p_src), f'{_interval(p_all)} <small>(n\u00a0=\u00a0{ev(f"{p_all}.n")})</small>']
+        cells = [
+            html.escape(val(f"{section}.labels.{m}")),
+            ", ".join(diffs) + ("; " + ", ".join(later) if later else ""),
+        ]
+        cells += [_interval(p_src), f"{_interval(p_all)} <small>(n\u00a0=\u00a0{ev(f'{p_all}.n')})</small>"]
         rows.append(cells)
     seeds_said = ", ".join(map(str, source)) + (f" (then {', '.join(map(str, extra))})" if extra else "")
-    header = ["model", f"per seed: {seeds_said}", f"mean [95 % interval], {len(source)} source seeds",
-              "mean [95 % interval], every seed run"]
-    return _table(header, rows, ["---", "---:", "---:", "---:"],
-                  label=f"Test perplexity minus {_possessive(val(f'{section}.labels.{ref}').lower())}, seed by seed")
+    header = [
+        "model",
+        f"per seed: {seeds_said}",
+        f"mean [95 % interval], {len(source)} source seeds",
+        "mean [95 % interval], every seed run",
+    ]
+    return _table(
+        header,
+        rows,
+        ["---", "---:", "---:", "---:"],
+        label=f"Test perplexity minus {_possessive(val(f'{section}.labels.{ref}').lower())}, seed by seed",
+    )
 
 
 def _possessive(label: str) -> str:

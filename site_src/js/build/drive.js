@@ -31,7 +31,13 @@ function topWords(vocab, logits, excluded) {
 async function learnerUpdate(call, g, weights, heads, tokens) {
   const inputs = { function: "multi_head_attention", calls: [[g.E, weights, heads]], tokens, n_heads: heads };
   const result = await call(inputs);
-  if (result.timedOut || result.failed || result.stop || !Array.isArray(result.outputs) || !Array.isArray(result.outputs[0])) {
+  if (
+    result.timedOut ||
+    result.failed ||
+    result.stop ||
+    !Array.isArray(result.outputs) ||
+    !Array.isArray(result.outputs[0])
+  ) {
     throw new Error(result.message || "your multi_head_attention did not give update rows");
   }
   return { rows: result.outputs[0], ms: result.ms };
@@ -65,7 +71,8 @@ export async function drive({ runner, source, ids, tokens, tolerance, steps = ST
       if (s === 0) {
         first.mine = topWords(vocab, logits, excluded);
         const rest = (rows) => rows.slice(0, -1);
-        question = !agrees(rest(update), rest(g.update), tolerance) && agrees(update.slice(-1), g.update.slice(-1), tolerance);
+        question =
+          !agrees(rest(update), rest(g.update), tolerance) && agrees(update.slice(-1), g.update.slice(-1), tolerance);
       }
       const next = argmax(logits, excluded);
       timings.steps.push(performance.now() - started);
@@ -82,13 +89,26 @@ export async function drive({ runner, source, ids, tokens, tolerance, steps = ST
 
 // The block under the exercise: a button, progress, and the two predictions side by side.
 export function driveBlock({ runner, code, prompt, tolerance, isOpen, onBusy }) {
-  const button = el("button", { type: "button", class: "md-button md-button--primary", text: "Let your attention drive the model", disabled: true });
-  const LOCKED = "Pass multi_head_attention first: then your function computes the update rows that the rest of the trained model reads.";
-  const OPEN = "Your multi_head_attention passed: let it compute the update rows that the rest of the trained model reads, word by word.";
+  const button = el("button", {
+    type: "button",
+    class: "md-button md-button--primary",
+    text: "Let your attention drive the model",
+    disabled: true,
+  });
+  const LOCKED =
+    "Pass multi_head_attention first: then your function computes the update rows that the rest of the trained model reads.";
+  const OPEN =
+    "Your multi_head_attention passed: let it compute the update rows that the rest of the trained model reads, word by word.";
   const note = el("p", { class: "mha-build__note", role: "status", "aria-live": "polite", text: LOCKED });
   const results = el("div", { class: "mha-build__drive" });
-  const block = el("section", { class: "mha-build__driver", "aria-label": "Your attention drives the model" },
-    el("h3", { text: "Your attention drives the model" }), note, button, results);
+  const block = el(
+    "section",
+    { class: "mha-build__driver", "aria-label": "Your attention drives the model" },
+    el("h3", { text: "Your attention drives the model" }),
+    note,
+    button,
+    results,
+  );
   let busy = false;
   let shownFor = null; // the prompt whose drive (or failure) the block shows
   // The button, and the words above it, follow the exercise: results of another prompt go.
@@ -103,10 +123,24 @@ export function driveBlock({ runner, code, prompt, tolerance, isOpen, onBusy }) 
     if (shownFor === null) note.textContent = isOpen() ? OPEN : LOCKED;
   };
 
-  const table = (title, top) => el("table", { class: "mha-build__top" },
-    el("caption", { text: title }),
-    el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "next word" }), el("th", { scope: "col", text: "probability" }))),
-    el("tbody", {}, top.map((t) => el("tr", {}, el("td", {}, el("code", { text: t.word })), el("td", { text: `${(100 * t.p).toFixed(1)} %` })))));
+  const table = (title, top) =>
+    el(
+      "table",
+      { class: "mha-build__top" },
+      el("caption", { text: title }),
+      el(
+        "thead",
+        {},
+        el("tr", {}, el("th", { scope: "col", text: "next word" }), el("th", { scope: "col", text: "probability" })),
+      ),
+      el(
+        "tbody",
+        {},
+        top.map((t) =>
+          el("tr", {}, el("td", {}, el("code", { text: t.word })), el("td", { text: `${(100 * t.p).toFixed(1)} %` })),
+        ),
+      ),
+    );
 
   async function run(source = code()) {
     const p = prompt();
@@ -116,23 +150,61 @@ export function driveBlock({ runner, code, prompt, tolerance, isOpen, onBusy }) 
     refresh();
     results.replaceChildren();
     try {
-      const out = await drive({ runner, source, ids: p.ids, tokens: p.tokens, tolerance: tolerance(),
-        onProgress: (s, n) => { note.textContent = s < n ? `Your function is computing word ${s + 1} of ${n}…` : "Done."; } });
+      const out = await drive({
+        runner,
+        source,
+        ids: p.ids,
+        tokens: p.tokens,
+        tolerance: tolerance(),
+        onProgress: (s, n) => {
+          note.textContent = s < n ? `Your function is computing word ${s + 1} of ${n}…` : "Done.";
+        },
+      });
       const agree = out.top.mine.map((t) => t.id).join() === out.top.model.map((t) => t.id).join();
-      note.textContent = out.same && agree
-        ? "Your attention and the model's own give the same next words and the same continuation."
-        : "Your attention makes the model write something other than its own attention does.";
-      results.replaceChildren(...[
-        el("div", { class: "mha-build__tops" }, table("With your attention", out.top.mine), table("The model's own", out.top.model)),
-        el("p", {}, el("strong", { text: "Your attention continues: " }), `${p.text} `, el("em", { text: out.mine.join(" ") })),
-        el("p", {}, el("strong", { text: "The model's own: " }), `${p.text} `, el("em", { text: out.model.join(" ") })),
-        out.question ? el("details", { class: "mha-build__why" },
-          el("summary", { text: "Your update rows differ from the model's in every row but the last, yet nothing changed. Why?" }),
-          el("p", { text: "Only the final row feeds the prediction: the hidden layer and the vocabulary head read the last slot alone. " +
-            "Without the mask, every earlier receiver also reads the tokens after it, so its row changes; the last receiver has no later " +
-            "tokens to read, so its row, and the next word, stay the same. In training, though, every row predicts its own next word, and " +
-            "a row that could read the answer would learn nothing." })) : null,
-      ].filter(Boolean));
+      note.textContent =
+        out.same && agree
+          ? "Your attention and the model's own give the same next words and the same continuation."
+          : "Your attention makes the model write something other than its own attention does.";
+      results.replaceChildren(
+        ...[
+          el(
+            "div",
+            { class: "mha-build__tops" },
+            table("With your attention", out.top.mine),
+            table("The model's own", out.top.model),
+          ),
+          el(
+            "p",
+            {},
+            el("strong", { text: "Your attention continues: " }),
+            `${p.text} `,
+            el("em", { text: out.mine.join(" ") }),
+          ),
+          el(
+            "p",
+            {},
+            el("strong", { text: "The model's own: " }),
+            `${p.text} `,
+            el("em", { text: out.model.join(" ") }),
+          ),
+          out.question
+            ? el(
+                "details",
+                { class: "mha-build__why" },
+                el("summary", {
+                  text: "Your update rows differ from the model's in every row but the last, yet nothing changed. Why?",
+                }),
+                el("p", {
+                  text:
+                    "Only the final row feeds the prediction: the hidden layer and the vocabulary head read the last slot alone. " +
+                    "Without the mask, every earlier receiver also reads the tokens after it, so its row changes; the last receiver has no later " +
+                    "tokens to read, so its row, and the next word, stay the same. In training, though, every row predicts its own next word, and " +
+                    "a row that could read the answer would learn nothing.",
+                }),
+              )
+            : null,
+        ].filter(Boolean),
+      );
       return out;
     } catch (err) {
       note.textContent = `Your attention could not drive the model: ${errorText(err)}`;

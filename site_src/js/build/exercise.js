@@ -19,6 +19,7 @@
 
 import { siteUrl } from "../runtime/assets.js";
 import { el } from "../runtime/dom.js";
+import { functionsOf, rawText } from "../runtime/exercise_file.js";
 import { claim, errorText, release } from "../runtime/widget.js";
 import { TIME_LIMIT_MS, claimRunner, exerciseFiles } from "../microgpt/runner.js";
 import { splitHint } from "../microgpt/exercise_panel.js";
@@ -33,19 +34,22 @@ const mounted = new Map();
 
 // STARTER, FUNCTIONS and TOLERANCE, as the exercise file states them.
 export function readExercise(text, path) {
-  const starter = text.split("STARTER = r'''", 2)[1]?.split("'''", 1)[0];
-  const block = text.split("FUNCTIONS = (", 2)[1]?.split("\n)\n", 1)[0] || "";
-  const functions = [...block.matchAll(/\("(\w+)", "([^"]*)"\)/g)].map((m) => ({ name: m[1], compares: m[2] }));
+  const starter = rawText(text, "STARTER");
+  const functions = functionsOf(text);
   const tolerance = Number((text.match(/^TOLERANCE = ([0-9.e-]+)$/m) || [])[1]);
-  if (!starter || !functions.length || !(tolerance > 0)) throw new Error(`${path} does not state its starter, functions and tolerance`);
+  if (!starter || !functions.length || !(tolerance > 0))
+    throw new Error(`${path} does not state its starter, functions and tolerance`);
   return { starter, functions, tolerance };
 }
 
 function loadProgress() {
   try {
     const saved = JSON.parse(localStorage.getItem(STORAGE_KEY) || "{}");
-    return { code: typeof saved.code === "string" ? saved.code : null, passed: Array.isArray(saved.passed) ? saved.passed.map(String) : [],
-      prompt: typeof saved.prompt === "string" ? saved.prompt : null };
+    return {
+      code: typeof saved.code === "string" ? saved.code : null,
+      passed: Array.isArray(saved.passed) ? saved.passed.map(String) : [],
+      prompt: typeof saved.prompt === "string" ? saved.prompt : null,
+    };
   } catch {
     return { code: null, passed: [], prompt: null };
   }
@@ -63,18 +67,34 @@ function loadEditor() {
   if (globalThis[EDITOR_GLOBAL]) return Promise.resolve(globalThis[EDITOR_GLOBAL]);
   return new Promise((resolve, reject) => {
     const script = el("script", { src: siteUrl(EDITOR_PATH) });
-    script.onload = () => (globalThis[EDITOR_GLOBAL] ? resolve(globalThis[EDITOR_GLOBAL]) : reject(new Error(`${EDITOR_PATH} did not define the editor`)));
+    script.onload = () =>
+      globalThis[EDITOR_GLOBAL]
+        ? resolve(globalThis[EDITOR_GLOBAL])
+        : reject(new Error(`${EDITOR_PATH} did not define the editor`));
     script.onerror = () => reject(new Error(`${EDITOR_PATH} could not be loaded`));
     document.head.append(script);
   });
 }
 
 function textareaEditor({ parent, doc, label, describedBy, onChange }) {
-  const area = el("textarea", { class: "mgpt-ex__fallback", spellcheck: false, "aria-label": label, "aria-describedby": describedBy, rows: 30 });
+  const area = el("textarea", {
+    class: "mgpt-ex__fallback",
+    spellcheck: false,
+    "aria-label": label,
+    "aria-describedby": describedBy,
+    rows: 30,
+  });
   area.value = doc;
   area.addEventListener("input", () => onChange && onChange(area.value));
   parent.append(area);
-  return { getValue: () => area.value, setValue: (t) => { area.value = t; if (onChange) onChange(t); }, destroy: () => area.remove() };
+  return {
+    getValue: () => area.value,
+    setValue: (t) => {
+      area.value = t;
+      if (onChange) onChange(t);
+    },
+    destroy: () => area.remove(),
+  };
 }
 
 export function mount(root) {
@@ -86,17 +106,40 @@ export function mount(root) {
   const uid = `mha-build-${Math.random().toString(36).slice(2, 8)}`;
   const progress = loadProgress();
 
-  const promptInput = el("input", { type: "text", class: "mha-build__prompt", id: `${uid}-prompt`, value: progress.prompt ?? DEFAULT_PROMPT, spellcheck: false, autocomplete: "off" });
+  const promptInput = el("input", {
+    type: "text",
+    class: "mha-build__prompt",
+    id: `${uid}-prompt`,
+    value: progress.prompt ?? DEFAULT_PROMPT,
+    spellcheck: false,
+    autocomplete: "off",
+  });
   const promptButton = el("button", { type: "button", class: "md-button", text: "Use this prompt" });
-  const promptNote = el("p", { class: "mha-build__note mha-build__prompt-note", role: "status", "aria-live": "polite" });
+  const promptNote = el("p", {
+    class: "mha-build__note mha-build__prompt-note",
+    role: "status",
+    "aria-live": "polite",
+  });
   const tokenRow = el("ol", { class: "mha-build__tokens", start: "0", "aria-label": "The prompt's rows, from 0" });
   const steps = el("ol", { class: "mha-build__steps", "aria-label": "The functions, in the order they unlock" });
-  const status = el("div", { class: "mgpt-ex__status", role: "status", "aria-live": "polite", "data-phase": "loading" }, el("span", { text: "Starting Python (Pyodide)…" }));
-  const help = el("p", { class: "mgpt-ex__help", id: `${uid}-help`,
-    text: `Python editor. Tab moves on to the buttons; Ctrl+] and Ctrl+[ indent a line. Run and Check stop code that runs longer than ${TIME_LIMIT_MS / 1000} seconds.` });
+  const status = el(
+    "div",
+    { class: "mgpt-ex__status", role: "status", "aria-live": "polite", "data-phase": "loading" },
+    el("span", { text: "Starting Python (Pyodide)…" }),
+  );
+  const help = el("p", {
+    class: "mgpt-ex__help",
+    id: `${uid}-help`,
+    text: `Python editor. Tab moves on to the buttons; Ctrl+] and Ctrl+[ indent a line. Run and Check stop code that runs longer than ${TIME_LIMIT_MS / 1000} seconds.`,
+  });
   const editorBox = el("div", { class: "mgpt-ex__editor" });
   const target = el("select", { class: "mha-build__target", "aria-label": "Function to check" });
-  const checkButton = el("button", { type: "button", class: "md-button md-button--primary", text: "Check", disabled: true });
+  const checkButton = el("button", {
+    type: "button",
+    class: "md-button md-button--primary",
+    text: "Check",
+    disabled: true,
+  });
   const runButton = el("button", { type: "button", class: "md-button", text: "Run", disabled: true });
   const resetButton = el("button", { type: "button", class: "md-button", text: "Reset the code" });
   const verdict = el("div", { class: "mgpt-ex__verdict", role: "status", "aria-live": "polite" });
@@ -104,16 +147,33 @@ export function mount(root) {
   const output = el("pre", { class: "mgpt-ex__output", tabIndex: 0, "aria-labelledby": `${uid}-out` });
   output.textContent = "Press Run to see what your code prints.";
   root.replaceChildren(
-    el("div", { class: "mha-build__promptbox" }, el("label", { for: `${uid}-prompt`, text: "Your prompt (words from the stories, up to 15):" }),
-      el("div", { class: "mha-build__promptrow" }, promptInput, promptButton)),
-    promptNote, tokenRow, steps, status, help, editorBox,
+    el(
+      "div",
+      { class: "mha-build__promptbox" },
+      el("label", { for: `${uid}-prompt`, text: "Your prompt (words from the stories, up to 15):" }),
+      el("div", { class: "mha-build__promptrow" }, promptInput, promptButton),
+    ),
+    promptNote,
+    tokenRow,
+    steps,
+    status,
+    help,
+    editorBox,
     el("div", { class: "mgpt-ex__buttons" }, target, checkButton, runButton, resetButton),
-    verdict, outputLabel, output,
+    verdict,
+    outputLabel,
+    output,
   );
   const driver = driveBlock({
-    runner: { series: (...args) => state.runner.series(...args) }, code: () => code(), prompt: () => prompt,
-    tolerance: () => exercise.tolerance, isOpen: () => passed.has("multi_head_attention"),
-    onBusy: (on) => { busy = on; setButtons(); },
+    runner: { series: (...args) => state.runner.series(...args) },
+    code: () => code(),
+    prompt: () => prompt,
+    tolerance: () => exercise.tolerance,
+    isOpen: () => passed.has("multi_head_attention"),
+    onBusy: (on) => {
+      busy = on;
+      setButtons();
+    },
   });
   root.append(driver.block);
 
@@ -128,20 +188,32 @@ export function mount(root) {
     const first = names.findIndex((n) => !passed.has(n));
     return first < 0 ? names : names.slice(0, first + 1);
   };
-  const save = (patch = {}) => saveProgress({ code: state.editor ? state.editor.getValue() : progress.code, passed: [...passed], prompt: prompt ? prompt.text : null, ...patch });
+  const save = (patch = {}) =>
+    saveProgress({
+      code: state.editor ? state.editor.getValue() : progress.code,
+      passed: [...passed],
+      prompt: prompt ? prompt.text : null,
+      ...patch,
+    });
   const setButtons = () => {
     checkButton.disabled = runButton.disabled = busy || !ready || !prompt || !exercise;
   };
   const drawSteps = () => {
     if (!exercise) return;
     const open = unlocked();
-    steps.replaceChildren(...exercise.functions.map(({ name, compares }) => {
-      const mark = passed.has(name) ? "✓" : open.includes(name) ? "→" : "○";
-      const what = passed.has(name) ? "passed" : open.includes(name) ? "to do" : "locked";
-      return el("li", { class: `mha-build__step mha-build__step--${what}` },
-        el("span", { class: "mha-build__mark", "aria-hidden": "true", text: mark }),
-        el("code", { text: name }), ` (${what}): checked against ${compares}.`);
-    }));
+    steps.replaceChildren(
+      ...exercise.functions.map(({ name, compares }) => {
+        const mark = passed.has(name) ? "✓" : open.includes(name) ? "→" : "○";
+        const what = passed.has(name) ? "passed" : open.includes(name) ? "to do" : "locked";
+        return el(
+          "li",
+          { class: `mha-build__step mha-build__step--${what}` },
+          el("span", { class: "mha-build__mark", "aria-hidden": "true", text: mark }),
+          el("code", { text: name }),
+          ` (${what}): checked against ${compares}.`,
+        );
+      }),
+    );
     const chosen = target.value;
     target.replaceChildren(...open.map((name) => el("option", { value: name, text: `Check ${name}` })));
     target.value = open.includes(chosen) ? chosen : open[open.length - 1];
@@ -149,18 +221,21 @@ export function mount(root) {
   };
 
   // Python started from the page's head (prestart.js) with this exercise's files, if it was.
-  const runner = claimRunner({
-    onState: (s) => {
-      status.dataset.phase = s.phase;
-      status.firstChild.textContent = s.text;
-      ready = s.phase === "ready" || s.phase === "busy";
-      setButtons();
+  const runner = claimRunner(
+    {
+      onState: (s) => {
+        status.dataset.phase = s.phase;
+        status.firstChild.textContent = s.text;
+        ready = s.phase === "ready" || s.phase === "busy";
+        setButtons();
+      },
+      onOutput: (stream, text) => {
+        if (stream === "stderr") output.append(el("span", { class: "mgpt-ex__stderr", text }));
+        else output.append(text);
+      },
     },
-    onOutput: (stream, text) => {
-      if (stream === "stderr") output.append(el("span", { class: "mgpt-ex__stderr", text }));
-      else output.append(text);
-    },
-  }, exerciseFiles(exercisePath));
+    exerciseFiles(exercisePath),
+  );
   state.runner = runner;
 
   async function usePrompt(text) {
@@ -188,19 +263,46 @@ export function mount(root) {
   const hintTiers = (block, [idea, where, code]) => {
     const whereText = el("p", { class: "mgpt-verdict__where", text: where, hidden: true });
     const codeText = el("pre", { class: "mgpt-verdict__code", text: code, hidden: true });
-    const whereButton = el("button", { type: "button", class: "md-button mgpt-verdict__more", text: "Which line?", hidden: !where });
-    const codeButton = el("button", { type: "button", class: "md-button mgpt-verdict__more", text: "Show me the code", hidden: !code || !where });
-    whereButton.addEventListener("click", () => { whereText.hidden = false; whereButton.hidden = true; block.dataset.tier = "where"; });
-    codeButton.addEventListener("click", () => { whereText.hidden = !where; whereButton.hidden = true; codeText.hidden = false; codeButton.hidden = true; block.dataset.tier = "code"; });
+    const whereButton = el("button", {
+      type: "button",
+      class: "md-button mgpt-verdict__more",
+      text: "Which line?",
+      hidden: !where,
+    });
+    const codeButton = el("button", {
+      type: "button",
+      class: "md-button mgpt-verdict__more",
+      text: "Show me the code",
+      hidden: !code || !where,
+    });
+    whereButton.addEventListener("click", () => {
+      whereText.hidden = false;
+      whereButton.hidden = true;
+      block.dataset.tier = "where";
+    });
+    codeButton.addEventListener("click", () => {
+      whereText.hidden = !where;
+      whereButton.hidden = true;
+      codeText.hidden = false;
+      codeButton.hidden = true;
+      block.dataset.tier = "code";
+    });
     block.dataset.tier = "idea";
-    return [el("p", { class: "mgpt-verdict__text", text: idea }), whereText, codeText, el("div", { class: "mgpt-verdict__buttons" }, whereButton, codeButton)];
+    return [
+      el("p", { class: "mgpt-verdict__text", text: idea }),
+      whereText,
+      codeText,
+      el("div", { class: "mgpt-verdict__buttons" }, whereButton, codeButton),
+    ];
   };
   const showVerdict = (result, name) => {
     const tiers = splitHint(result.message);
     delete verdict.dataset.tier;
     const title = result.passed ? `✓ ${name} matches the model` : result.timedOut ? "⏱ Stopped" : `✗ ${name}: not yet`;
-    verdict.replaceChildren(el("p", { class: "mgpt-verdict__title", text: title }),
-      ...(tiers ? hintTiers(verdict, tiers) : [el("p", { class: "mgpt-verdict__text", text: result.message })]));
+    verdict.replaceChildren(
+      el("p", { class: "mgpt-verdict__title", text: title }),
+      ...(tiers ? hintTiers(verdict, tiers) : [el("p", { class: "mgpt-verdict__text", text: result.message })]),
+    );
     verdict.dataset.passed = String(Boolean(result.passed));
     verdict.className = `mgpt-ex__verdict mha-panel ${result.passed ? "mgpt-ex__verdict--pass" : "mha-panel--error"}`;
   };
@@ -214,12 +316,17 @@ export function mount(root) {
     try {
       const { weights } = await basics();
       const { inputs, expected } = checkOf(name, prompt.graph, weights, prompt.tokens);
-      const judge = (collected) => !collected.failed && !collected.stop && agrees(collected.outputs, expected, exercise.tolerance);
+      const judge = (collected) =>
+        !collected.failed && !collected.stop && agrees(collected.outputs, expected, exercise.tolerance);
       // The graph's numbers go to the worker only after its numbers are in, and only to explain them.
-      const result = await runner.check(source, inputs, (collected) => (judge(collected) ? false : { expected: JSON.stringify({ outputs: expected }) }));
+      const result = await runner.check(source, inputs, (collected) =>
+        judge(collected) ? false : { expected: JSON.stringify({ outputs: expected }) },
+      );
       const ok = !result.timedOut && judge(result);
-      const message = result.timedOut ? String(result.message)
-        : ok ? `Your ${name} gives the model's numbers on all ${prompt.ids.length} rows (within ${exercise.tolerance} of the float32 graph).`
+      const message = result.timedOut
+        ? String(result.message)
+        : ok
+          ? `Your ${name} gives the model's numbers on all ${prompt.ids.length} rows (within ${exercise.tolerance} of the float32 graph).`
           : String(result.message || "Your numbers differ from the model's.");
       if (!state.disposed) {
         if (ok && !passed.has(name)) passed.add(name);
@@ -232,7 +339,12 @@ export function mount(root) {
         }
       }
       const tiers = splitHint(message);
-      return { passed: ok, message, timedOut: Boolean(result.timedOut), hint: tiers ? { idea: tiers[0], where: tiers[1], code: tiers[2] } : null };
+      return {
+        passed: ok,
+        message,
+        timedOut: Boolean(result.timedOut),
+        hint: tiers ? { idea: tiers[0], where: tiers[1], code: tiers[2] } : null,
+      };
     } catch (err) {
       const message = `The check could not run: ${errorText(err)}`;
       if (!state.disposed) showVerdict({ passed: false, message }, name);
@@ -258,7 +370,7 @@ export function mount(root) {
     }
   }
 
-  const code = () => (state.editor ? state.editor.getValue() : progress.code ?? exercise?.starter ?? "");
+  const code = () => (state.editor ? state.editor.getValue() : (progress.code ?? exercise?.starter ?? ""));
   checkButton.addEventListener("click", () => doCheck(target.value, code()));
   runButton.addEventListener("click", () => doRun(code()));
   resetButton.addEventListener("click", () => {
@@ -266,12 +378,15 @@ export function mount(root) {
     verdict.className = "mgpt-ex__verdict";
     verdict.textContent = "The starter code is back (the functions you passed stay passed).";
   });
-  const submitPrompt = () => usePrompt(promptInput.value).catch((err) => {
-    promptNote.className = "mha-build__note mha-build__prompt-note mha-panel mha-panel--error";
-    promptNote.textContent = `The model could not run: ${errorText(err)}`;
-  });
+  const submitPrompt = () =>
+    usePrompt(promptInput.value).catch((err) => {
+      promptNote.className = "mha-build__note mha-build__prompt-note mha-panel mha-panel--error";
+      promptNote.textContent = `The model could not run: ${errorText(err)}`;
+    });
   promptButton.addEventListener("click", submitPrompt);
-  promptInput.addEventListener("keydown", (event) => { if (event.key === "Enter") submitPrompt(); });
+  promptInput.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") submitPrompt();
+  });
 
   let saveTimer = null;
   const loaded = (async () => {
@@ -283,8 +398,14 @@ export function mount(root) {
     const { createEditor } = await editorLib;
     if (state.disposed) return;
     state.editor = createEditor({
-      parent: editorBox, doc: progress.code ?? exercise.starter, label: "Python code of the build exercise", describedBy: `${uid}-help`,
-      onChange: () => { clearTimeout(saveTimer); saveTimer = setTimeout(() => !state.disposed && save(), 300); },
+      parent: editorBox,
+      doc: progress.code ?? exercise.starter,
+      label: "Python code of the build exercise",
+      describedBy: `${uid}-help`,
+      onChange: () => {
+        clearTimeout(saveTimer);
+        saveTimer = setTimeout(() => !state.disposed && save(), 300);
+      },
     });
     drawSteps();
     await usePrompt(promptInput.value);
@@ -292,7 +413,9 @@ export function mount(root) {
   })();
   // Once the first Check can answer: the rest of the model, for the continuation
   // (its file is then kept for offline visits too, though no continuation ran yet).
-  Promise.all([runner.ready, loaded]).then(() => tailSession()).catch(() => {});
+  Promise.all([runner.ready, loaded])
+    .then(() => tailSession())
+    .catch(() => {});
   loaded.catch((err) => {
     verdict.className = "mgpt-ex__verdict mha-panel mha-panel--error";
     verdict.textContent = `The exercise could not load: ${errorText(err)}`;
@@ -305,7 +428,10 @@ export function mount(root) {
     check: (name, source) => doCheck(String(name), source === undefined ? code() : String(source)),
     run: (source) => doRun(String(source)),
     drive: (source) => driver.run(source === undefined ? code() : String(source)),
-    setPrompt: (text) => { promptInput.value = String(text); return usePrompt(String(text)); },
+    setPrompt: (text) => {
+      promptInput.value = String(text);
+      return usePrompt(String(text));
+    },
     setCode: (text) => state.editor && state.editor.setValue(String(text)),
     getCode: () => code(),
     progress: () => ({ passed: [...passed], unlocked: unlocked() }),

@@ -25,22 +25,44 @@ let tailPromise = null;
 export function basics() {
   if (!basicsPromise) {
     basicsPromise = Promise.all([
-      loadJSON("wasm_assets/vocab.json"), loadJSON("wasm_assets/models/manifest.json"), loadJSON("wasm_assets/build_weights.json"),
+      loadJSON("wasm_assets/vocab.json"),
+      loadJSON("wasm_assets/models/manifest.json"),
+      loadJSON("wasm_assets/build_weights.json"),
     ]).then(([vocab, manifest, weights]) => {
       // The model is the one the pipeline read the weights from (the registry's most-heads model).
       const name = weights.model;
       const model = manifest.models.find((m) => m.name === name && m.steps);
-      if (!model) throw new AssetError(`${describeFile("wasm_assets/models/manifest.json")} lists no teaching graph for ${name} (run \`python -m export steps\`)`, { kind: "corrupt" });
+      if (!model)
+        throw new AssetError(
+          `${describeFile("wasm_assets/models/manifest.json")} lists no teaching graph for ${name} (run \`python -m export steps\`)`,
+          { kind: "corrupt" },
+        );
       const missing = LAYERS.filter((k) => !Array.isArray(weights[k]));
       if (typeof name !== "string" || missing.length) {
-        throw new AssetError(`${describeFile("wasm_assets/build_weights.json")} does not hold ${name}'s attention weights (run \`python -m export build_weights\`)`, { kind: "corrupt" });
+        throw new AssetError(
+          `${describeFile("wasm_assets/build_weights.json")} does not hold ${name}'s attention weights (run \`python -m export build_weights\`)`,
+          { kind: "corrupt" },
+        );
       }
       const excluded = manifest.generation && manifest.generation.excluded_ids;
-      if (!Array.isArray(excluded)) throw new AssetError(`${describeFile("wasm_assets/models/manifest.json")} does not say which ids generation never picks (generation.excluded_ids)`, { kind: "corrupt" });
-      return { vocab: new Vocabulary(vocab), T: contextLength(manifest, vocab), model, weights: Object.fromEntries(LAYERS.map((k) => [k, weights[k]])), heads: weights.heads,
-        tail: weights.tail || null, excluded };
+      if (!Array.isArray(excluded))
+        throw new AssetError(
+          `${describeFile("wasm_assets/models/manifest.json")} does not say which ids generation never picks (generation.excluded_ids)`,
+          { kind: "corrupt" },
+        );
+      return {
+        vocab: new Vocabulary(vocab),
+        T: contextLength(manifest, vocab),
+        model,
+        weights: Object.fromEntries(LAYERS.map((k) => [k, weights[k]])),
+        heads: weights.heads,
+        tail: weights.tail || null,
+        excluded,
+      };
     });
-    basicsPromise.catch(() => { basicsPromise = null; });
+    basicsPromise.catch(() => {
+      basicsPromise = null;
+    });
   }
   return basicsPromise;
 }
@@ -55,14 +77,20 @@ export function session(onProgress = () => {}) {
         loadBytes(`wasm_assets/${model.file}`, { bytes: model.bytes, sha256: model.sha256, onProgress }),
         loadBytes(`wasm_assets/${model.steps.file}`, { bytes: model.steps.bytes, sha256: model.steps.sha256 }),
       ]);
-      const created = await serial(() => ort.InferenceSession.create(graph.slice(), {
-        executionProviders: ["wasm"], graphOptimizationLevel: "all", logSeverityLevel: 3,
-        externalData: [{ path: model.steps.external_path, data: weights }],
-        extra: { session: { disable_quant_qdq: "1" } },
-      }));
+      const created = await serial(() =>
+        ort.InferenceSession.create(graph.slice(), {
+          executionProviders: ["wasm"],
+          graphOptimizationLevel: "all",
+          logSeverityLevel: 3,
+          externalData: [{ path: model.steps.external_path, data: weights }],
+          extra: { session: { disable_quant_qdq: "1" } },
+        }),
+      );
       return { ort, session: created };
     })();
-    sessionPromise.catch(() => { sessionPromise = null; });
+    sessionPromise.catch(() => {
+      sessionPromise = null;
+    });
   }
   return sessionPromise;
 }
@@ -73,20 +101,30 @@ export function tailSession() {
   if (!tailPromise) {
     tailPromise = (async () => {
       const { model, tail } = await basics();
-      if (!tail) throw new AssetError(`${describeFile("wasm_assets/build_weights.json")} names no tail graph (run \`python -m export build_weights\`)`, { kind: "corrupt" });
+      if (!tail)
+        throw new AssetError(
+          `${describeFile("wasm_assets/build_weights.json")} names no tail graph (run \`python -m export build_weights\`)`,
+          { kind: "corrupt" },
+        );
       const [ort, weights, graph] = await Promise.all([
         loadOrt("wasm"),
         loadBytes(`wasm_assets/${model.file}`, { bytes: model.bytes, sha256: model.sha256 }),
         loadBytes(`wasm_assets/${tail.file}`, { bytes: tail.bytes, sha256: tail.sha256 }),
       ]);
-      const created = await serial(() => ort.InferenceSession.create(graph.slice(), {
-        executionProviders: ["wasm"], graphOptimizationLevel: "all", logSeverityLevel: 3,
-        externalData: [{ path: tail.external_path, data: weights }],
-        extra: { session: { disable_quant_qdq: "1" } },
-      }));
+      const created = await serial(() =>
+        ort.InferenceSession.create(graph.slice(), {
+          executionProviders: ["wasm"],
+          graphOptimizationLevel: "all",
+          logSeverityLevel: 3,
+          externalData: [{ path: tail.external_path, data: weights }],
+          extra: { session: { disable_quant_qdq: "1" } },
+        }),
+      );
       return { ort, session: created };
     })();
-    tailPromise.catch(() => { tailPromise = null; });
+    tailPromise.catch(() => {
+      tailPromise = null;
+    });
   }
   return tailPromise;
 }
@@ -104,8 +142,10 @@ export function promptProblem(vocab, text) {
   const words = tokenize(String(text));
   if (!words.length) return "Type a few words first.";
   const unknown = words.filter((w) => !vocab.stoi.has(w));
-  if (unknown.length) return `The model does not know ${unknown.map((w) => `“${w}”`).join(", ")}: use words from its stories.`;
-  if (words.length + 1 > MAX_TOKENS) return `That is ${words.length} tokens; keep to ${MAX_TOKENS - 1} (with BOS, ${MAX_TOKENS} rows).`;
+  if (unknown.length)
+    return `The model does not know ${unknown.map((w) => `“${w}”`).join(", ")}: use words from its stories.`;
+  if (words.length + 1 > MAX_TOKENS)
+    return `That is ${words.length} tokens; keep to ${MAX_TOKENS - 1} (with BOS, ${MAX_TOKENS} rows).`;
   return "";
 }
 
@@ -130,17 +170,33 @@ export async function tensorsFor(ids) {
   const d = out.E.dims[2];
   const dh = out.Q.dims[3];
   const rows = (name) => block(out[name].data, (T - n) * d, n, d);
-  const perHead = (name, width) => Array.from({ length: heads }, (_, h) => block(out[name].data, (h * T + T - n) * width, n, width));
-  const square = (name) => Array.from({ length: heads }, (_, h) => block(out[name].data, (h * T + T - n) * T, n, n, T, T - n));
-  const joined = (name) => { // [1, heads, T, dh] -> n rows of heads x dh
+  const perHead = (name, width) =>
+    Array.from({ length: heads }, (_, h) => block(out[name].data, (h * T + T - n) * width, n, width));
+  const square = (name) =>
+    Array.from({ length: heads }, (_, h) => block(out[name].data, (h * T + T - n) * T, n, n, T, T - n));
+  const joined = (name) => {
+    // [1, heads, T, dh] -> n rows of heads x dh
     const per = perHead(name, dh);
     return per[0].map((_, t) => per.flatMap((head) => head[t]));
   };
   return {
-    n, T, heads, d, dh, ids,
-    E: rows("E"), Q: perHead("Q", dh), K: perHead("K", dh), V: perHead("V", dh),
-    Qrows: joined("Q"), Krows: joined("K"), Vrows: joined("V"),
-    scores: square("scores"), A: square("A"), messages: perHead("messages", dh), update: rows("update"),
+    n,
+    T,
+    heads,
+    d,
+    dh,
+    ids,
+    E: rows("E"),
+    Q: perHead("Q", dh),
+    K: perHead("K", dh),
+    V: perHead("V", dh),
+    Qrows: joined("Q"),
+    Krows: joined("K"),
+    Vrows: joined("V"),
+    scores: square("scores"),
+    A: square("A"),
+    messages: perHead("messages", dh),
+    update: rows("update"),
     logits: Array.from(out.logits.data),
   };
 }
@@ -157,7 +213,14 @@ export function checkOf(name, g, weights, tokens) {
   const H = g.heads;
   const heads = Array.from({ length: H }, (_, h) => h);
   const cases = {
-    project: [[[g.E, w.W_Q, w.b_Q], [g.E, w.W_K, w.b_K], [g.E, w.W_V, w.b_V]], [g.Qrows, g.Krows, g.Vrows]],
+    project: [
+      [
+        [g.E, w.W_Q, w.b_Q],
+        [g.E, w.W_K, w.b_K],
+        [g.E, w.W_V, w.b_V],
+      ],
+      [g.Qrows, g.Krows, g.Vrows],
+    ],
     split_heads: [[[g.Qrows, H]], [g.Q]],
     scores: [heads.map((h) => [g.Q[h], g.K[h]]), g.scores],
     causal_softmax: [heads.map((h) => [g.scores[h]]), g.A],
@@ -174,5 +237,7 @@ export function agrees(got, want, tolerance) {
   if (Array.isArray(want)) {
     return Array.isArray(got) && got.length === want.length && want.every((w, i) => agrees(got[i], w, tolerance));
   }
-  return typeof got === "number" && Number.isFinite(got) && Math.abs(got - want) <= tolerance * Math.max(1, Math.abs(want));
+  return (
+    typeof got === "number" && Number.isFinite(got) && Math.abs(got - want) <= tolerance * Math.max(1, Math.abs(want))
+  );
 }

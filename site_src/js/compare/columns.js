@@ -23,9 +23,16 @@ export function showPrompt(col, promptTokens, vocab) {
   if (cut) prompt.append(el("span", { class: "mha-token--cut", text: `… (${cut} earlier tokens) ` }));
   let prev = null;
   for (const tok of promptTokens.slice(cut)) {
-    prompt.append(separator(prev, tok), vocab.stoi.has(tok)
-      ? tok
-      : el("span", { class: "mha-token--unk", title: "outside the vocabulary: the models read it as unknown", text: tok }));
+    prompt.append(
+      separator(prev, tok),
+      vocab.stoi.has(tok)
+        ? tok
+        : el("span", {
+            class: "mha-token--unk",
+            title: "outside the vocabulary: the models read it as unknown",
+            text: tok,
+          }),
+    );
     prev = tok;
   }
   col.lastToken = prev;
@@ -41,11 +48,17 @@ export function showToken(col, step, vocab, onSelect) {
   }
   const tok = vocab.itos[step.id];
   const text = tokenText(vocab, step.id);
-  col.live.append(separator(col.lastToken, tok), el("button", {
-    type: "button", class: "mha-token", "data-step": step.index, text,
-    "aria-label": `${text}: generated token ${step.index + 1} of ${col.label}; show what the models saw`,
-    onclick: () => onSelect(col.name, step.index),
-  }));
+  col.live.append(
+    separator(col.lastToken, tok),
+    el("button", {
+      type: "button",
+      class: "mha-token",
+      "data-step": step.index,
+      text,
+      "aria-label": `${text}: generated token ${step.index + 1} of ${col.label}; show what the models saw`,
+      onclick: () => onSelect(col.name, step.index),
+    }),
+  );
   col.lastToken = tok;
 }
 
@@ -65,20 +78,41 @@ export function showSaved(col, { saved, vocab, maxNewTokens, seed, match }) {
   col.saved.replaceChildren();
   if (!saved) return;
   const savedTokens = saved.tokens || vocab.decode(saved.ids || []);
-  const box = el("div", { class: "mha-saved" },
+  const box = el(
+    "div",
+    { class: "mha-saved" },
     el("h3", { class: "mha-col__label", text: `Saved, seed-${seed} checkpoint (greedy, ${maxNewTokens} tokens)` }),
-    el("p", { class: "mha-saved__text", text: detokenize(savedTokens) + (saved.ended_with_eos ? " [end of story]" : "") }));
+    el("p", {
+      class: "mha-saved__text",
+      text: detokenize(savedTokens) + (saved.ended_with_eos ? " [end of story]" : ""),
+    }),
+  );
   if (match === true || match === false) {
-    box.append(el("p", {
-      class: `mha-match mha-match--${match ? "yes" : "no"}`, "data-match": match ? "yes" : "no",
-      text: match ? "✓ live = saved: this device reproduced the saved output exactly." : "✗ live ≠ saved: the live output differs from the saved one.",
-    }));
+    box.append(
+      el("p", {
+        class: `mha-match mha-match--${match ? "yes" : "no"}`,
+        "data-match": match ? "yes" : "no",
+        text: match
+          ? "✓ live = saved: this device reproduced the saved output exactly."
+          : "✗ live ≠ saved: the live output differs from the saved one.",
+      }),
+    );
   } else if (match === "pending") {
-    box.append(el("p", { class: "mha-match mha-match--na", "data-match": "pending",
-      text: `Press Generate with temperature 0 and ${maxNewTokens} new tokens to check whether this device reproduces it.` }));
+    box.append(
+      el("p", {
+        class: "mha-match mha-match--na",
+        "data-match": "pending",
+        text: `Press Generate with temperature 0 and ${maxNewTokens} new tokens to check whether this device reproduces it.`,
+      }),
+    );
   } else {
-    box.append(el("p", { class: "mha-match mha-match--na", "data-match": "na",
-      text: `The saved output belongs to greedy decoding (temperature 0) and ${maxNewTokens} tokens, so this run is not compared with it.` }));
+    box.append(
+      el("p", {
+        class: "mha-match mha-match--na",
+        "data-match": "na",
+        text: `The saved output belongs to greedy decoding (temperature 0) and ${maxNewTokens} tokens, so this run is not compared with it.`,
+      }),
+    );
   }
   col.saved.append(box);
 }

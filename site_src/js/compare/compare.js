@@ -77,7 +77,8 @@ class CompareWidget {
     // request.model comes from the address: only the manifest's own names count
     // ("constructor" or "__proto__" must not reach an object lookup).
     if (!this.modelList.some((m) => m.name === request.model)) return;
-    if (Object.hasOwn(this.states, request.model) && this.states[request.model]?.steps.length) await this.inspect(request.model, 0);
+    if (Object.hasOwn(this.states, request.model) && this.states[request.model]?.steps.length)
+      await this.inspect(request.model, 0);
   }
 
   // ------------------------------------------------------------ loading
@@ -86,45 +87,67 @@ class CompareWidget {
     const view = this.view;
     const problem = supportProblem();
     if (problem) {
-      view.fail("This browser cannot run the models", `${problem}. Try a current Chrome, Edge, Firefox or Safari; the rest of the lesson still works.`);
+      view.fail(
+        "This browser cannot run the models",
+        `${problem}. Try a current Chrome, Edge, Firefox or Safari; the rest of the lesson still works.`,
+      );
       return this.readyState();
     }
     // Everything that does not depend on something else starts at once: the
     // JSON files, the WebGPU probe and the onnxruntime import (cached by loadOrt).
     const evidencePromise = loadJSON("wasm_assets/evidence.json");
     evidencePromise.catch(() => {});
-    resolveBackend(this.preference).then(({ backend }) => loadOrt(backend)).catch(() => {});
+    resolveBackend(this.preference)
+      .then(({ backend }) => loadOrt(backend))
+      .catch(() => {});
     let manifest;
     try {
-      [manifest, this.vocabJson] = await Promise.all([loadJSON("wasm_assets/models/manifest.json"), loadJSON("wasm_assets/vocab.json")]);
+      [manifest, this.vocabJson] = await Promise.all([
+        loadJSON("wasm_assets/models/manifest.json"),
+        loadJSON("wasm_assets/vocab.json"),
+      ]);
       this.vocab = new Vocabulary(this.vocabJson);
     } catch (err) {
-      view.fail("The models' files could not be loaded",
-        `${err.message}. If you built this site yourself, run \`make models\` (or restore wasm_assets/) and build again; otherwise reload the page later.`);
+      view.fail(
+        "The models' files could not be loaded",
+        `${err.message}. If you built this site yourself, run \`make models\` (or restore wasm_assets/) and build again; otherwise reload the page later.`,
+      );
       return this.readyState();
     }
     if (this.disposed) return this.readyState();
     const mismatch = this.manifestProblem(manifest);
     if (mismatch) {
-      view.fail("The site's model files do not belong together", `${mismatch}. If you built this site yourself, run \`make models\` and build again; otherwise reload the page later.`);
+      view.fail(
+        "The site's model files do not belong together",
+        `${mismatch}. If you built this site yourself, run \`make models\` and build again; otherwise reload the page later.`,
+      );
       return this.readyState();
     }
     this.T = contextLength(manifest, this.vocab);
     const generation = manifest.generation; // its limit and excluded ids are checked by manifestProblem
     this.limit = generation.max_new_tokens;
     // The smallest temperature above 0 (export/defaults.py): below it every model would emit padding.
-    this.minTemperature = Number.isFinite(generation.min_temperature) && generation.min_temperature > 0 ? generation.min_temperature : Number.MIN_VALUE;
+    this.minTemperature =
+      Number.isFinite(generation.min_temperature) && generation.min_temperature > 0
+        ? generation.min_temperature
+        : Number.MIN_VALUE;
     this.excluded = generation.excluded_ids;
     view.setLimit(this.limit);
     this.manifestPreset = manifest.preset || {};
     const entries = manifest.models.filter((m) => m && m.name && m.file);
     this.modelList = entries.map((m) => ({ ...m, label: m.label || m.name, heads: m.heads ?? 0 }));
     view.buildColumns(this.modelList);
-    this.models = new ModelSet(view, { models: this.modelList, T: this.T, pad: this.vocab.special.PAD, bos: this.vocab.special.BOS });
-    this.models.onBuildMismatch = (preference) => view.offerReload(() => {
-      savePreference(preference);
-      location.reload();
+    this.models = new ModelSet(view, {
+      models: this.modelList,
+      T: this.T,
+      pad: this.vocab.special.PAD,
+      bos: this.vocab.special.BOS,
     });
+    this.models.onBuildMismatch = (preference) =>
+      view.offerReload(() => {
+        savePreference(preference);
+        location.reload();
+      });
     const opening = this.open(this.preference);
     try {
       this.evidence = await evidencePromise;
@@ -185,8 +208,13 @@ class CompareWidget {
       }
     }
     const g = manifest.generation;
-    if (!g || !Number.isInteger(g.max_new_tokens) || g.max_new_tokens < 1 || !Array.isArray(g.excluded_ids)
-        || !g.excluded_ids.every(Number.isInteger)) {
+    if (
+      !g ||
+      !Number.isInteger(g.max_new_tokens) ||
+      g.max_new_tokens < 1 ||
+      !Array.isArray(g.excluded_ids) ||
+      !g.excluded_ids.every(Number.isInteger)
+    ) {
       return "the manifest gives no generation limits (generation.max_new_tokens and excluded_ids)";
     }
     if (manifest.C !== undefined && manifest.C !== v.itos.length) {
@@ -215,8 +243,11 @@ class CompareWidget {
         const sd = Number.isFinite(agg.perplexity_sd) ? ` ± ${agg.perplexity_sd.toFixed(1)}` : "";
         quality.push(`${agg.perplexity_mean.toFixed(1)}${sd} over ${n ?? "all"} seeds (mean${sd ? " ± SD" : ""})`);
       }
-      col.facts.replaceChildren(...[size, quality].filter((p) => p.length)
-        .map((p) => el("span", { class: "mha-col__fact", text: p.join("; ") })));
+      col.facts.replaceChildren(
+        ...[size, quality]
+          .filter((p) => p.length)
+          .map((p) => el("span", { class: "mha-col__fact", text: p.join("; ") })),
+      );
     }
   }
 
@@ -242,9 +273,18 @@ class CompareWidget {
       let state = match;
       if (saved && state === null) {
         const r = run.results[m.name];
-        state = Boolean(r) && JSON.stringify(r.ids) === JSON.stringify(saved.ids) && r.ended_with_eos === Boolean(saved.ended_with_eos);
+        state =
+          Boolean(r) &&
+          JSON.stringify(r.ids) === JSON.stringify(saved.ids) &&
+          r.ended_with_eos === Boolean(saved.ended_with_eos);
       }
-      showSaved(col, { saved, vocab: this.vocab, maxNewTokens: this.defaultTokens, seed: this.presetSeed, match: state });
+      showSaved(col, {
+        saved,
+        vocab: this.vocab,
+        maxNewTokens: this.defaultTokens,
+        seed: this.presetSeed,
+        match: state,
+      });
     }
   }
 
@@ -312,8 +352,12 @@ class CompareWidget {
   }
 
   isPresetRun(text, options) {
-    return Boolean(this.preset) && text === this.preset.prompt && options.temperature === 0 &&
-      options.maxNewTokens === this.defaultTokens;
+    return (
+      Boolean(this.preset) &&
+      text === this.preset.prompt &&
+      options.temperature === 0 &&
+      options.maxNewTokens === this.defaultTokens
+    );
   }
 
   // ------------------------------------------------------------ generation
@@ -356,7 +400,8 @@ class CompareWidget {
     }
     const promptTokens = tokenize(text);
     if (!promptTokens.length) notes.push("The opening has no words, so each model starts a story from scratch.");
-    if (promptTokens.length + 1 > this.T) notes.push(`The opening has ${promptTokens.length} tokens; each model reads only the last ${this.T} ids.`);
+    if (promptTokens.length + 1 > this.T)
+      notes.push(`The opening has ${promptTokens.length} tokens; each model reads only the last ${this.T} ids.`);
     view.showMessage(notes.join(" "));
     const preset = this.isPresetRun(text, options);
     // How each slot of the history reads: BOS, then the words as typed (an
@@ -390,9 +435,14 @@ class CompareWidget {
       const tokens = this.vocab.decode(g.ids);
       const n = state.steps.length;
       results[name] = {
-        ids: [...g.ids], tokens, text: detokenize(tokens), ended_with_eos: g.endedWithEos,
-        backend: this.models.runners[name]?.backend ?? null, ms_per_token: n ? state.totalMs / n : null,
-        total_ms: state.totalMs, error: this.models.errors[name] ?? null,
+        ids: [...g.ids],
+        tokens,
+        text: detokenize(tokens),
+        ended_with_eos: g.endedWithEos,
+        backend: this.models.runners[name]?.backend ?? null,
+        ms_per_token: n ? state.totalMs / n : null,
+        total_ms: state.totalMs,
+        error: this.models.errors[name] ?? null,
       };
       showTiming(view.columns[name], { steps: n, totalMs: state.totalMs, endedWithEos: g.endedWithEos }, true);
     }
@@ -427,36 +477,56 @@ class CompareWidget {
     if (button) button.setAttribute("aria-pressed", "true");
     this.selected = { name, stepIndex };
     const outputs = {};
-    await Promise.all(this.modelList.map(async ({ name: other }) => {
-      if (other === name) outputs[other] = step.output;
-      else if (this.models.runners[other]) {
-        try {
-          outputs[other] = await this.models.runners[other].run(step.window);
-        } catch (err) {
-          outputs[other] = { error: err.message };
+    await Promise.all(
+      this.modelList.map(async ({ name: other }) => {
+        if (other === name) outputs[other] = step.output;
+        else if (this.models.runners[other]) {
+          try {
+            outputs[other] = await this.models.runners[other].run(step.window);
+          } catch (err) {
+            outputs[other] = { error: err.message };
+          }
         }
-      }
-    }));
+      }),
+    );
     if (!this.selected || this.selected.name !== name || this.selected.stepIndex !== stepIndex) return;
     const tokens = Number(this.view.tokens.value);
     const focus = this.focus ?? null;
     this.focus = null;
-    openInspector(this.view.inspector, {
-      name, label: col.label, stepIndex, step, outputs, words: this.windowWords(name, stepIndex),
-      models: this.modelList, vocab: this.vocab, T: this.T, excluded: this.excluded,
-      onClose: () => this.closeInspector(),
-      // The head switches (head_toggles.js): re-run this step without some heads.
-      extend: (section) => {
-        this.headToggles = addHeadToggles(section, {
-          window: step.window, outputs, models: this.modelList, runners: this.models.runners, vocab: this.vocab,
-          T: this.T, excluded: this.excluded, focus,
-          maxNewTokens: Number.isInteger(tokens) && tokens >= 1 && tokens <= this.limit ? tokens : this.defaultTokens,
-          // "Continue" samples as this column did, from its sampler's state at this step.
-          sampling: { ...this.states[name].generation.options, rngState: step.rngState },
-        });
-        return this.headToggles;
+    openInspector(
+      this.view.inspector,
+      {
+        name,
+        label: col.label,
+        stepIndex,
+        step,
+        outputs,
+        words: this.windowWords(name, stepIndex),
+        models: this.modelList,
+        vocab: this.vocab,
+        T: this.T,
+        excluded: this.excluded,
+        onClose: () => this.closeInspector(),
+        // The head switches (head_toggles.js): re-run this step without some heads.
+        extend: (section) => {
+          this.headToggles = addHeadToggles(section, {
+            window: step.window,
+            outputs,
+            models: this.modelList,
+            runners: this.models.runners,
+            vocab: this.vocab,
+            T: this.T,
+            excluded: this.excluded,
+            focus,
+            maxNewTokens: Number.isInteger(tokens) && tokens >= 1 && tokens <= this.limit ? tokens : this.defaultTokens,
+            // "Continue" samples as this column did, from its sampler's state at this step.
+            sampling: { ...this.states[name].generation.options, rngState: step.rngState },
+          });
+          return this.headToggles;
+        },
       },
-    }, button);
+      button,
+    );
   }
 
   // The words in the window of one step, slot by slot (null for padding).

@@ -8,11 +8,12 @@ import { showTiming, showToken } from "./columns.js";
 
 // Lets the browser paint and handle clicks (Stop) between tokens, without
 // the 4 ms clamp of setTimeout.
-const yieldToBrowser = () => new Promise((resolve) => {
-  const channel = new MessageChannel();
-  channel.port1.onmessage = () => resolve();
-  channel.port2.postMessage(null);
-});
+const yieldToBrowser = () =>
+  new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => resolve();
+    channel.port2.postMessage(null);
+  });
 
 // Resolves to {name: {generation, steps, totalMs, error}} for the models that ran;
 // onStart(states) receives the same object before the first step, so tokens

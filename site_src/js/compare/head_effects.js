@@ -32,22 +32,41 @@ export async function measureHeadEffects(runner, window, full, excluded) {
 export function headEffectBars(effects, vocab, context = "") {
   const word = tokenText(vocab, effects.guess);
   const top = Math.max(effects.pAll, ...effects.without.map((w) => w.p)) * 1.1;
-  const row = (label, p, style, extra) => el("li", { style },
-    el("span", { class: "mha-effect__label", text: label }),
-    el("span", { class: "mha-effect__track", "aria-hidden": "true" },
-      el("span", { class: "mha-effect__bar", style: `width:${((100 * p) / top).toFixed(1)}%` })),
-    el("span", { class: "mha-effect__p", text: percent(p) }),
-    extra);
+  const row = (label, p, style, extra) =>
+    el(
+      "li",
+      { style },
+      el("span", { class: "mha-effect__label", text: label }),
+      el(
+        "span",
+        { class: "mha-effect__track", "aria-hidden": "true" },
+        el("span", { class: "mha-effect__bar", style: `width:${((100 * p) / top).toFixed(1)}%` }),
+      ),
+      el("span", { class: "mha-effect__p", text: percent(p) }),
+      extra,
+    );
   const changed = effects.without.filter((w) => w.guess !== effects.guess);
   const notes = changed.map((w) => `without head ${w.head} it guesses “${tokenText(vocab, w.guess)}” instead`);
-  return el("figure", { class: "mha-effect", "data-guess": effects.guess },
-    el("p", { class: "mha-effect__title", text: context ? `Probability of “${word}” after “${context}”` : `Probability of “${word}”` }),
-    el("ol", { class: "mha-effect__bars" },
+  return el(
+    "figure",
+    { class: "mha-effect", "data-guess": effects.guess },
+    el("p", {
+      class: "mha-effect__title",
+      text: context ? `Probability of “${word}” after “${context}”` : `Probability of “${word}”`,
+    }),
+    el(
+      "ol",
+      { class: "mha-effect__bars" },
       row("all heads", effects.pAll, null),
-      effects.without.map((w) => row(`without head ${w.head}`, w.p, `--head:${headColourVar(w.head - 1)}`))),
+      effects.without.map((w) => row(`without head ${w.head}`, w.p, `--head:${headColourVar(w.head - 1)}`)),
+    ),
     el("figcaption", {
-      text: `What each head did to this prediction: the probability of the model's guess “${word}” with all heads and ` +
+      text:
+        `What each head did to this prediction: the probability of the model's guess “${word}” with all heads and ` +
         "with one head switched off (nothing retrained), on one scale from 0 to a little above the largest." +
-        (notes.length ? ` W${notes.join("; ").slice(1)}.` : " Switching off any one head alone leaves the guess as it is."),
-    }));
+        (notes.length
+          ? ` W${notes.join("; ").slice(1)}.`
+          : " Switching off any one head alone leaves the guess as it is."),
+    }),
+  );
 }

@@ -51,13 +51,20 @@ export function addHeadToggles(section, view) {
     blocks.push(new HeadToggles(model, runner, full, view));
   }
   if (!blocks.length) return [];
-  section.append(el("h3", { text: "Switch heads off" }),
+  section.append(
+    el("h3", { text: "Switch heads off" }),
     el("p", {
       class: "mha-knock__intro",
-      text: "Untick a head to leave its message out of this step (its weights above stay as they were). " +
+      text:
+        "Untick a head to leave its message out of this step (its weights above stay as they were). " +
         "The model then predicts again from the same window; “Continue” writes the story on from here without those heads, beside the full model.",
     }),
-    el("div", { class: "mha-knock" }, blocks.map((b) => b.node)));
+    el(
+      "div",
+      { class: "mha-knock" },
+      blocks.map((b) => b.node),
+    ),
+  );
   const focus = view.focus && blocks.find((b) => b.model.name === view.focus.model);
   if (focus && view.focus.head) focus.focusHead(view.focus.head);
   return blocks;
@@ -74,28 +81,48 @@ class HeadToggles {
     this.fullStory = null; // the full model's continuation from this step, computed once
     const legendId = uid("mha-knock-legend");
     this.boxes = [];
-    const toggles = el("fieldset", { class: "mha-knock__toggles", "aria-describedby": legendId },
+    const toggles = el(
+      "fieldset",
+      { class: "mha-knock__toggles", "aria-describedby": legendId },
       el("legend", { id: legendId, text: `${model.label}: heads on this step` }),
       Array.from({ length: model.heads }, (_, h) => {
         const box = el("input", {
-          type: "checkbox", checked: true, "data-head": h + 1,
+          type: "checkbox",
+          checked: true,
+          "data-head": h + 1,
           onchange: () => this.setHead(h, box.checked),
         });
         this.boxes.push(box);
-        return el("label", { class: "mha-knock__toggle", "data-head": h + 1 }, box,
+        return el(
+          "label",
+          { class: "mha-knock__toggle", "data-head": h + 1 },
+          box,
           el("span", { class: "mha-knock__swatch", "aria-hidden": "true", style: { background: headColourVar(h) } }),
-          model.heads === 1 ? "the one head" : `head ${h + 1}`);
-      }));
+          model.heads === 1 ? "the one head" : `head ${h + 1}`,
+        );
+      }),
+    );
     this.summary = el("p", { class: "mha-knock__summary", "aria-live": "polite" });
     this.lists = el("div", { class: "mha-knock__lists" });
     this.continueButton = el("button", {
-      type: "button", class: "md-button mha-knock__continue", disabled: true,
-      text: "Continue without the switched-off heads", onclick: () => this.continueStory(),
+      type: "button",
+      class: "md-button mha-knock__continue",
+      disabled: true,
+      text: "Continue without the switched-off heads",
+      onclick: () => this.continueStory(),
     });
     this.stories = el("div", { class: "mha-knock__stories", "aria-live": "polite" });
     this.effects = el("div", { class: "mha-knock__effects" });
-    this.node = el("section", { class: "mha-knock__model", "data-model": model.name, "aria-label": `${model.label}: switch heads off` },
-      toggles, this.summary, this.lists, this.effects, this.continueButton, this.stories);
+    this.node = el(
+      "section",
+      { class: "mha-knock__model", "data-model": model.name, "aria-label": `${model.label}: switch heads off` },
+      toggles,
+      this.summary,
+      this.lists,
+      this.effects,
+      this.continueButton,
+      this.stories,
+    );
     this.show(full);
     if (model.heads > 1) this.showEffects();
   }
@@ -123,7 +150,8 @@ class HeadToggles {
     const version = ++this.version;
     const allOn = this.mask.every((v) => v === 1);
     this.continueButton.disabled = allOn;
-    this.continueButton.textContent = allOn ? "Continue without the switched-off heads"
+    this.continueButton.textContent = allOn
+      ? "Continue without the switched-off heads"
       : `Continue ${maskLabel(this.model, this.mask)}`;
     this.stories.replaceChildren();
     this.node.dataset.state = "running";
@@ -151,15 +179,28 @@ class HeadToggles {
     const list = (title, p, other, kind) => {
       const items = topK(p, 5).map((id) => {
         const delta = p[id] - other[id];
-        const change = kind === "masked" && Math.abs(delta) >= 0.0005
-          ? ` (${delta > 0 ? "+" : "−"}${(Math.abs(delta) * 100).toFixed(1)})` : "";
-        return el("li", { "data-id": id },
+        const change =
+          kind === "masked" && Math.abs(delta) >= 0.0005
+            ? ` (${delta > 0 ? "+" : "−"}${(Math.abs(delta) * 100).toFixed(1)})`
+            : "";
+        return el(
+          "li",
+          { "data-id": id },
           el("span", { class: "mha-topk__tok", text: tokenText(vocab, id) }),
-          el("span", { class: "mha-topk__bar", "aria-hidden": "true" }, el("span", { style: `width:${Math.max(1, (100 * p[id]) / scale).toFixed(1)}%` })),
-          el("span", { class: "mha-topk__p", text: percent(p[id]) + change }));
+          el(
+            "span",
+            { class: "mha-topk__bar", "aria-hidden": "true" },
+            el("span", { style: `width:${Math.max(1, (100 * p[id]) / scale).toFixed(1)}%` }),
+          ),
+          el("span", { class: "mha-topk__p", text: percent(p[id]) + change }),
+        );
       });
-      return el("div", { class: `mha-knock__list mha-knock__list--${kind}` },
-        el("h4", { text: title }), el("ol", { class: "mha-knock__top" }, items));
+      return el(
+        "div",
+        { class: `mha-knock__list mha-knock__list--${kind}` },
+        el("h4", { text: title }),
+        el("ol", { class: "mha-knock__top" }, items),
+      );
     };
     const same = this.mask.every((v) => v === 1);
     const lists = [list(`${this.model.label}, all heads`, pFull, pFull, "full")];
@@ -170,10 +211,12 @@ class HeadToggles {
     if (same) {
       this.summary.textContent = `All heads are on: the most likely next token is “${tokenText(vocab, topFull)}” (${percent(pFull[topFull])}).`;
     } else if (topNow === topFull) {
-      this.summary.textContent = `${capital(label)}, the most likely next token stays “${tokenText(vocab, topFull)}”: ` +
+      this.summary.textContent =
+        `${capital(label)}, the most likely next token stays “${tokenText(vocab, topFull)}”: ` +
         `${percent(pFull[topFull])} → ${percent(pNow[topFull])}.`;
     } else {
-      this.summary.textContent = `${capital(label)}, the most likely next token changes from “${tokenText(vocab, topFull)}” ` +
+      this.summary.textContent =
+        `${capital(label)}, the most likely next token changes from “${tokenText(vocab, topFull)}” ` +
         `(${percent(pFull[topFull])}, now ${percent(pNow[topFull])}) to “${tokenText(vocab, topNow)}” (${percent(pNow[topNow])}).`;
     }
     this.node.dataset.state = "shown";
@@ -192,8 +235,16 @@ class HeadToggles {
     const version = this.version;
     const history = this.view.window.filter((id) => id !== vocab.special.PAD);
     const sampling = this.view.sampling || { temperature: 0, seed: 0, rngState: null };
-    const options = { maxNewTokens: this.view.maxNewTokens, temperature: sampling.temperature, seed: sampling.seed,
-      rngState: sampling.rngState, T, special: vocab.special, excluded: this.view.excluded, limit: this.view.maxNewTokens };
+    const options = {
+      maxNewTokens: this.view.maxNewTokens,
+      temperature: sampling.temperature,
+      seed: sampling.seed,
+      rngState: sampling.rngState,
+      T,
+      special: vocab.special,
+      excluded: this.view.excluded,
+      limit: this.view.maxNewTokens,
+    };
     this.continueButton.disabled = true;
     this.stories.replaceChildren(el("p", { text: "Writing both continuations…" }));
     this.node.dataset.story = "running";
@@ -203,7 +254,10 @@ class HeadToggles {
       if (version !== this.version) return;
       this.renderStories(this.fullStory, masked, mask);
     } catch (err) {
-      if (version === this.version) this.stories.replaceChildren(el("p", { class: "mha-panel mha-panel--error", text: `The continuation stopped: ${err.message}.` }));
+      if (version === this.version)
+        this.stories.replaceChildren(
+          el("p", { class: "mha-panel mha-panel--error", text: `The continuation stopped: ${err.message}.` }),
+        );
     } finally {
       if (version === this.version) this.continueButton.disabled = this.mask.every((v) => v === 1);
     }
@@ -222,22 +276,33 @@ class HeadToggles {
         }
         joined.push(compareTo && compareTo.ids[i] !== id ? el("mark", { text }) : text);
       });
-      return el("div", { class: `mha-knock__story mha-knock__story--${kind}`, "data-ids": result.ids.join(" ") },
+      return el(
+        "div",
+        { class: `mha-knock__story mha-knock__story--${kind}`, "data-ids": result.ids.join(" ") },
         el("h4", { text: title }),
-        el("p", {}, joined, result.endedWithEos ? " [end of story]" : ""));
+        el("p", {}, joined, result.endedWithEos ? " [end of story]" : ""),
+      );
     };
     const differ = full.ids.findIndex((id, i) => masked.ids[i] !== id);
-    const note = differ === -1 && full.ids.length === masked.ids.length && full.endedWithEos === masked.endedWithEos
-      ? "The two continuations are the same: these heads did not change any greedy choice here."
-      : `They part at token ${(differ === -1 ? Math.min(full.ids.length, masked.ids.length) : differ) + 1}; marked words differ from the full model's.`;
+    const note =
+      differ === -1 && full.ids.length === masked.ids.length && full.endedWithEos === masked.endedWithEos
+        ? "The two continuations are the same: these heads did not change any greedy choice here."
+        : `They part at token ${(differ === -1 ? Math.min(full.ids.length, masked.ids.length) : differ) + 1}; marked words differ from the full model's.`;
     this.stories.replaceChildren(
-      el("div", { class: "mha-knock__pair" },
+      el(
+        "div",
+        { class: "mha-knock__pair" },
         story(`${this.model.label}, all heads`, full, null, "full"),
-        story(`${this.model.label}, ${maskLabel(this.model, mask)}`, masked, full, "masked")),
-      el("p", { class: "mha-knock__note", text: note }));
+        story(`${this.model.label}, ${maskLabel(this.model, mask)}`, masked, full, "masked"),
+      ),
+      el("p", { class: "mha-knock__note", text: note }),
+    );
     this.node.dataset.story = "done";
-    this.lastStory = { mask, full: { ids: full.ids, ended_with_eos: full.endedWithEos, text: detokenize(vocab.decode(full.ids)) },
-      masked: { ids: masked.ids, ended_with_eos: masked.endedWithEos, text: detokenize(vocab.decode(masked.ids)) } };
+    this.lastStory = {
+      mask,
+      full: { ids: full.ids, ended_with_eos: full.endedWithEos, text: detokenize(vocab.decode(full.ids)) },
+      masked: { ids: masked.ids, ended_with_eos: masked.endedWithEos, text: detokenize(vocab.decode(masked.ids)) },
+    };
   }
 }
 

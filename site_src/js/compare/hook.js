@@ -8,14 +8,25 @@ import { probeWebGPU } from "../runtime/ort.js";
 import { detokenize, tokenize } from "../runtime/tokenizer.js";
 
 export function makeHook(widget) {
-  const windowOf = (text) => contextWindow(promptHistory(widget.vocab, String(text)), widget.T, widget.vocab.special.PAD);
+  const windowOf = (text) =>
+    contextWindow(promptHistory(widget.vocab, String(text)), widget.T, widget.vocab.special.PAD);
   const runner = (name, options = {}) => widget.models.runnerFor(name, options.backend);
   return {
-    get ready() { return widget.ready; },
-    get backend() { return widget.models ? widget.models.backends() : {}; },
-    get notices() { return [...widget.view.notices]; },
-    get errors() { return widget.models ? { ...widget.models.errors } : {}; },
-    get lastRun() { return widget.lastRun; },
+    get ready() {
+      return widget.ready;
+    },
+    get backend() {
+      return widget.models ? widget.models.backends() : {};
+    },
+    get notices() {
+      return [...widget.view.notices];
+    },
+    get errors() {
+      return widget.models ? { ...widget.models.errors } : {};
+    },
+    get lastRun() {
+      return widget.lastRun;
+    },
     tokenize: (text) => tokenize(String(text)),
     encode: (text) => widget.vocab.encode(String(text)),
     window: (text) => windowOf(text),
@@ -47,11 +58,27 @@ export function makeHook(widget) {
     async generate(name, text, options = {}) {
       const r = await runner(name, options);
       const { backend, ...rest } = options;
-      const { ids, endedWithEos, steps } = await generateIds((w) => r.run(w), promptHistory(widget.vocab, String(text)),
-        { maxNewTokens: widget.defaultTokens, ...rest, T: widget.T, special: widget.vocab.special, limit: widget.limit,
-          excluded: widget.excluded });
+      const { ids, endedWithEos, steps } = await generateIds(
+        (w) => r.run(w),
+        promptHistory(widget.vocab, String(text)),
+        {
+          maxNewTokens: widget.defaultTokens,
+          ...rest,
+          T: widget.T,
+          special: widget.vocab.special,
+          limit: widget.limit,
+          excluded: widget.excluded,
+        },
+      );
       const tokens = widget.vocab.decode(ids);
-      return { ids, tokens, text: detokenize(tokens), ended_with_eos: endedWithEos, backend: r.backend, times_ms: steps.map((s) => s.ms) };
+      return {
+        ids,
+        tokens,
+        text: detokenize(tokens),
+        ended_with_eos: endedWithEos,
+        backend: r.backend,
+        times_ms: steps.map((s) => s.ms),
+      };
     },
     run: (options = {}) => widget.generate(options),
     select: (name, stepIndex) => widget.inspect(name, stepIndex),

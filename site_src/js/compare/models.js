@@ -3,7 +3,16 @@
 // WebAssembly, with a visible notice, wherever WebGPU does not work.
 
 import { AssetError, loadBytes } from "../runtime/assets.js";
-import { BuildMismatchError, ModelRunner, loadOrt, loadedBuild, onEngineProgress, probeWebGPU, resolveBackend, runningThreads } from "../runtime/ort.js";
+import {
+  BuildMismatchError,
+  ModelRunner,
+  loadOrt,
+  loadedBuild,
+  onEngineProgress,
+  probeWebGPU,
+  resolveBackend,
+  runningThreads,
+} from "../runtime/ort.js";
 import { formatBytes, learnerMessage } from "./format.js";
 
 const BACKEND_LABELS = { wasm: "WebAssembly", webgpu: "WebGPU" };
@@ -21,8 +30,10 @@ export function backendText(backend) {
 export function threadsReason(n) {
   const cores = (globalThis.navigator && navigator.hardwareConcurrency) || 1;
   if (!globalThis.crossOriginIsolated) {
-    return "WebAssembly runs on one thread: this page is not cross-origin isolated (its host does not send the "
-      + "Cross-Origin-Opener-Policy and Cross-Origin-Embedder-Policy headers), and threads need that.";
+    return (
+      "WebAssembly runs on one thread: this page is not cross-origin isolated (its host does not send the " +
+      "Cross-Origin-Opener-Policy and Cross-Origin-Embedder-Policy headers), and threads need that."
+    );
   }
   if (typeof SharedArrayBuffer !== "function") {
     return "WebAssembly runs on one thread: this browser offers no SharedArrayBuffer, which threads need.";
@@ -107,24 +118,26 @@ export class ModelSet {
     });
     updateProgress();
     // Downloads start before (and run alongside) the runtime import.
-    const downloads = Object.fromEntries(names.map((name) => {
-      const col = view.columns[name];
-      col.progress.hidden = false;
-      col.backend.textContent = "Backend: starting…";
-      const t0 = performance.now();
-      this.timings[name] = {};
-      const promise = this.download(name, ({ loaded, total }) => {
-        loadedBytes[name] = loaded;
-        if (total) totalBytes[name] = total;
-        col.progress.value = total ? (100 * loaded) / total : 0;
-        updateProgress();
-      }).then((bytes) => {
-        this.timings[name].download_ms = performance.now() - t0;
-        return bytes;
-      });
-      promise.catch(() => {});
-      return [name, promise];
-    }));
+    const downloads = Object.fromEntries(
+      names.map((name) => {
+        const col = view.columns[name];
+        col.progress.hidden = false;
+        col.backend.textContent = "Backend: starting…";
+        const t0 = performance.now();
+        this.timings[name] = {};
+        const promise = this.download(name, ({ loaded, total }) => {
+          loadedBytes[name] = loaded;
+          if (total) totalBytes[name] = total;
+          col.progress.value = total ? (100 * loaded) / total : 0;
+          updateProgress();
+        }).then((bytes) => {
+          this.timings[name].download_ms = performance.now() - t0;
+          return bytes;
+        });
+        promise.catch(() => {});
+        return [name, promise];
+      }),
+    );
     const opened = await this.loadRuntime(preference);
     if (!opened || !this.isCurrent(openId)) {
       stopEngineProgress();
@@ -132,38 +145,53 @@ export class ModelSet {
     }
     const { ort, backend } = opened;
     const startErrors = {};
-    await Promise.all(names.map(async (name) => {
-      const col = view.columns[name];
-      const label = this.label(name);
-      let bytes;
-      try {
-        bytes = await downloads[name];
-      } catch (err) {
-        const what = err instanceof AssetError && err.kind === "corrupt" ? "is damaged" : "could not be downloaded";
-        this.problem(name, learnerMessage(err, `The ${label} model ${what}: ${err.message}. Reload the page; if you built the site, run \`make models\` and rebuild.`));
-        return;
-      }
-      if (!this.isCurrent(openId)) return;
-      try {
-        const runner = await this.createRunner(ort, bytes, name, backend);
-        if (!this.isCurrent(openId)) {
-          await runner.release();
+    await Promise.all(
+      names.map(async (name) => {
+        const col = view.columns[name];
+        const label = this.label(name);
+        let bytes;
+        try {
+          bytes = await downloads[name];
+        } catch (err) {
+          const what = err instanceof AssetError && err.kind === "corrupt" ? "is damaged" : "could not be downloaded";
+          this.problem(
+            name,
+            learnerMessage(
+              err,
+              `The ${label} model ${what}: ${err.message}. Reload the page; if you built the site, run \`make models\` and rebuild.`,
+            ),
+          );
           return;
         }
-        this.runners[name] = runner;
-        col.backend.textContent = `Backend: ${backendText(runner.backend)}`;
-      } catch (err) {
-        startErrors[name] = err;
-        this.problem(name, learnerMessage(err, `The ${label} model could not start: ${err.message}. It may be damaged; reload the page or rebuild the site.`));
-      } finally {
-        col.progress.hidden = true;
-      }
-    }));
+        if (!this.isCurrent(openId)) return;
+        try {
+          const runner = await this.createRunner(ort, bytes, name, backend);
+          if (!this.isCurrent(openId)) {
+            await runner.release();
+            return;
+          }
+          this.runners[name] = runner;
+          col.backend.textContent = `Backend: ${backendText(runner.backend)}`;
+        } catch (err) {
+          startErrors[name] = err;
+          this.problem(
+            name,
+            learnerMessage(
+              err,
+              `The ${label} model could not start: ${err.message}. It may be damaged; reload the page or rebuild the site.`,
+            ),
+          );
+        } finally {
+          col.progress.hidden = true;
+        }
+      }),
+    );
     stopEngineProgress();
     if (!this.isCurrent(openId)) return false;
     const started = Object.keys(this.runners).length;
     if (started) {
-      if (Object.values(this.runners).some((r) => r.backend === "wasm")) view.addNotice(threadsReason(runningThreads()));
+      if (Object.values(this.runners).some((r) => r.backend === "wasm"))
+        view.addNotice(threadsReason(runningThreads()));
       const used = [...new Set(Object.values(this.runners).map((r) => backendText(r.backend)))].join(" and ");
       view.setStatus(`Ready: ${started} of ${names.length} models running on ${used}.`, 100);
       this.readyMs = performance.now();
@@ -172,9 +200,12 @@ export class ModelSet {
       for (const [name, runner] of Object.entries(this.runners)) {
         if (this.timings[name].warmup_ms !== undefined) continue;
         const t = performance.now();
-        runner.run(this.warmupWindow()).then(() => {
-          this.timings[name].warmup_ms = performance.now() - t;
-        }, () => {});
+        runner.run(this.warmupWindow()).then(
+          () => {
+            this.timings[name].warmup_ms = performance.now() - t;
+          },
+          () => {},
+        );
       }
     } else {
       const messages = new Set(Object.values(startErrors).map((e) => e.message));
@@ -185,8 +216,13 @@ export class ModelSet {
           this.errors[name] = err.message;
           view.columnProblem(name, "Not running: see the message above.");
         }
-        view.fail("The models could not start", learnerMessage(err,
-          `onnxruntime could not start a model here (${err.message}). Reload the page; if it keeps failing, try a current Chrome, Edge, Firefox or Safari.`));
+        view.fail(
+          "The models could not start",
+          learnerMessage(
+            err,
+            `onnxruntime could not start a model here (${err.message}). Reload the page; if it keeps failing, try a current Chrome, Edge, Firefox or Safari.`,
+          ),
+        );
       } else {
         view.setStatus("No model could start; each model's column says why.", 0);
       }
@@ -219,15 +255,22 @@ export class ModelSet {
         ort = await loadOrt("wasm").catch((e) => e);
       }
       if (ort instanceof Error) {
-        view.fail("The runtime did not load", learnerMessage(ort,
-          `${ort.message}. Reload the page; if it keeps failing, your browser may block WebAssembly.`));
+        view.fail(
+          "The runtime did not load",
+          learnerMessage(
+            ort,
+            `${ort.message}. Reload the page; if it keeps failing, your browser may block WebAssembly.`,
+          ),
+        );
         return null;
       }
       return { ort, backend };
     }
   }
 
-  onBuildMismatch() { /* compare.js offers a reload */ }
+  onBuildMismatch() {
+    /* compare.js offers a reload */
+  }
 
   // A session on `backend`; a WebGPU session must also pass one test run,
   // otherwise the model falls back to WebAssembly with a visible notice.
@@ -302,7 +345,12 @@ export class ModelSet {
     this.extraRunners.clear();
     await Promise.all([
       ...runners.map((r) => r.release()),
-      ...extras.map((p) => p.then((r) => r.release(), () => {})),
+      ...extras.map((p) =>
+        p.then(
+          (r) => r.release(),
+          () => {},
+        ),
+      ),
     ]);
   }
 

@@ -10,12 +10,16 @@ export function readPreference() {
   try {
     const saved = sessionStorage.getItem(KEY);
     if (PREFERENCES.includes(saved)) return saved;
-  } catch { /* storage may be blocked */ }
+  } catch {
+    /* storage may be blocked */
+  }
   return "auto";
 }
 
 export function savePreference(preference) {
   try {
     sessionStorage.setItem(KEY, preference);
-  } catch { /* storage may be blocked: the choice lasts for this page only */ }
+  } catch {
+    /* storage may be blocked: the choice lasts for this page only */
+  }
 }

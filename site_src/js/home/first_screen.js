@@ -67,13 +67,24 @@ async function goLive(root, entry, button) {
     show();
   });
   try {
-    const [manifest, vocabJson] = await Promise.all([loadJSON("wasm_assets/models/manifest.json"), loadJSON("wasm_assets/vocab.json")]);
+    const [manifest, vocabJson] = await Promise.all([
+      loadJSON("wasm_assets/models/manifest.json"),
+      loadJSON("wasm_assets/vocab.json"),
+    ]);
     const vocab = new Vocabulary(vocabJson);
     const meta = manifest.models.find((m) => m.name === root.dataset.model);
-    if (!meta || !(meta.heads > 0)) throw new Error(`the site's manifest has no attention model named ${root.dataset.model}`);
+    if (!meta || !(meta.heads > 0))
+      throw new Error(`the site's manifest has no attention model named ${root.dataset.model}`);
     const [ort, bytes] = await Promise.all([
       loadOrt("wasm"), // the smaller build: the download the button announced
-      loadBytes(`wasm_assets/${meta.file}`, { bytes: meta.bytes, sha256: meta.sha256, onProgress: (p) => { model = p; show(); } }),
+      loadBytes(`wasm_assets/${meta.file}`, {
+        bytes: meta.bytes,
+        sha256: meta.sha256,
+        onProgress: (p) => {
+          model = p;
+          show();
+        },
+      }),
     ]);
     const T = contextLength(manifest, vocab);
     const runner = await ModelRunner.create(ort, bytes, { name: meta.name, T, heads: meta.heads }, "wasm");
@@ -89,8 +100,16 @@ async function goLive(root, entry, button) {
   } catch (err) {
     stop();
     if (entry.closed) return;
-    status.replaceChildren(el("span", { class: "mha-panel mha-panel--error", role: "alert",
-      text: learnerMessage(err, `The live model could not start: ${err.message}. Reload the page to try again; the figure above stays as it is.`) }));
+    status.replaceChildren(
+      el("span", {
+        class: "mha-panel mha-panel--error",
+        role: "alert",
+        text: learnerMessage(
+          err,
+          `The live model could not start: ${err.message}. Reload the page to try again; the figure above stays as it is.`,
+        ),
+      }),
+    );
     root.dataset.state = "failed";
   }
 }
@@ -98,7 +117,13 @@ async function goLive(root, entry, button) {
 function buildLive(root, entry, { vocab, T, meta, excluded }) {
   const view = root.querySelector(".mha-first__view");
   const mask = new Array(meta.heads).fill(1);
-  const input = el("input", { type: "text", value: root.dataset.sentence || "", spellcheck: false, autocomplete: "off", maxlength: 400 });
+  const input = el("input", {
+    type: "text",
+    value: root.dataset.sentence || "",
+    spellcheck: false,
+    autocomplete: "off",
+    maxlength: 400,
+  });
   const legend = uid("mha-first-heads");
   const boxes = Array.from({ length: meta.heads }, (_, h) => {
     const box = el("input", { type: "checkbox", checked: true, "data-head": h + 1 });
@@ -106,20 +131,34 @@ function buildLive(root, entry, { vocab, T, meta, excluded }) {
       mask[h] = box.checked ? 1 : 0;
       update();
     });
-    return el("label", { style: `--head:${headColourVar(h)}` }, box,
-      el("span", { class: "mha-first__swatch", "aria-hidden": "true" }), `head ${h + 1}`);
+    return el(
+      "label",
+      { style: `--head:${headColourVar(h)}` },
+      box,
+      el("span", { class: "mha-first__swatch", "aria-hidden": "true" }),
+      `head ${h + 1}`,
+    );
   });
   const guess = el("p", { class: "mha-first__guess", "aria-live": "polite" });
   const table = el("div");
-  const form = el("div", { class: "mha-first__form" },
+  const form = el(
+    "div",
+    { class: "mha-first__form" },
     el("label", { class: "mha-first__text" }, "Your sentence (the model guesses the word after it)", input),
-    el("fieldset", { class: "mha-first__heads", "aria-describedby": legend },
-      el("legend", { id: legend, text: "Heads on (untick to switch one off)" }), boxes));
+    el(
+      "fieldset",
+      { class: "mha-first__heads", "aria-describedby": legend },
+      el("legend", { id: legend, text: "Heads on (untick to switch one off)" }),
+      boxes,
+    ),
+  );
   view.replaceChildren(form, guess, table);
   const caption = root.querySelector("figcaption");
-  if (caption) caption.textContent = `Live: the shipped model with ${meta.heads} heads runs in this browser (WebAssembly). Each head has its own weights ` +
-    `from the last word (“start” marks the beginning of a story); a switched-off head still computes them, but its message ` +
-    "is left out of the prediction.";
+  if (caption)
+    caption.textContent =
+      `Live: the shipped model with ${meta.heads} heads runs in this browser (WebAssembly). Each head has its own weights ` +
+      `from the last word (“start” marks the beginning of a story); a switched-off head still computes them, but its message ` +
+      "is left out of the prediction.";
   input.addEventListener("input", update);
   input.focus();
   root.dataset.state = "live";
@@ -136,7 +175,8 @@ function buildLive(root, entry, { vocab, T, meta, excluded }) {
       full = await entry.runner.run(window);
       now = mask.every((v) => v === 1) ? full : await entry.runner.run(window, mask);
     } catch (err) {
-      if (version === entry.version && !entry.closed) guess.textContent = `The model could not read this: ${err.message}.`;
+      if (version === entry.version && !entry.closed)
+        guess.textContent = `The model could not read this: ${err.message}.`;
       return;
     }
     if (version !== entry.version || entry.closed) return;
@@ -147,8 +187,14 @@ function buildLive(root, entry, { vocab, T, meta, excluded }) {
     const word = (id) => el("strong", { class: "mha-first__word", text: tokenText(vocab, id) });
     const pct = (p) => `${(p * 100).toFixed(1)}%`;
     const label = maskLabel(meta, mask);
-    const parts = [text.trim() ? "Next-word guess" : "With no sentence, the guess for a story's first word", " (", label, "): ",
-      word(topNow), ` (${pct(pNow[topNow])}).`];
+    const parts = [
+      text.trim() ? "Next-word guess" : "With no sentence, the guess for a story's first word",
+      " (",
+      label,
+      "): ",
+      word(topNow),
+      ` (${pct(pNow[topNow])}).`,
+    ];
     if (now !== full) {
       if (topNow === topFull) parts.push(` With all heads: the same word, at ${pct(pFull[topFull])}.`);
       else parts.push(" With all heads it was ", word(topFull), ` (${pct(pFull[topFull])}).`);
@@ -161,7 +207,8 @@ function buildLive(root, entry, { vocab, T, meta, excluded }) {
     table.replaceChildren(scroller);
     // The receiver (the last word) is what the figure is about: a long sentence shows its end, unless the
     // learner had scrolled back to read earlier words, whose place a switched head then keeps.
-    if (before && before.scrollLeft + before.clientWidth < before.scrollWidth - 1) scroller.scrollLeft = before.scrollLeft;
+    if (before && before.scrollLeft + before.clientWidth < before.scrollWidth - 1)
+      scroller.scrollLeft = before.scrollLeft;
     else showEnd(scroller);
     root.dataset.state = "live";
   }
@@ -178,18 +225,41 @@ function weightsTable(vocab, text, history, window, attention, heads, mask) {
   const tokens = lastT(["start", ...tokenize(text)], T);
   const n = tokens.length;
   const ids = window.slice(T - n);
-  const head = tokens.map((t, j) => el("th", { scope: "col", class: j === n - 1 ? "mha-first__receiver" : null },
-    ids[j] === vocab.special.UNK ? [t, el("span", { class: "mha-sr", text: " (unknown to the model)" })] : t));
-  const rows = Array.from({ length: heads }, (_, h) => el("tr", { style: `--head:${headColourVar(h)}`, class: mask[h] ? null : "mha-first__off" },
-    el("th", { scope: "row" }, el("span", { class: "mha-first__swatch", "aria-hidden": "true" }), `head ${h + 1}`),
-    ids.map((_, j) => {
-      const w = attention[h * T + (T - n) + j];
-      return el("td", {}, el("span", { class: "mha-first__bar", style: `--w:${w.toFixed(4)}`, "aria-hidden": "true" }),
-        el("span", { class: "mha-first__pct", text: `${Math.round(w * 100)}%` }));
-    })));
-  return el("div", { class: "mha-first__scroll", tabindex: 0, role: "region", "aria-label": `The ${heads} heads' weights` },
-    el("table", { class: "mha-first__table" },
-      el("caption", { class: "mha-sr", text: `Each head's weights from the last word, “${tokens[n - 1]}”, to every word read; each row adds up to 100 %.` }),
+  const head = tokens.map((t, j) =>
+    el(
+      "th",
+      { scope: "col", class: j === n - 1 ? "mha-first__receiver" : null },
+      ids[j] === vocab.special.UNK ? [t, el("span", { class: "mha-sr", text: " (unknown to the model)" })] : t,
+    ),
+  );
+  const rows = Array.from({ length: heads }, (_, h) =>
+    el(
+      "tr",
+      { style: `--head:${headColourVar(h)}`, class: mask[h] ? null : "mha-first__off" },
+      el("th", { scope: "row" }, el("span", { class: "mha-first__swatch", "aria-hidden": "true" }), `head ${h + 1}`),
+      ids.map((_, j) => {
+        const w = attention[h * T + (T - n) + j];
+        return el(
+          "td",
+          {},
+          el("span", { class: "mha-first__bar", style: `--w:${w.toFixed(4)}`, "aria-hidden": "true" }),
+          el("span", { class: "mha-first__pct", text: `${Math.round(w * 100)}%` }),
+        );
+      }),
+    ),
+  );
+  return el(
+    "div",
+    { class: "mha-first__scroll", tabindex: 0, role: "region", "aria-label": `The ${heads} heads' weights` },
+    el(
+      "table",
+      { class: "mha-first__table" },
+      el("caption", {
+        class: "mha-sr",
+        text: `Each head's weights from the last word, “${tokens[n - 1]}”, to every word read; each row adds up to 100 %.`,
+      }),
       el("thead", {}, el("tr", {}, el("td"), head)),
-      el("tbody", {}, rows)));
+      el("tbody", {}, rows),
+    ),
+  );
 }

@@ -20,23 +20,52 @@ const shown = (t) => (t.startsWith("<") && t.endsWith(">") ? t.slice(1, -1) : t)
 
 function attentionTable(prompt, snapshotLabel) {
   const heads = prompt.weights.length;
-  const head = el("tr", {}, el("th", { scope: "col", text: "head" }),
-    ...prompt.tokens.map((t) => el("th", { scope: "col", text: shown(t) })));
-  const rows = prompt.weights.map((row, h) => el("tr", {},
-    el("th", { scope: "row", class: `mha-hg__head h${h}-text`, text: `${h + 1}` }),
-    ...row.map((w, j) => el("td", {
-      class: `mha-hg__cell mha-hg__cell--h${h}`, "data-head": String(h + 1), "data-slot": String(j),
-      "data-weight": String(w), style: `--w: ${Math.min(1, w).toFixed(3)}`,
-      title: `head ${h + 1} on \u201c${shown(prompt.tokens[j])}\u201d: ${pct(w)}`,
-    }, w >= 0.1 ? pct(w) : ""))));
-  return el("table", { class: "mha-hg__table", "data-hg": "attention" },
-    el("caption", { class: "mha-hg__sr", text: `Attention of the ${heads} heads from the last token of \u201c${prompt.prompt}\u201d, ${snapshotLabel}` }),
-    el("thead", {}, head), el("tbody", {}, ...rows));
+  const head = el(
+    "tr",
+    {},
+    el("th", { scope: "col", text: "head" }),
+    ...prompt.tokens.map((t) => el("th", { scope: "col", text: shown(t) })),
+  );
+  const rows = prompt.weights.map((row, h) =>
+    el(
+      "tr",
+      {},
+      el("th", { scope: "row", class: `mha-hg__head h${h}-text`, text: `${h + 1}` }),
+      ...row.map((w, j) =>
+        el(
+          "td",
+          {
+            class: `mha-hg__cell mha-hg__cell--h${h}`,
+            "data-head": String(h + 1),
+            "data-slot": String(j),
+            "data-weight": String(w),
+            style: `--w: ${Math.min(1, w).toFixed(3)}`,
+            title: `head ${h + 1} on \u201c${shown(prompt.tokens[j])}\u201d: ${pct(w)}`,
+          },
+          w >= 0.1 ? pct(w) : "",
+        ),
+      ),
+    ),
+  );
+  return el(
+    "table",
+    { class: "mha-hg__table", "data-hg": "attention" },
+    el("caption", {
+      class: "mha-hg__sr",
+      text: `Attention of the ${heads} heads from the last token of \u201c${prompt.prompt}\u201d, ${snapshotLabel}`,
+    }),
+    el("thead", {}, head),
+    el("tbody", {}, ...rows),
+  );
 }
 
 export async function mount(root) {
   if (!claim(state, root)) return;
-  const status = el("p", { class: "mha-panel mha-panel--info", role: "status", text: "Loading the training snapshots\u2026" });
+  const status = el("p", {
+    class: "mha-panel mha-panel--info",
+    role: "status",
+    text: "Loading the training snapshots\u2026",
+  });
   root.replaceChildren(status);
   let data;
   try {
@@ -52,13 +81,27 @@ export async function mount(root) {
   const sliderId = uid("mha-hg-slider");
   const promptId = uid("mha-hg-prompt");
   const label = (s) => `update ${s.update.toLocaleString("en")} of ${data.updates.toLocaleString("en")}`;
-  const slider = el("input", { type: "range", id: sliderId, min: "0", max: String(snaps.length - 1), step: "1",
-    value: "0", "data-hg": "slider" });
-  const select = el("select", { id: promptId, "data-hg": "prompt" },
-    ...data.prompts.map((p, i) => el("option", { value: String(i), text: p })));
+  const slider = el("input", {
+    type: "range",
+    id: sliderId,
+    min: "0",
+    max: String(snaps.length - 1),
+    step: "1",
+    value: "0",
+    "data-hg": "slider",
+  });
+  const select = el(
+    "select",
+    { id: promptId, "data-hg": "prompt" },
+    ...data.prompts.map((p, i) => el("option", { value: String(i), text: p })),
+  );
   const updateText = el("output", { for: sliderId, class: "mha-hg__update", "data-hg": "update" });
-  const table = el("div", { class: "mha-hg__scroll", tabindex: "0", role: "region",
-    "aria-label": "Each head's attention on the prompt (scrolls sideways on a narrow screen)" });
+  const table = el("div", {
+    class: "mha-hg__scroll",
+    tabindex: "0",
+    role: "region",
+    "aria-label": "Each head's attention on the prompt (scrolls sideways on a narrow screen)",
+  });
   const roles = el("ul", { class: "mha-hg__roles", "data-hg": "roles" });
   const summary = el("p", { class: "mha-hg__summary", "aria-live": "polite", "data-hg": "summary" });
   const figure = () => document.getElementById("fig-head-growth");
@@ -71,28 +114,47 @@ export async function mount(root) {
     updateText.textContent = label(s);
     root.dataset.snapshot = String(i);
     table.replaceChildren(attentionTable(prompt, label(s)));
-    roles.replaceChildren(...s.atlas.map((h, k) => {
-      const sig = h.signature;
-      const ko = s.knockout[`without_${h.head}`];
-      return el("li", { "data-head": String(h.head) },
-        el("strong", { class: `h${k}-text`, text: `Head ${h.head}` }),
-        ` most over-represented: ${data.kinds[sig]} (${pct(h.share[sig])}; spread evenly: ${pct(s.uniform[sig])}). `,
-        `Without it: perplexity ${ko.test_perplexity.toFixed(2)} (${signed(ko.perplexity_change)}).`);
-    }));
+    roles.replaceChildren(
+      ...s.atlas.map((h, k) => {
+        const sig = h.signature;
+        const ko = s.knockout[`without_${h.head}`];
+        return el(
+          "li",
+          { "data-head": String(h.head) },
+          el("strong", { class: `h${k}-text`, text: `Head ${h.head}` }),
+          ` most over-represented: ${data.kinds[sig]} (${pct(h.share[sig])}; spread evenly: ${pct(s.uniform[sig])}). `,
+          `Without it: perplexity ${ko.test_perplexity.toFixed(2)} (${signed(ko.perplexity_change)}).`,
+        );
+      }),
+    );
     const top = prompt.weights.map((row) => row.indexOf(Math.max(...row)));
-    summary.textContent = `At ${label(s)}, the full model's perplexity on the test subset is ` +
+    summary.textContent =
+      `At ${label(s)}, the full model's perplexity on the test subset is ` +
       `${s.perplexity.toFixed(2)}. On \u201c${prompt.prompt}\u201d the heads put most weight on ` +
-      top.map((j, h) => `\u201c${shown(prompt.tokens[j])}\u201d (head ${h + 1})`).join(", ") + ".";
+      top.map((j, h) => `\u201c${shown(prompt.tokens[j])}\u201d (head ${h + 1})`).join(", ") +
+      ".";
     const fig = figure();
     if (fig) fig.dataset.activeSnapshot = String(i);
   }
   slider.addEventListener("input", draw);
   select.addEventListener("change", draw);
-  root.replaceChildren(el("div", { class: "mha-hg" },
-    el("div", { class: "mha-hg__controls" },
-      el("label", { for: sliderId, text: "Training so far:" }), slider, updateText),
-    el("div", { class: "mha-hg__controls" }, el("label", { for: promptId, text: "Prompt:" }), select),
-    table, summary, roles));
+  root.replaceChildren(
+    el(
+      "div",
+      { class: "mha-hg" },
+      el(
+        "div",
+        { class: "mha-hg__controls" },
+        el("label", { for: sliderId, text: "Training so far:" }),
+        slider,
+        updateText,
+      ),
+      el("div", { class: "mha-hg__controls" }, el("label", { for: promptId, text: "Prompt:" }), select),
+      table,
+      summary,
+      roles,
+    ),
+  );
   draw();
 }
 

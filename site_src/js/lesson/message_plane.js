@@ -49,15 +49,46 @@ const MARK = RING + 2;
 // Places for a head's tag around its handle (offset from the handle's centre, text anchor), in order of
 // preference: beside it, then above or below, then a line further out (two handles on one spot).
 const G = MARK + 4;
-const NEAR = [[-G, 5, "end"], [G, 5, "start"], [-6, -G, "end"], [6, -G, "start"], [-6, G + 10, "end"],
-  [6, G + 10, "start"], [0, -G - 2, "middle"], [0, G + 12, "middle"]];
-const FAR = [[-6, -G - 16, "end"], [6, -G - 16, "start"], [-6, G + 26, "end"], [6, G + 26, "start"],
-  [0, -G - 18, "middle"], [0, G + 28, "middle"], [-G - 10, 5, "end"], [G + 10, 5, "start"],
-  [-G - 10, -22, "end"], [-G - 10, 22, "end"], [-6, -G - 32, "end"], [12, -G - 16, "end"], [12, -G - 32, "end"],
-  [-6, -G - 48, "end"], [12, -G - 48, "end"], [0, G + 44, "middle"]];
+const NEAR = [
+  [-G, 5, "end"],
+  [G, 5, "start"],
+  [-6, -G, "end"],
+  [6, -G, "start"],
+  [-6, G + 10, "end"],
+  [6, G + 10, "start"],
+  [0, -G - 2, "middle"],
+  [0, G + 12, "middle"],
+];
+const FAR = [
+  [-6, -G - 16, "end"],
+  [6, -G - 16, "start"],
+  [-6, G + 26, "end"],
+  [6, G + 26, "start"],
+  [0, -G - 18, "middle"],
+  [0, G + 28, "middle"],
+  [-G - 10, 5, "end"],
+  [G + 10, 5, "start"],
+  [-G - 10, -22, "end"],
+  [-G - 10, 22, "end"],
+  [-6, -G - 32, "end"],
+  [12, -G - 16, "end"],
+  [12, -G - 32, "end"],
+  [-6, -G - 48, "end"],
+  [12, -G - 48, "end"],
+  [0, G + 44, "middle"],
+];
 const AROUND = [...NEAR, ...FAR];
-const AROUND_PERSON = [[6, -G, "start"], [-6, -G, "end"], [G, 5, "start"], [-G, 5, "end"], [6, G + 10, "start"],
-  [-6, G + 10, "end"], [0, -G - 2, "middle"], [0, G + 12, "middle"], ...FAR];
+const AROUND_PERSON = [
+  [6, -G, "start"],
+  [-6, -G, "end"],
+  [G, 5, "start"],
+  [-G, 5, "end"],
+  [6, G + 10, "start"],
+  [-6, G + 10, "end"],
+  [0, -G - 2, "middle"],
+  [0, G + 12, "middle"],
+  ...FAR,
+];
 const VIEW = { width: 360, height: BOX.bottom + 42 };
 
 function setTag(t, x, y, anchor) {
@@ -80,11 +111,20 @@ function boxInPicture(picture, node) {
   const b = bbox(node);
   const m = picture.getScreenCTM()?.inverse().multiply(node.getScreenCTM());
   if (!m) return b;
-  const pts = [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]]
-    .map(([x, y]) => new DOMPoint(x, y).matrixTransform(m));
-  const xs = pts.map((q) => q.x), ys = pts.map((q) => q.y);
-  return { x: Math.min(...xs), y: Math.min(...ys), width: Math.max(...xs) - Math.min(...xs),
-    height: Math.max(...ys) - Math.min(...ys) };
+  const pts = [
+    [b.x, b.y],
+    [b.x + b.width, b.y],
+    [b.x, b.y + b.height],
+    [b.x + b.width, b.y + b.height],
+  ].map(([x, y]) => new DOMPoint(x, y).matrixTransform(m));
+  const xs = pts.map((q) => q.x),
+    ys = pts.map((q) => q.y);
+  return {
+    x: Math.min(...xs),
+    y: Math.min(...ys),
+    width: Math.max(...xs) - Math.min(...xs),
+    height: Math.max(...ys) - Math.min(...ys),
+  };
 }
 
 function circleBox(cx, cy, r) {
@@ -99,8 +139,11 @@ function overlap(a, b, pad = 2) {
 }
 
 function outside(b) {
-  const over = Math.max(0, -b.x) + Math.max(0, b.x + b.width - VIEW.width) +
-    Math.max(0, -b.y) + Math.max(0, b.y + b.height - BOX.bottom);
+  const over =
+    Math.max(0, -b.x) +
+    Math.max(0, b.x + b.width - VIEW.width) +
+    Math.max(0, -b.y) +
+    Math.max(0, b.y + b.height - BOX.bottom);
   return over * 100;
 }
 
@@ -125,25 +168,45 @@ export function mount(root) {
 
   const lo = [Math.min(R[0], F[0]), Math.min(R[1], F[1])];
   const hi = [Math.max(R[0], F[0]), Math.max(R[1], F[1])];
-  const rect = svg("rect", { class: "mha-mp__rect", x: sx(lo[0]), y: sy(hi[1]), width: sx(hi[0]) - sx(lo[0]),
-    height: sy(lo[1]) - sy(hi[1]), "aria-hidden": "true" });
-  const segment = svg("line", { class: "mha-mp__segment", x1: sx(F[0]), y1: sy(F[1]), x2: sx(R[0]), y2: sy(R[1]), "aria-hidden": "true" });
+  const rect = svg("rect", {
+    class: "mha-mp__rect",
+    x: sx(lo[0]),
+    y: sy(hi[1]),
+    width: sx(hi[0]) - sx(lo[0]),
+    height: sy(lo[1]) - sy(hi[1]),
+    "aria-hidden": "true",
+  });
+  const segment = svg("line", {
+    class: "mha-mp__segment",
+    x1: sx(F[0]),
+    y1: sy(F[1]),
+    x2: sx(R[0]),
+    y2: sy(R[1]),
+    "aria-hidden": "true",
+  });
 
-  const sources = svg("g", { "aria-hidden": "true" },
+  const sources = svg(
+    "g",
+    { "aria-hidden": "true" },
     svg("circle", { class: "mha-mp__source", cx: sx(R[0]), cy: sy(R[1]), r: 5 }),
     // Below river and above fisherman, clear of the ring of a handle that sits on either and of the
     // combined point, which runs along the rectangle's top edge.
     label(sx(R[0]), sy(R[1]) + MARK + 11, `river ${vec(R)}`, "", "middle"),
     svg("circle", { class: "mha-mp__source", cx: sx(F[0]), cy: sy(F[1]), r: 5 }),
-    label(sx(F[0]) - 6, sy(F[1]) - MARK - 6, `fisherman ${vec(F)}`));
-  const tx = sx(TARGET[0]), ty = sy(TARGET[1]);
-  const target = svg("g", { class: "mha-mp__target", "aria-hidden": "true" },
+    label(sx(F[0]) - 6, sy(F[1]) - MARK - 6, `fisherman ${vec(F)}`),
+  );
+  const tx = sx(TARGET[0]),
+    ty = sy(TARGET[1]);
+  const target = svg(
+    "g",
+    { class: "mha-mp__target", "aria-hidden": "true" },
     svg("circle", { cx: tx, cy: ty, r: 11 }),
     svg("line", { x1: tx - 16, x2: tx + 16, y1: ty, y2: ty }),
     svg("line", { x1: tx, x2: tx, y1: ty - 16, y2: ty + 16 }),
     // Beside the mark, on two lines: to its right, or to its left while the combined point is there.
     label(tx + 17, ty - 4, "target", "mha-mp__target-label"),
-    label(tx + 17, ty + 12, vec(TARGET), "mha-mp__target-label"));
+    label(tx + 17, ty + 12, vec(TARGET), "mha-mp__target-label"),
+  );
   const targetLabels = [...target.querySelectorAll("text")];
 
   const guides = svg("g", { class: "mha-mp__guides", "aria-hidden": "true" });
@@ -153,10 +216,21 @@ export function mount(root) {
   const combined = svg("circle", { class: "mha-mp__combined", r: 8, "data-mp": "combined", "aria-hidden": "true" });
 
   function handle(key, name, colour) {
-    const g = svg("g", { class: `mha-mp__handle ${colour}`, tabindex: 0, role: "slider", "data-handle": key,
-      "aria-label": name, "aria-valuemin": 0, "aria-valuemax": 1, "aria-orientation": "horizontal" });
-    g.append(svg("circle", { class: "mha-mp__hit", r: 20 }), svg("circle", { class: "mha-mp__ring", r: RING }),
-      svg("circle", { class: "mha-mp__dot", r: 9 }));
+    const g = svg("g", {
+      class: `mha-mp__handle ${colour}`,
+      tabindex: 0,
+      role: "slider",
+      "data-handle": key,
+      "aria-label": name,
+      "aria-valuemin": 0,
+      "aria-valuemax": 1,
+      "aria-orientation": "horizontal",
+    });
+    g.append(
+      svg("circle", { class: "mha-mp__hit", r: 20 }),
+      svg("circle", { class: "mha-mp__ring", r: RING }),
+      svg("circle", { class: "mha-mp__dot", r: 9 }),
+    );
     return g;
   }
   const handles = {
@@ -172,33 +246,82 @@ export function mount(root) {
 
   const titleId = `${id}-title`;
   const descId = `${id}-desc`;
-  const picture = svg("svg", { class: "mha-mp__svg", viewBox: `0 0 ${VIEW.width} ${VIEW.height}`, role: "group",
-    "aria-labelledby": titleId, "aria-describedby": descId });
+  const picture = svg("svg", {
+    class: "mha-mp__svg",
+    viewBox: `0 0 ${VIEW.width} ${VIEW.height}`,
+    role: "group",
+    "aria-labelledby": titleId,
+    "aria-describedby": descId,
+  });
   const title = svg("title", { id: titleId });
   title.textContent = "The plane of messages: the two value rows, the target and the head handles";
-  picture.append(title, grid, ticks, rect, segment, sources, target, guides, combined,
-    headTags.one, headTags.setting, headTags.person, handles.one, handles.setting, handles.person);
+  picture.append(
+    title,
+    grid,
+    ticks,
+    rect,
+    segment,
+    sources,
+    target,
+    guides,
+    combined,
+    headTags.one,
+    headTags.setting,
+    headTags.person,
+    handles.one,
+    handles.setting,
+    handles.person,
+  );
 
   // --- the controls and the words ------------------------------------------
   const modeName = `${id}-mode`;
   const radios = {};
-  const modes = el("fieldset", { class: "mha-mp__modes" }, el("legend", { text: "How many heads?" }),
-    ...[["one", "One head"], ["two", "Two heads"]].map(([value, text]) => {
-      radios[value] = el("input", { type: "radio", name: modeName, value, checked: value === s.mode, "data-mode": value });
+  const modes = el(
+    "fieldset",
+    { class: "mha-mp__modes" },
+    el("legend", { text: "How many heads?" }),
+    ...[
+      ["one", "One head"],
+      ["two", "Two heads"],
+    ].map(([value, text]) => {
+      radios[value] = el("input", {
+        type: "radio",
+        name: modeName,
+        value,
+        checked: value === s.mode,
+        "data-mode": value,
+      });
       radios[value].addEventListener("change", () => setMode(value));
       return el("label", { class: "mha-mp__mode" }, radios[value], ` ${text}`);
-    }));
+    }),
+  );
   // The line and the rectangle are named in a legend under the picture: written inside it, their words
   // sat where the handles and their tags move.
-  const rectKey = el("li", { class: "mha-mp__key" }, el("span", { class: "mha-mp__swatch mha-mp__swatch--rect" }),
-    "two heads reach this rectangle");
-  const legend = el("ul", { class: "mha-mp__legend", "data-mp": "legend" },
-    el("li", { class: "mha-mp__key" }, el("span", { class: "mha-mp__swatch mha-mp__swatch--line" }),
-      "one head reaches this line"), rectKey);
+  const rectKey = el(
+    "li",
+    { class: "mha-mp__key" },
+    el("span", { class: "mha-mp__swatch mha-mp__swatch--rect" }),
+    "two heads reach this rectangle",
+  );
+  const legend = el(
+    "ul",
+    { class: "mha-mp__legend", "data-mp": "legend" },
+    el(
+      "li",
+      { class: "mha-mp__key" },
+      el("span", { class: "mha-mp__swatch mha-mp__swatch--line" }),
+      "one head reaches this line",
+    ),
+    rectKey,
+  );
   const desc = el("p", { class: "mha-mp__desc", id: descId, "data-mp": "positions" });
   const status = el("p", { class: "mha-mp__status", role: "status", "aria-live": "polite", "data-mp": "status" });
-  const hint = el("p", { class: "mha-mp__hint", text: "Drag a coloured handle along the line, or focus it " +
-    "(Tab) and use the arrow keys. With two heads you can also drag the combined point." });
+  const hint = el("p", {
+    class: "mha-mp__hint",
+    text:
+      "Drag a coloured handle along the line, or focus it " +
+      "(Tab) and use the arrow keys. With two heads you can also drag the combined point.",
+  });
 
   function points() {
     const one = message(s.w.one);
@@ -228,10 +351,14 @@ export function mount(root) {
       place(h, p[key]);
     }
     for (const n of [rect, rectKey, guides, combined]) n.style.display = two ? "" : "none";
-    guideV.setAttribute("x1", sx(p.setting[0])); guideV.setAttribute("y1", sy(p.setting[1]));
-    guideV.setAttribute("x2", sx(p.combined[0])); guideV.setAttribute("y2", sy(p.combined[1]));
-    guideH.setAttribute("x1", sx(p.person[0])); guideH.setAttribute("y1", sy(p.person[1]));
-    guideH.setAttribute("x2", sx(p.combined[0])); guideH.setAttribute("y2", sy(p.combined[1]));
+    guideV.setAttribute("x1", sx(p.setting[0]));
+    guideV.setAttribute("y1", sy(p.setting[1]));
+    guideV.setAttribute("x2", sx(p.combined[0]));
+    guideV.setAttribute("y2", sy(p.combined[1]));
+    guideH.setAttribute("x1", sx(p.person[0]));
+    guideH.setAttribute("y1", sy(p.person[1]));
+    guideH.setAttribute("x2", sx(p.combined[0]));
+    guideH.setAttribute("y2", sy(p.combined[1]));
     combined.setAttribute("cx", sx(p.combined[0]));
     combined.setAttribute("cy", sy(p.combined[1]));
     placeTags(p, two);
@@ -242,23 +369,30 @@ export function mount(root) {
     root.dataset.message = JSON.stringify(result);
     target.classList.toggle("mha-mp__target--reached", reached);
 
-    desc.textContent = `River's value row is the point ${vec(R)}, fisherman's ${vec(F)}; the target is ` +
-      `${vec(TARGET)}. ` + (two
-      ? `The setting head's message is ${vec(p.setting)} (river ${fmt(s.w.setting)}) and the person head's ` +
-        `${vec(p.person)} (river ${fmt(s.w.person)}), both on the line between the two rows; the combined result ` +
-        `takes coordinate 1 from the first and coordinate 2 from the second: ${vec(p.combined)}.`
-      : `One head's message is ${vec(p.one)} (river ${fmt(s.w.one)}, fisherman ${fmt(1 - s.w.one)}), on the ` +
-        `line between the two rows.`);
+    desc.textContent =
+      `River's value row is the point ${vec(R)}, fisherman's ${vec(F)}; the target is ` +
+      `${vec(TARGET)}. ` +
+      (two
+        ? `The setting head's message is ${vec(p.setting)} (river ${fmt(s.w.setting)}) and the person head's ` +
+          `${vec(p.person)} (river ${fmt(s.w.person)}), both on the line between the two rows; the combined result ` +
+          `takes coordinate 1 from the first and coordinate 2 from the second: ${vec(p.combined)}.`
+        : `One head's message is ${vec(p.one)} (river ${fmt(s.w.one)}, fisherman ${fmt(1 - s.w.one)}), on the ` +
+          `line between the two rows.`);
     if (reached) {
-      status.textContent = `Target reached: ${vec(result)}, with river ${fmt(s.w.setting)} for coordinate 1 and ` +
+      status.textContent =
+        `Target reached: ${vec(result)}, with river ${fmt(s.w.setting)} for coordinate 1 and ` +
         `river ${fmt(s.w.person)} for coordinate 2.`;
     } else if (two) {
-      const dx = TARGET[0] - result[0], dy = TARGET[1] - result[1];
-      const part = (d, k) => (Math.abs(d) < 1e-9 ? `coordinate ${k} is right` :
-        `coordinate ${k} is ${fmt(Math.abs(d))} too ${d > 0 ? "small" : "large"}`);
+      const dx = TARGET[0] - result[0],
+        dy = TARGET[1] - result[1];
+      const part = (d, k) =>
+        Math.abs(d) < 1e-9
+          ? `coordinate ${k} is right`
+          : `coordinate ${k} is ${fmt(Math.abs(d))} too ${d > 0 ? "small" : "large"}`;
       status.textContent = `Not yet: ${vec(result)}; ${part(dx, 1)}, ${part(dy, 2)}.`;
     } else {
-      status.textContent = `Not reached: ${vec(result)}. Every weight keeps one head's message on the line, ` +
+      status.textContent =
+        `Not reached: ${vec(result)}. Every weight keeps one head's message on the line, ` +
         `and the target ${vec(TARGET)} is not on it. Try two heads.`;
     }
   }
@@ -319,7 +453,10 @@ export function mount(root) {
 
   // The weight whose point on the segment is closest to where the pointer is (screen geometry).
   function projectOnSegment([x, y]) {
-    const ax = sx(F[0]), ay = sy(F[1]), bx = sx(R[0]), by = sy(R[1]);
+    const ax = sx(F[0]),
+      ay = sy(F[1]),
+      bx = sx(R[0]),
+      by = sy(R[1]);
     const t = ((x - ax) * (bx - ax) + (y - ay) * (by - ay)) / ((bx - ax) ** 2 + (by - ay) ** 2);
     return t; // t = 0 at fisherman, 1 at river: the weight on river
   }
@@ -360,8 +497,10 @@ export function mount(root) {
   }
   // The combined point: its x sets the setting head, its y the person head.
   drag(combined, ([x, y]) => {
-    const ux = (BOX.right - BOX.left) / X_MAX, uy = (BOX.bottom - BOX.top) / Y_MAX;
-    const dataX = (x - BOX.left) / ux, dataY = (BOX.bottom - y) / uy;
+    const ux = (BOX.right - BOX.left) / X_MAX,
+      uy = (BOX.bottom - BOX.top) / Y_MAX;
+    const dataX = (x - BOX.left) / ux,
+      dataY = (BOX.bottom - y) / uy;
     s.w.setting = snap((dataX - F[0]) / (R[0] - F[0]));
     s.w.person = snap((dataY - F[1]) / (R[1] - F[1]));
     render();
@@ -369,8 +508,9 @@ export function mount(root) {
 
   const fixedLabels = [...sources.querySelectorAll("text"), ...ticks.querySelectorAll("text")];
   let fixedBoxes = [];
-  root.replaceChildren(el("div", { class: "mha-mp" },
-    modes, el("div", { class: "mha-mp__scroll" }, picture), legend, status, desc, hint));
+  root.replaceChildren(
+    el("div", { class: "mha-mp" }, modes, el("div", { class: "mha-mp__scroll" }, picture), legend, status, desc, hint),
+  );
   render();
 }
 

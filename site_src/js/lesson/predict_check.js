@@ -24,7 +24,10 @@ const sub = (n) => String(n).replace(/\d/g, (c) => String.fromCharCode(0x2080 + 
 
 // "−0,97", "-.97", "−0.974 " -> -0.974; anything else -> NaN.
 export function parseNumber(text) {
-  const s = String(text).trim().replace(/[\u2212\u2013]/g, "-").replace(",", ".");
+  const s = String(text)
+    .trim()
+    .replace(/[\u2212\u2013]/g, "-")
+    .replace(",", ".");
   return /^[-+]?(\d+\.?\d*|\.\d+)$/.test(s) ? Number(s) : Number.NaN;
 }
 
@@ -54,13 +57,18 @@ export function steps(ws, head, receiver, source) {
     {
       key: "score",
       title: `1. The score of source ${source} for receiver ${receiver}`,
-      given: [`${hname}’s query of receiver ${tok(receiver)}: q = (${f3(q[0])}, ${f3(q[1])})`,
-        `its key of source ${tok(source)}: k = (${f3(k[0])}, ${f3(k[1])})`],
+      given: [
+        `${hname}’s query of receiver ${tok(receiver)}: q = (${f3(q[0])}, ${f3(q[1])})`,
+        `its key of source ${tok(source)}: k = (${f3(k[0])}, ${f3(k[1])})`,
+      ],
       ask: "score = q · k / √2 =",
       answer: score,
       worked: `(${f3(q[0])} × ${f3(k[0])} + ${f3(q[1])} × ${f3(k[1])}) / √2 = ${f3(d)} / ${f3(root2)} = ${f3(score)}`,
       slips: [
-        [d, "That is the dot product q · k: the score then divides it by √2 ≈ 1.414 (the square root of the head width)."],
+        [
+          d,
+          "That is the dot product q · k: the score then divides it by √2 ≈ 1.414 (the square root of the head width).",
+        ],
         [d / 2, "Divide by √2 ≈ 1.414, the square root of the head width 2, not by 2."],
         [-score, "Check the signs of the two products: a negative times a negative is positive."],
         [(q[0] * k[0]) / root2, "Add both products, q₁k₁ + q₂k₂, before dividing by √2."],
@@ -71,48 +79,79 @@ export function steps(ws, head, receiver, source) {
     {
       key: "weight",
       title: `2. The weight of source ${source}`,
-      given: [`receiver ${receiver} may read ${sources.length} sources (${sources.map(tok).join(", ")}); their scores: ` +
-        sources.map((j, i) => `s${sub(j)} = ${f3(scores[i])}`).join(", ")],
+      given: [
+        `receiver ${receiver} may read ${sources.length} sources (${sources.map(tok).join(", ")}); their scores: ` +
+          sources.map((j, i) => `s${sub(j)} = ${f3(scores[i])}`).join(", "),
+      ],
       ask: `weight of source ${source} = softmax of the scores, at source ${source} =`,
       answer: weight,
-      worked: `e^${f3(score)} / (${scores.map((s) => `e^${f3(s)}`).join(" + ")}) = ${f3(Math.exp(score))} / ` +
+      worked:
+        `e^${f3(score)} / (${scores.map((s) => `e^${f3(s)}`).join(" + ")}) = ${f3(Math.exp(score))} / ` +
         `${f3(exps.reduce((a, b) => a + b, 0))} = ${f3(weight)}`,
       slips: [
-        [Math.exp(score), "That is the exponential e^score: divide it by the sum of the exponentials of all the allowed scores."],
-        ...other.map((j) => [ws.A[head][receiver][j], `That is the weight of source ${j}; the question asks for source ${source}.`]),
-        [score / scores.reduce((a, b) => a + b, 0), "Take the exponential of each score first, then divide by their sum."],
+        [
+          Math.exp(score),
+          "That is the exponential e^score: divide it by the sum of the exponentials of all the allowed scores.",
+        ],
+        ...other.map((j) => [
+          ws.A[head][receiver][j],
+          `That is the weight of source ${j}; the question asks for source ${source}.`,
+        ]),
+        [
+          score / scores.reduce((a, b) => a + b, 0),
+          "Take the exponential of each score first, then divide by their sum.",
+        ],
       ],
       hint: "The softmax takes e^score of every allowed source and divides each by their total.",
     },
     {
       key: "message",
       title: `3. Coordinate 1 of ${hname}’s message`,
-      given: [`the weights: ${sources.map((j, i) => `${f3(weights[i])} on ${j}`).join(", ")}`,
-        ...sources.map((j, i) => `value row of source ${tok(j)}: v = (${f3(values[i][0])}, ${f3(values[i][1])})`)],
+      given: [
+        `the weights: ${sources.map((j, i) => `${f3(weights[i])} on ${j}`).join(", ")}`,
+        ...sources.map((j, i) => `value row of source ${tok(j)}: v = (${f3(values[i][0])}, ${f3(values[i][1])})`),
+      ],
       ask: "coordinate 1 of the message = Σ weight × v₁ =",
       answer: message[0],
       worked: `${sources.map((j, i) => `${f3(weights[i])} × ${f3(values[i][0])}`).join(" + ")} = ${f3(message[0])}`,
       slips: [
         [message[1], "That is coordinate 2 of the message; take the first number of each value row."],
-        [values.reduce((a, v) => a + v[0], 0) / values.length, "Weigh each value row by its weight instead of averaging them."],
+        [
+          values.reduce((a, v) => a + v[0], 0) / values.length,
+          "Weigh each value row by its weight instead of averaging them.",
+        ],
         [values.reduce((a, v) => a + v[0], 0), "Multiply each value by its source's weight before adding."],
-        [weights[sources.indexOf(source)] * values[sources.indexOf(source)][0], "Add the other sources' shares too: the message sums over every allowed source."],
+        [
+          weights[sources.indexOf(source)] * values[sources.indexOf(source)][0],
+          "Add the other sources' shares too: the message sums over every allowed source.",
+        ],
       ],
       hint: "The message is the weighted sum of the value rows: multiply each source's value by its weight and add.",
     },
     {
       key: "output",
       title: `4. Coordinate 1 of the update concat · W_O for receiver ${receiver} (before the residual adds E)`,
-      given: [`the joined messages [H₁ | H₂] of receiver ${receiver}: (${concat.map(f3).join(", ")})` +
-        ` (${hname}’s message is coordinates ${offset + 1}–${offset + ws.head_dim})`,
-        `column 1 of W_O: (${woCol.map((x) => fmt(x, 1)).join(", ")})`],
+      given: [
+        `the joined messages [H₁ | H₂] of receiver ${receiver}: (${concat.map(f3).join(", ")})` +
+          ` (${hname}’s message is coordinates ${offset + 1}–${offset + ws.head_dim})`,
+        `column 1 of W_O: (${woCol.map((x) => fmt(x, 1)).join(", ")})`,
+      ],
       ask: "coordinate 1 of concat × W_O =",
       answer: update,
       worked: `${concat.map((c, i) => `${f3(c)} × ${fmt(woCol[i], 1)}`).join(" + ")} = ${f3(update)}`,
       slips: [
-        [concat.reduce((a, c, i) => a + c * ws.W_O[col][i], 0), "You used row 1 of W_O: coordinate 1 of the update takes column 1 (one entry per joined coordinate)."],
-        [concat.slice(0, ws.head_dim).reduce((a, c, i) => a + c * woCol[i], 0), "Both heads' messages count: use all four joined coordinates."],
-        [ws.output[receiver][col], "That adds E back (the residual, the next step); the question asks for the update before it."],
+        [
+          concat.reduce((a, c, i) => a + c * ws.W_O[col][i], 0),
+          "You used row 1 of W_O: coordinate 1 of the update takes column 1 (one entry per joined coordinate).",
+        ],
+        [
+          concat.slice(0, ws.head_dim).reduce((a, c, i) => a + c * woCol[i], 0),
+          "Both heads' messages count: use all four joined coordinates.",
+        ],
+        [
+          ws.output[receiver][col],
+          "That adds E back (the residual, the next step); the question asks for the update before it.",
+        ],
       ],
       hint: "Coordinate 1 of a row times a matrix pairs the row's entries with the matrix's first column and adds the products.",
     },
@@ -129,19 +168,44 @@ const state = new Map();
 
 function stepView(step, onDone) {
   const id = uid("mha-pc");
-  const input = el("input", { type: "text", inputmode: "decimal", id: `${id}-in`, class: "mha-pc__input",
-    autocomplete: "off", spellcheck: false, "aria-describedby": `${id}-fb` });
+  const input = el("input", {
+    type: "text",
+    inputmode: "decimal",
+    id: `${id}-in`,
+    class: "mha-pc__input",
+    autocomplete: "off",
+    spellcheck: false,
+    "aria-describedby": `${id}-fb`,
+  });
   const check = el("button", { type: "submit", class: "md-button md-button--primary mha-pc__check", text: "Check" });
   const show = el("button", { type: "button", class: "md-button mha-pc__show", text: "Show the worked cell" });
   const feedback = el("p", { class: "mha-pc__feedback", id: `${id}-fb`, role: "status", "aria-live": "polite" });
-  const worked = el("p", { class: "mha-pc__worked", hidden: true },
-    el("strong", { text: "Worked: " }), el("span", { class: "mha-pc__work", text: step.worked }));
-  const form = el("form", { class: "mha-pc__step", novalidate: true, "data-step": step.key },
+  const worked = el(
+    "p",
+    { class: "mha-pc__worked", hidden: true },
+    el("strong", { text: "Worked: " }),
+    el("span", { class: "mha-pc__work", text: step.worked }),
+  );
+  const form = el(
+    "form",
+    { class: "mha-pc__step", novalidate: true, "data-step": step.key },
     el("p", { class: "mha-pc__title", text: step.title }),
-    el("ul", { class: "mha-pc__given" }, step.given.map((g) => el("li", { text: g }))),
-    el("div", { class: "mha-pc__row" },
-      el("label", { for: input.id, class: "mha-pc__ask", text: step.ask }), input, check, show),
-    feedback, worked);
+    el(
+      "ul",
+      { class: "mha-pc__given" },
+      step.given.map((g) => el("li", { text: g })),
+    ),
+    el(
+      "div",
+      { class: "mha-pc__row" },
+      el("label", { for: input.id, class: "mha-pc__ask", text: step.ask }),
+      input,
+      check,
+      show,
+    ),
+    feedback,
+    worked,
+  );
   let wrong = 0;
   let done = false;
   const finish = (how) => {
@@ -202,9 +266,16 @@ export async function mount(root) {
   const receiver = Number.parseInt(root.dataset.receiver || "1", 10);
   const source = Number.parseInt(root.dataset.source || "0", 10);
   const list = steps(ws, head, receiver, source);
-  const box = el("div", { class: "mha-pc" },
-    el("p", { class: "mha-pc__intro", text: `Four cells of the worksheet, by hand (a calculator helps). ` +
-      `Type each number; answers within ${TOLERANCE} of the exact value count.` }));
+  const box = el(
+    "div",
+    { class: "mha-pc" },
+    el("p", {
+      class: "mha-pc__intro",
+      text:
+        `Four cells of the worksheet, by hand (a calculator helps). ` +
+        `Type each number; answers within ${TOLERANCE} of the exact value count.`,
+    }),
+  );
   const views = [];
   const open = (i) => {
     if (i >= views.length) {

@@ -68,7 +68,11 @@ function separateLabels(texts) {
 }
 
 function numbers(root) {
-  const ints = (s) => String(s).split(",").map((x) => Number.parseInt(x, 10)).filter((x) => Number.isInteger(x));
+  const ints = (s) =>
+    String(s)
+      .split(",")
+      .map((x) => Number.parseInt(x, 10))
+      .filter((x) => Number.isInteger(x));
   return {
     head: Number.parseInt(root.dataset.head || "1", 10) - 1,
     receiver: root.dataset.receiver === undefined ? null : Number.parseInt(root.dataset.receiver, 10),
@@ -97,36 +101,104 @@ export async function mount(root) {
   const id = uid("mha-qk");
   const arrows = [
     { kind: "query", name: `query of “${ws.tokens[receiver]}” (${receiver})`, short: "query", v: [...start.query] },
-    ...sources.map((j, i) => ({ kind: "key", name: `key of ${labels[i]}`, short: labels[i], v: [...start.keys[i]], index: i })),
+    ...sources.map((j, i) => ({
+      kind: "key",
+      name: `key of ${labels[i]}`,
+      short: labels[i],
+      v: [...start.keys[i]],
+      index: i,
+    })),
   ];
 
   // ---- the plane
   const grid = [];
   for (let t = -3; t <= 3; t += 1) {
-    grid.push(svg("line", { class: t === 0 ? "mha-qk__axis" : "mha-qk__grid", x1: toX(t), y1: toY(-RANGE), x2: toX(t), y2: toY(RANGE) }));
-    grid.push(svg("line", { class: t === 0 ? "mha-qk__axis" : "mha-qk__grid", x1: toX(-RANGE), y1: toY(t), x2: toX(RANGE), y2: toY(t) }));
+    grid.push(
+      svg("line", {
+        class: t === 0 ? "mha-qk__axis" : "mha-qk__grid",
+        x1: toX(t),
+        y1: toY(-RANGE),
+        x2: toX(t),
+        y2: toY(RANGE),
+      }),
+    );
+    grid.push(
+      svg("line", {
+        class: t === 0 ? "mha-qk__axis" : "mha-qk__grid",
+        x1: toX(-RANGE),
+        y1: toY(t),
+        x2: toX(RANGE),
+        y2: toY(t),
+      }),
+    );
   }
-  const defs = svg("defs", {},
+  const defs = svg(
+    "defs",
+    {},
     // Fixed-size heads (userSpaceOnUse): a key's line grows with its weight, its head does not.
-    svg("marker", { id: `${id}-head-q`, viewBox: "0 0 10 10", refX: 7, refY: 5, markerWidth: 16, markerHeight: 16,
-      markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" },
-      svg("path", { d: "M0,0 L10,5 L0,10 z", class: "mha-qk__tip--query" })),
-    svg("marker", { id: `${id}-head-k`, viewBox: "0 0 10 10", refX: 7, refY: 5, markerWidth: 13, markerHeight: 13,
-      markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" },
-      svg("path", { d: "M0,0 L10,5 L0,10 z", class: "mha-qk__tip--key" })));
+    svg(
+      "marker",
+      {
+        id: `${id}-head-q`,
+        viewBox: "0 0 10 10",
+        refX: 7,
+        refY: 5,
+        markerWidth: 16,
+        markerHeight: 16,
+        markerUnits: "userSpaceOnUse",
+        orient: "auto-start-reverse",
+      },
+      svg("path", { d: "M0,0 L10,5 L0,10 z", class: "mha-qk__tip--query" }),
+    ),
+    svg(
+      "marker",
+      {
+        id: `${id}-head-k`,
+        viewBox: "0 0 10 10",
+        refX: 7,
+        refY: 5,
+        markerWidth: 13,
+        markerHeight: 13,
+        markerUnits: "userSpaceOnUse",
+        orient: "auto-start-reverse",
+      },
+      svg("path", { d: "M0,0 L10,5 L0,10 z", class: "mha-qk__tip--key" }),
+    ),
+  );
   const lines = svg("g");
   const texts = svg("g");
   const handles = svg("g");
-  const plane = svg("svg", { class: "mha-qk__svg", viewBox: `0 0 ${SIZE} ${SIZE}`, role: "group",
-    "aria-label": "Query and key arrows on a plane; drag an arrow's tip, or focus it and use the arrow keys" },
-  defs, ...grid, lines, texts, handles);
+  const plane = svg(
+    "svg",
+    {
+      class: "mha-qk__svg",
+      viewBox: `0 0 ${SIZE} ${SIZE}`,
+      role: "group",
+      "aria-label": "Query and key arrows on a plane; drag an arrow's tip, or focus it and use the arrow keys",
+    },
+    defs,
+    ...grid,
+    lines,
+    texts,
+    handles,
+  );
 
   for (const a of arrows) {
-    a.line = svg("line", { class: `mha-qk__arrow mha-qk__arrow--${a.kind}`, x1: toX(0), y1: toY(0),
-      "marker-end": `url(#${id}-head-${a.kind === "query" ? "q" : "k"})` });
+    a.line = svg("line", {
+      class: `mha-qk__arrow mha-qk__arrow--${a.kind}`,
+      x1: toX(0),
+      y1: toY(0),
+      "marker-end": `url(#${id}-head-${a.kind === "query" ? "q" : "k"})`,
+    });
     a.label = svg("text", { class: `mha-qk__label mha-qk__label--${a.kind}` });
-    a.handle = svg("circle", { class: `mha-qk__handle mha-qk__handle--${a.kind}`, r: 13, tabindex: 0, role: "button",
-      "aria-roledescription": "draggable arrow", "data-arrow": a.kind === "query" ? "query" : String(a.index) });
+    a.handle = svg("circle", {
+      class: `mha-qk__handle mha-qk__handle--${a.kind}`,
+      r: 13,
+      tabindex: 0,
+      role: "button",
+      "aria-roledescription": "draggable arrow",
+      "data-arrow": a.kind === "query" ? "query" : String(a.index),
+    });
   }
   // The query is drawn last (on top of any key along its direction); handles above every line and label.
   for (const a of [...arrows].reverse()) {
@@ -144,11 +216,24 @@ export async function mount(root) {
     return r;
   });
   const queryCell = el("span", { class: "mha-qk__q" });
-  const table = el("table", { class: "mha-qk__table" },
+  const table = el(
+    "table",
+    { class: "mha-qk__table" },
     el("caption", {}, queryCell, ": each source\u2019s key, q · k and weight"),
-    el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "source" }), el("th", { scope: "col", text: "key k" }),
-      el("th", { scope: "col", text: "q · k" }), el("th", { scope: "col", text: "weight" }))),
-    body);
+    el(
+      "thead",
+      {},
+      el(
+        "tr",
+        {},
+        el("th", { scope: "col", text: "source" }),
+        el("th", { scope: "col", text: "key k" }),
+        el("th", { scope: "col", text: "q · k" }),
+        el("th", { scope: "col", text: "weight" }),
+      ),
+    ),
+    body,
+  );
   const summary = el("p", { class: "mha-qk__summary", role: "status", "aria-live": "polite" });
   const reset = el("button", { type: "button", class: "md-button mha-qk__reset", text: "Reset the arrows" });
 
@@ -171,7 +256,8 @@ export async function mount(root) {
       const ly = labelY(toY(y) - oy + 4);
       a.label.setAttribute("x", lx);
       a.label.setAttribute("y", ly);
-      a.label.textContent = a.kind === "query" ? "q" : `${ws.tokens[sources[a.index]]} ${Math.round(w[a.index] * 100)}%`;
+      a.label.textContent =
+        a.kind === "query" ? "q" : `${ws.tokens[sources[a.index]]} ${Math.round(w[a.index] * 100)}%`;
       if (a.kind === "key") a.line.style.strokeWidth = String(1.5 + 7 * w[a.index]);
     }
     separateLabels(arrows.map((a) => a.label));
@@ -232,16 +318,26 @@ export async function mount(root) {
   }
   reset.addEventListener("click", () => {
     arrows[0].v = [...start.query];
-    arrows.slice(1).forEach((a, i) => { a.v = [...start.keys[i]]; });
+    arrows.slice(1).forEach((a, i) => {
+      a.v = [...start.keys[i]];
+    });
     draw();
   });
 
-  const help = el("p", { class: "mha-qk__help", id: `${id}-help`,
-    text: "Drag a tip, or Tab to it and use the arrow keys (Shift: bigger steps)." });
+  const help = el("p", {
+    class: "mha-qk__help",
+    id: `${id}-help`,
+    text: "Drag a tip, or Tab to it and use the arrow keys (Shift: bigger steps).",
+  });
   plane.setAttribute("aria-describedby", help.id);
-  root.replaceChildren(el("div", { class: "mha-qk" },
-    el("div", { class: "mha-qk__plane" }, plane),
-    el("div", { class: "mha-qk__side" }, help, el("div", { class: "mha-qk__scroll" }, table), summary, reset)));
+  root.replaceChildren(
+    el(
+      "div",
+      { class: "mha-qk" },
+      el("div", { class: "mha-qk__plane" }, plane),
+      el("div", { class: "mha-qk__side" }, help, el("div", { class: "mha-qk__scroll" }, table), summary, reset),
+    ),
+  );
   root.dataset.ready = "true";
   draw();
 }

@@ -33,20 +33,30 @@ export function mount(root) {
     node.innerHTML = markup;
     return node;
   };
-  const fieldset = el("fieldset", {},
-    withHtml(el("legend", { class: "mha-quiz__question", id: `${id}-q` }), question.innerHTML));
+  const fieldset = el(
+    "fieldset",
+    {},
+    withHtml(el("legend", { class: "mha-quiz__question", id: `${id}-q` }), question.innerHTML),
+  );
   const form = el("form", { class: "mha-quiz__form", novalidate: true }, fieldset);
 
   const whys = [...root.querySelectorAll(".mha-quiz__whys > li")];
   const choices = options.map((li, i) => {
     const input = el("input", { type: "radio", name: id, value: String(i), id: `${id}-${i}` });
     const mark = el("span", { class: "mha-quiz__mark" });
-    const why = withHtml(el("span", { class: "mha-quiz__reason", id: `${id}-${i}-why`, hidden: true }),
-      whys[i] ? whys[i].innerHTML : "");
+    const why = withHtml(
+      el("span", { class: "mha-quiz__reason", id: `${id}-${i}-why`, hidden: true }),
+      whys[i] ? whys[i].innerHTML : "",
+    );
     const text = withHtml(el("span", { class: "mha-quiz__text" }), li.innerHTML);
     text.append(mark, why);
-    const label = el("label", { class: "mha-quiz__choice" },
-      input, el("span", { class: "mha-quiz__letter", "aria-hidden": "true", text: String.fromCharCode(65 + i) }), text);
+    const label = el(
+      "label",
+      { class: "mha-quiz__choice" },
+      input,
+      el("span", { class: "mha-quiz__letter", "aria-hidden": "true", text: String.fromCharCode(65 + i) }),
+      text,
+    );
     fieldset.append(label);
     return { input, label, mark, why, correct: li.dataset.correct === "true" };
   });
@@ -77,8 +87,13 @@ export function mount(root) {
       c.label.classList.toggle("is-correct", c.correct && c.input.checked);
       c.label.classList.toggle("is-wrong", !c.correct && (c.input.checked || c.tried));
       c.label.classList.toggle("is-answer", c.correct);
-      c.mark.textContent = c.input.checked ? (c.correct ? " (your answer: correct)" : " (your answer: not correct)")
-        : (c.correct ? " (the correct answer)" : "");
+      c.mark.textContent = c.input.checked
+        ? c.correct
+          ? " (your answer: correct)"
+          : " (your answer: not correct)"
+        : c.correct
+          ? " (the correct answer)"
+          : "";
       c.why.hidden = !c.why.innerHTML;
       if (c.why.innerHTML) c.input.setAttribute("aria-describedby", c.why.id);
     }

@@ -39,7 +39,10 @@ function boxInMap(svg, node) {
   const b = node.getBBox();
   const toMap = svg.getScreenCTM()?.inverse().multiply(node.getScreenCTM());
   if (!toMap) return { y: 0, height: 0 };
-  const ys = [[b.x, b.y], [b.x + b.width, b.y + b.height]].map(([x, y]) => new DOMPoint(x, y).matrixTransform(toMap).y);
+  const ys = [
+    [b.x, b.y],
+    [b.x + b.width, b.y + b.height],
+  ].map(([x, y]) => new DOMPoint(x, y).matrixTransform(toMap).y);
   return { y: Math.min(...ys), height: Math.abs(ys[1] - ys[0]) };
 }
 
@@ -58,7 +61,9 @@ function tokenText(vocab, id) {
 function failureText(err) {
   if (err instanceof AssetError) {
     // The loaders' own advice where they give one (offline, a new build, a damaged download).
-    const advice = err.advice ? String(err.advice).replace(/\.?$/, ".") : "Reload the page, and if it keeps failing, tell the site's maintainer.";
+    const advice = err.advice
+      ? String(err.advice).replace(/\.?$/, ".")
+      : "Reload the page, and if it keeps failing, tell the site's maintainer.";
     return `${String(err.message).replace(/\.$/, "")}. ${advice} The rest of the page works without it.`;
   }
   return `The stepper could not run the model (${errorText(err)}). The rest of the page works without it; reload the page to try again.`;
@@ -85,24 +90,60 @@ class Stepper {
   build() {
     const id = uid("mha-st");
     const prompt = this.root.dataset.prompt || DEFAULT_PROMPT;
-    this.input = el("input", { id: `${id}-prompt`, class: "mha-st__input", type: "text", value: prompt, maxlength: MAX_PROMPT_CHARS, spellcheck: false, autocomplete: "off" });
+    this.input = el("input", {
+      id: `${id}-prompt`,
+      class: "mha-st__input",
+      type: "text",
+      value: prompt,
+      maxlength: MAX_PROMPT_CHARS,
+      spellcheck: false,
+      autocomplete: "off",
+    });
     this.modelBox = el("fieldset", { class: "mha-st__models" }, el("legend", { text: "Model" }));
     const models = JSON.parse(this.root.dataset.models || "[]");
     this.defaultModel = this.root.dataset.model || (models.length ? models[0][0] : null);
     for (const [name, label] of models) {
       const rid = `${id}-${name}`;
-      this.modelBox.append(el("span", { class: "mha-st__model" },
-        el("input", { type: "radio", name: `${id}-model`, id: rid, value: name, checked: name === this.defaultModel }),
-        el("label", { for: rid, text: label })));
+      this.modelBox.append(
+        el(
+          "span",
+          { class: "mha-st__model" },
+          el("input", {
+            type: "radio",
+            name: `${id}-model`,
+            id: rid,
+            value: name,
+            checked: name === this.defaultModel,
+          }),
+          el("label", { for: rid, text: label }),
+        ),
+      );
     }
     this.go = el("button", { type: "submit", class: "md-button md-button--primary", text: "Step through it" });
-    const form = el("form", { class: "mha-st__form", onsubmit: (e) => { e.preventDefault(); this.open({}); } },
-      el("label", { for: this.input.id, text: "Your prompt" }), this.input, this.modelBox, this.go);
+    const form = el(
+      "form",
+      {
+        class: "mha-st__form",
+        onsubmit: (e) => {
+          e.preventDefault();
+          this.open({});
+        },
+      },
+      el("label", { for: this.input.id, text: "Your prompt" }),
+      this.input,
+      this.modelBox,
+      this.go,
+    );
     this.status = el("p", { class: "mha-st__status", role: "status", "aria-live": "polite" });
     this.problem = el("div", { class: "mha-st__problem" });
     this.title = el("h3", { class: "mha-st__title", tabindex: "-1", id: `${id}-title` });
     this.back = el("button", { type: "button", class: "md-button", text: "← Back", onclick: () => this.go_(-1) });
-    this.next = el("button", { type: "button", class: "md-button md-button--primary", text: "Next →", onclick: () => this.go_(1) });
+    this.next = el("button", {
+      type: "button",
+      class: "md-button md-button--primary",
+      text: "Next →",
+      onclick: () => this.go_(1),
+    });
     this.counter = el("span", { class: "mha-st__counter" });
     this.map = el("div", { class: "mha-st__map", "aria-hidden": "true" });
     this.shape = el("p", { class: "mha-st__shape" });
@@ -112,16 +153,40 @@ class Stepper {
     this.picture = el("figure", { class: "mha-st__picture", role: "img" });
     this.actions = el("div", { class: "mha-st__actions" });
     this.code = el("div", { class: "mha-st__code" });
-    this.panel = el("section", { class: "mha-st__panel", hidden: true, tabindex: "0", "aria-labelledby": this.title.id,
-      onkeydown: (e) => this.onKey(e) },
+    this.panel = el(
+      "section",
+      {
+        class: "mha-st__panel",
+        hidden: true,
+        tabindex: "0",
+        "aria-labelledby": this.title.id,
+        onkeydown: (e) => this.onKey(e),
+      },
       el("div", { class: "mha-st__nav" }, this.back, this.counter, this.next),
       this.title,
-      el("div", { class: "mha-st__body" }, this.map,
-        el("div", { class: "mha-st__main" }, this.shape, this.sentence, this.numbers, this.predict, this.picture, this.actions, this.code)),
-      el("p", { class: "mha-st__keys", text: "Keys: ← and → move between the steps while the stepper has the focus." }));
+      el(
+        "div",
+        { class: "mha-st__body" },
+        this.map,
+        el(
+          "div",
+          { class: "mha-st__main" },
+          this.shape,
+          this.sentence,
+          this.numbers,
+          this.predict,
+          this.picture,
+          this.actions,
+          this.code,
+        ),
+      ),
+      el("p", { class: "mha-st__keys", text: "Keys: ← and → move between the steps while the stepper has the focus." }),
+    );
     this.root.replaceChildren(el("div", { class: "mha-st" }, form, this.status, this.problem, this.panel));
     // Colours follow the page's light/dark switch: redraw the step when it changes.
-    this.schemeWatch = new MutationObserver(() => { if (this.run) this.render(); });
+    this.schemeWatch = new MutationObserver(() => {
+      if (this.run) this.render();
+    });
     this.schemeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
   }
 
@@ -134,16 +199,34 @@ class Stepper {
   basics() {
     if (!this.basicsPromise) {
       this.basicsPromise = Promise.all([
-        loadJSON("wasm_assets/vocab.json"), loadJSON("wasm_assets/models/manifest.json"), loadJSON(CODE_FILE),
+        loadJSON("wasm_assets/vocab.json"),
+        loadJSON("wasm_assets/models/manifest.json"),
+        loadJSON(CODE_FILE),
       ]).then(([vocab, manifest, code]) => {
         const models = manifest.models.filter((m) => m.steps && m.heads > 0);
-        if (!models.length) throw new AssetError(`${describeFile("wasm_assets/models/manifest.json")} lists no teaching graph (run \`python -m export steps\`)`, { kind: "corrupt" });
+        if (!models.length)
+          throw new AssetError(
+            `${describeFile("wasm_assets/models/manifest.json")} lists no teaching graph (run \`python -m export steps\`)`,
+            { kind: "corrupt" },
+          );
         // The ids generation never picks come from the pipeline (the manifest), as on the compare page.
         const excluded = manifest.generation && manifest.generation.excluded_ids;
-        if (!Array.isArray(excluded)) throw new AssetError(`${describeFile("wasm_assets/models/manifest.json")} does not say which ids generation never picks (generation.excluded_ids)`, { kind: "corrupt" });
-        return { vocab: new Vocabulary(vocab), T: contextLength(manifest, vocab), models, code: code.sections || {}, excluded };
+        if (!Array.isArray(excluded))
+          throw new AssetError(
+            `${describeFile("wasm_assets/models/manifest.json")} does not say which ids generation never picks (generation.excluded_ids)`,
+            { kind: "corrupt" },
+          );
+        return {
+          vocab: new Vocabulary(vocab),
+          T: contextLength(manifest, vocab),
+          models,
+          code: code.sections || {},
+          excluded,
+        };
       });
-      this.basicsPromise.catch(() => { this.basicsPromise = null; });
+      this.basicsPromise.catch(() => {
+        this.basicsPromise = null;
+      });
     }
     return this.basicsPromise;
   }
@@ -153,17 +236,25 @@ class Stepper {
       const promise = (async () => {
         const [ort, weights, graph] = await Promise.all([
           loadOrt("wasm"),
-          loadBytes(`wasm_assets/${model.file}`, { bytes: model.bytes, sha256: model.sha256, onProgress: (p) => this.progress("the model's weights", p) }),
+          loadBytes(`wasm_assets/${model.file}`, {
+            bytes: model.bytes,
+            sha256: model.sha256,
+            onProgress: (p) => this.progress("the model's weights", p),
+          }),
           loadBytes(`wasm_assets/${model.steps.file}`, { bytes: model.steps.bytes, sha256: model.steps.sha256 }),
         ]);
         const t0 = performance.now();
-        const session = await serial(() => ort.InferenceSession.create(graph.slice(), {
-          executionProviders: ["wasm"], graphOptimizationLevel: "all", logSeverityLevel: 3,
-          // The teaching graph names the shipped file as the home of its weights;
-          // the same downloaded bytes are handed over, whatever URL they came from.
-          externalData: [{ path: model.steps.external_path, data: weights }],
-          extra: { session: { disable_quant_qdq: "1" } },
-        }));
+        const session = await serial(() =>
+          ort.InferenceSession.create(graph.slice(), {
+            executionProviders: ["wasm"],
+            graphOptimizationLevel: "all",
+            logSeverityLevel: 3,
+            // The teaching graph names the shipped file as the home of its weights;
+            // the same downloaded bytes are handed over, whatever URL they came from.
+            externalData: [{ path: model.steps.external_path, data: weights }],
+            extra: { session: { disable_quant_qdq: "1" } },
+          }),
+        );
         this.sessionMs = performance.now() - t0;
         return { ort, session };
       })();
@@ -229,37 +320,84 @@ class Stepper {
     const tokens = tokenize(text);
     const ids = contextWindow(history, T, vocab.special.PAD);
     const feed = new BigInt64Array(T);
-    ids.forEach((id, i) => { feed[i] = BigInt(id); });
+    ids.forEach((id, i) => {
+      feed[i] = BigInt(id);
+    });
     const t0 = performance.now();
     const out = await serial(() => session.run({ ids: new ort.Tensor("int64", feed, [1, T]) }));
     const ms = performance.now() - t0;
     const tensors = {};
-    for (const [name, tensor] of Object.entries(out)) tensors[name] = { dims: tensor.dims.map(Number), data: tensor.data };
+    for (const [name, tensor] of Object.entries(out))
+      tensors[name] = { dims: tensor.dims.map(Number), data: tensor.data };
     // The words of each slot as the learner typed them (an unknown word keeps its spelling).
     const words = [{ text: "BOS", unknown: false }, ...tokens.map((t) => ({ text: t, unknown: !vocab.stoi.has(t) }))];
     const slotWords = contextWindow(words, T, null);
     const real = [];
-    ids.forEach((id, s) => { if (id !== vocab.special.PAD) real.push(s); });
+    ids.forEach((id, s) => {
+      if (id !== vocab.special.PAD) real.push(s);
+    });
     const H = model.heads;
     const d = tensors.E.dims[2];
     const dh = tensors.Q.dims[3];
-    const at4 = (name) => { const { data } = tensors[name]; const [, , b, c] = tensors[name].dims; return (i, j, k) => data[(i * b + j) * c + k]; };
-    const at3 = (name) => { const { data } = tensors[name]; const c = tensors[name].dims[2]; return (j, k) => data[j * c + k]; };
+    const at4 = (name) => {
+      const { data } = tensors[name];
+      const [, , b, c] = tensors[name].dims;
+      return (i, j, k) => data[(i * b + j) * c + k];
+    };
+    const at3 = (name) => {
+      const { data } = tensors[name];
+      const c = tensors[name].dims[2];
+      return (j, k) => data[j * c + k];
+    };
     const mask = tensors.mask.data;
     const logits = tensors.logits.data;
     const excluded = basics.excluded;
     const probs = probabilities(logits, excluded);
     return {
-      label: model.label, name: model.name, ms, text, tokens, ids, words: slotWords, real, n: real.length, T, C: vocab.C,
-      H, d, dh, hidden: tensors.hidden.dims[1], final: T - 1, special: vocab.special, dropped: dropped(history, T),
+      label: model.label,
+      name: model.name,
+      ms,
+      text,
+      tokens,
+      ids,
+      words: slotWords,
+      real,
+      n: real.length,
+      T,
+      C: vocab.C,
+      H,
+      d,
+      dh,
+      hidden: tensors.hidden.dims[1],
+      final: T - 1,
+      special: vocab.special,
+      dropped: dropped(history, T),
       labels: real.map((s) => (slotWords[s] ? slotWords[s].text : tokenText(vocab, ids[s]))),
-      tensors, logits, probs, top: topK(probs, 5), excluded, code, host: this.root,
+      tensors,
+      logits,
+      probs,
+      top: topK(probs, 5),
+      excluded,
+      code,
+      host: this.root,
       tokenText: (id) => tokenText(vocab, id),
       t: {
-        token_rows: at3("token_rows"), position_rows: at3("position_rows"), E: at3("E"), joined: at3("joined"), update: at3("update"), updated: at3("updated"),
-        Q: at4("Q"), K: at4("K"), V: at4("V"), scores: at4("scores"), A: at4("A"), messages: at4("messages"),
-        head_parts: at4("head_parts"), wo_bias: (i) => tensors.wo_bias.data[i],
-        mask: (a, b) => Boolean(mask[a * T + b]), hidden: (i) => tensors.hidden.data[i],
+        token_rows: at3("token_rows"),
+        position_rows: at3("position_rows"),
+        E: at3("E"),
+        joined: at3("joined"),
+        update: at3("update"),
+        updated: at3("updated"),
+        Q: at4("Q"),
+        K: at4("K"),
+        V: at4("V"),
+        scores: at4("scores"),
+        A: at4("A"),
+        messages: at4("messages"),
+        head_parts: at4("head_parts"),
+        wo_bias: (i) => tensors.wo_bias.data[i],
+        mask: (a, b) => Boolean(mask[a * T + b]),
+        hidden: (i) => tensors.hidden.data[i],
       },
     };
   }
@@ -305,14 +443,21 @@ class Stepper {
     this.back.disabled = this.index === 0;
     this.next.disabled = this.index === this.steps.length - 1;
     this.panel.dataset.step = step.key;
-    this.shape.replaceChildren(el("span", { class: "mha-st__shape-label", text: "Shape " }), el("code", { text: step.shape(r) }));
+    this.shape.replaceChildren(
+      el("span", { class: "mha-st__shape-label", text: "Shape " }),
+      el("code", { text: step.shape(r) }),
+    );
     this.picture.replaceChildren();
     this.predict.replaceChildren();
     this.actions.replaceChildren();
     const view = { picture: this.picture, actions: this.actions };
     const { sentence, numbers, alt } = step.draw(r, view, this.state);
     this.sentence.textContent = sentence;
-    this.numbers.replaceChildren(...numbers.map(([k, v]) => el("div", { class: "mha-st__num" }, el("dt", { text: k }), el("dd", { text: String(v) }))));
+    this.numbers.replaceChildren(
+      ...numbers.map(([k, v]) =>
+        el("div", { class: "mha-st__num" }, el("dt", { text: k }), el("dd", { text: String(v) })),
+      ),
+    );
     this.picture.setAttribute("aria-label", alt);
     this.picture.hidden = !this.picture.childNodes.length;
     if (step.predict) this.drawPredict(r);
@@ -329,21 +474,46 @@ class Stepper {
     const selects = [];
     for (let h = 0; h < r.H; h++) {
       const sid = uid("mha-st-pick");
-      const select = el("select", { id: sid, disabled: this.state.revealed, onchange: () => { this.state.picks[h] = select.value === "" ? null : Number(select.value); } },
+      const select = el(
+        "select",
+        {
+          id: sid,
+          disabled: this.state.revealed,
+          onchange: () => {
+            this.state.picks[h] = select.value === "" ? null : Number(select.value);
+          },
+        },
         el("option", { value: "", text: "choose a source" }),
-        r.labels.map((label, i) => el("option", { value: String(i), text: `${label} (slot ${r.real[i]})`, selected: this.state.picks[h] === i })));
+        r.labels.map((label, i) =>
+          el("option", { value: String(i), text: `${label} (slot ${r.real[i]})`, selected: this.state.picks[h] === i }),
+        ),
+      );
       selects.push(select);
-      box.append(el("span", { class: `mha-st__pick mha-st__pick--h${h}` },
-        el("label", { for: sid, text: r.H === 1 ? "The head weighs most" : `Head ${h + 1} weighs most` }), select));
+      box.append(
+        el(
+          "span",
+          { class: `mha-st__pick mha-st__pick--h${h}` },
+          el("label", { for: sid, text: r.H === 1 ? "The head weighs most" : `Head ${h + 1} weighs most` }),
+          select,
+        ),
+      );
     }
     if (!this.state.revealed) {
-      const reveal = el("button", { type: "button", class: "md-button md-button--primary", text: "Reveal the weights", onclick: () => {
-        this.state.revealed = true;
-        this.render();
-        this.predict.querySelector(".mha-st__verdicts")?.focus();
-      } });
+      const reveal = el("button", {
+        type: "button",
+        class: "md-button md-button--primary",
+        text: "Reveal the weights",
+        onclick: () => {
+          this.state.revealed = true;
+          this.render();
+          this.predict.querySelector(".mha-st__verdicts")?.focus();
+        },
+      });
       box.append(reveal);
-      this.predict.append(el("p", { class: "mha-st__ask", text: "Your guess (the last row of A, at the final slot):" }), box);
+      this.predict.append(
+        el("p", { class: "mha-st__ask", text: "Your guess (the last row of A, at the final slot):" }),
+        box,
+      );
       return;
     }
     const verdicts = el("ul", { class: "mha-st__verdicts", tabindex: "-1" });
@@ -361,7 +531,14 @@ class Stepper {
         text = `${who}: you picked “${r.labels[pick]}”, which gets ${f2(w)}; the heaviest is “${top.label}” with ${f2(top.w)} (${f2(gap)} more).`;
       }
       const kind = pick === null ? "none" : pick === top.index ? "right" : "wrong";
-      verdicts.append(el("li", { class: `mha-st__verdict mha-st__verdict--${kind}`, "data-head": String(h), "data-verdict": kind, text }));
+      verdicts.append(
+        el("li", {
+          class: `mha-st__verdict mha-st__verdict--${kind}`,
+          "data-head": String(h),
+          "data-verdict": kind,
+          text,
+        }),
+      );
     }
     this.predict.append(box, verdicts);
   }
@@ -387,7 +564,9 @@ class Stepper {
       svg.querySelectorAll("[id]").forEach((node) => node.removeAttribute("id"));
       svg.querySelectorAll("title, desc").forEach((node) => node.remove());
       svg.querySelectorAll(".mha-lane").forEach((lane) => {
-        lane.querySelectorAll("a").forEach((a, k) => { a.dataset.key = STAGE_LANE[k]; });
+        lane.querySelectorAll("a").forEach((a, k) => {
+          a.dataset.key = STAGE_LANE[k];
+        });
       });
       svg.removeAttribute("aria-labelledby");
       svg.removeAttribute("width"); // its shape then follows the viewBox, which frameMap() may crop
@@ -402,7 +581,9 @@ class Stepper {
       const inLane = !lane || Number(lane.dataset.head) < heads;
       a.classList.toggle("mha-fig__link--here", keys.includes(a.dataset.key) && inLane);
     }
-    this.mapSvg.querySelectorAll(".mha-lane").forEach((lane) => lane.classList.toggle("mha-st__lane--off", Number(lane.dataset.head) >= heads));
+    this.mapSvg
+      .querySelectorAll(".mha-lane")
+      .forEach((lane) => lane.classList.toggle("mha-st__lane--off", Number(lane.dataset.head) >= heads));
     this.frameMap();
   }
 
@@ -415,7 +596,9 @@ class Stepper {
     if (!this.wholeView) this.wholeView = svg.getAttribute("viewBox");
     const [x0, y0, width, height] = this.wholeView.split(/[\s,]+/).map(Number);
     let view = this.wholeView;
-    const boxes = [...svg.querySelectorAll(".mha-fig__link--here")].map((a) => boxInMap(svg, a)).filter((b) => b.height > 0);
+    const boxes = [...svg.querySelectorAll(".mha-fig__link--here")]
+      .map((a) => boxInMap(svg, a))
+      .filter((b) => b.height > 0);
     if (boxes.length) {
       const top = Math.min(...boxes.map((b) => b.y));
       const bottom = Math.max(...boxes.map((b) => b.y + b.height));
@@ -438,17 +621,36 @@ class Stepper {
     for (const name of names) {
       const s = sections[name];
       if (!s) {
-        this.code.append(el("p", { class: "mha-st__missing", text: `(The code section ${name} is missing from this build.)` }));
+        this.code.append(
+          el("p", { class: "mha-st__missing", text: `(The code section ${name} is missing from this build.)` }),
+        );
         continue;
       }
       const lines = s.end - s.start + 1;
       const numbers = Array.from({ length: lines }, (_, i) => String(s.start + i)).join("\n");
       const pre = el("pre", { class: "mha-st__pre" }, el("code", {}));
       pre.firstChild.innerHTML = s.html; // highlighted at build time from the project's own file
-      this.code.append(el("div", { class: "mha-st__listing", "data-section": name },
-        el("p", { class: "mha-code__source", text: `${lines === 1 ? "Line" : "Lines"} ${s.start}${lines === 1 ? "" : `–${s.end}`} of ${s.path}` }),
-        el("div", { class: "highlight mha-st__codebox", tabindex: "0", role: "region", "aria-label": `Code: ${s.path}, lines ${s.start} to ${s.end}` },
-          el("pre", { class: "mha-st__ln", "aria-hidden": "true", text: numbers }), pre)));
+      this.code.append(
+        el(
+          "div",
+          { class: "mha-st__listing", "data-section": name },
+          el("p", {
+            class: "mha-code__source",
+            text: `${lines === 1 ? "Line" : "Lines"} ${s.start}${lines === 1 ? "" : `–${s.end}`} of ${s.path}`,
+          }),
+          el(
+            "div",
+            {
+              class: "highlight mha-st__codebox",
+              tabindex: "0",
+              role: "region",
+              "aria-label": `Code: ${s.path}, lines ${s.start} to ${s.end}`,
+            },
+            el("pre", { class: "mha-st__ln", "aria-hidden": "true", text: numbers }),
+            pre,
+          ),
+        ),
+      );
     }
   }
 
@@ -457,7 +659,12 @@ class Stepper {
     this.ticket = (this.ticket || 0) + 1;
     this.schemeWatch.disconnect();
     for (const promise of this.sessions.values()) {
-      promise.then(({ session }) => serial(() => session.release()), () => {}).catch(() => {});
+      promise
+        .then(
+          ({ session }) => serial(() => session.release()),
+          () => {},
+        )
+        .catch(() => {});
     }
     this.sessions.clear();
   }
@@ -477,9 +684,22 @@ export function mount(root) {
       widget.resolveReady = resolve;
       widget.rejectReady = reject;
     }),
-    state: () => ({ index: widget.index, key: widget.steps?.[widget.index]?.key, steps: widget.steps?.length ?? 0,
-      model: widget.run?.name, ids: widget.run ? [...widget.run.ids] : null, ms: widget.run?.ms, sessionMs: widget.sessionMs }),
-    tensors: () => Object.fromEntries(Object.entries(widget.run?.tensors || {}).map(([k, t]) => [k, { dims: t.dims, data: Array.from(t.data, Number) }])),
+    state: () => ({
+      index: widget.index,
+      key: widget.steps?.[widget.index]?.key,
+      steps: widget.steps?.length ?? 0,
+      model: widget.run?.name,
+      ids: widget.run ? [...widget.run.ids] : null,
+      ms: widget.run?.ms,
+      sessionMs: widget.sessionMs,
+    }),
+    tensors: () =>
+      Object.fromEntries(
+        Object.entries(widget.run?.tensors || {}).map(([k, t]) => [
+          k,
+          { dims: t.dims, data: Array.from(t.data, Number) },
+        ]),
+      ),
   };
   window.mhaStepper.ready.catch(() => {});
   return undefined;

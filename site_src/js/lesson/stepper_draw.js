@@ -51,7 +51,12 @@ function fit(text, max) {
 // cell(r, c) -> {t: 0..1 strength, blocked: bool}; highlight: [[r, c], ...].
 export function heatmap({ host, n, labels, cell, colour, highlight = [], title = "", maxWidth = 320 }) {
   const canvas = el("canvas", { class: "mha-st__canvas", "aria-hidden": "true" });
-  const box = el("div", { class: "mha-st__heat" }, title ? el("p", { class: "mha-st__heat-title", text: title }) : null, canvas);
+  const box = el(
+    "div",
+    { class: "mha-st__heat" },
+    title ? el("p", { class: "mha-st__heat-title", text: title }) : null,
+    canvas,
+  );
   host.append(box);
   const width = Math.max(120, Math.min(maxWidth, box.clientWidth || maxWidth));
   const showLabels = n <= 16;
@@ -118,9 +123,23 @@ export function heatmap({ host, n, labels, cell, colour, highlight = [], title =
 // segments of heads (a band under each head's coordinates).
 // values: array; highlight: indices; groups: [{from, to, colour, label}].
 // scale: the magnitude drawn at full colour (default: this strip's own largest), so strips that add up share one.
-export function strip({ host, values, label = "", highlight = [], groups = null, maxWidth = 640, perRow = 64, scale = null }) {
+export function strip({
+  host,
+  values,
+  label = "",
+  highlight = [],
+  groups = null,
+  maxWidth = 640,
+  perRow = 64,
+  scale = null,
+}) {
   const canvas = el("canvas", { class: "mha-st__canvas", "aria-hidden": "true" });
-  const box = el("div", { class: "mha-st__strip" }, label ? el("p", { class: "mha-st__strip-label", text: label }) : null, canvas);
+  const box = el(
+    "div",
+    { class: "mha-st__strip" },
+    label ? el("p", { class: "mha-st__strip-label", text: label }) : null,
+    canvas,
+  );
   host.append(box);
   const n = values.length;
   const width = Math.max(100, Math.min(maxWidth, box.clientWidth || maxWidth));
@@ -142,7 +161,7 @@ export function strip({ host, values, label = "", highlight = [], groups = null,
     const x = 1 + (i % cols) * size;
     const y = 1 + Math.floor(i / cols) * rowH;
     const v = values[i];
-    ctx.fillStyle = mix(v >= 0 ? pos : neg, bg, 0.08 + 0.92 * Math.abs(v) / max);
+    ctx.fillStyle = mix(v >= 0 ? pos : neg, bg, 0.08 + (0.92 * Math.abs(v)) / max);
     ctx.fillRect(x, y, size - (size > 5 ? 1 : 0), cellH);
   }
   if (groups) {
@@ -170,11 +189,22 @@ export function bars({ host, items, colour = null }) {
   const list = el("ol", { class: "mha-st__bars" });
   const max = Math.max(1e-9, ...items.map((it) => it.value));
   for (const it of items) {
-    list.append(el("li", { class: it.mark ? "mha-st__bar mha-st__bar--mark" : "mha-st__bar" },
-      el("span", { class: "mha-st__bar-label", text: it.label }),
-      el("span", { class: "mha-st__bar-track", "aria-hidden": "true" },
-        el("span", { class: "mha-st__bar-fill", style: { width: `${Math.max(1, (100 * it.value) / max).toFixed(1)}%`, background: colour || "" } })),
-      el("span", { class: "mha-st__bar-value", text: it.text })));
+    list.append(
+      el(
+        "li",
+        { class: it.mark ? "mha-st__bar mha-st__bar--mark" : "mha-st__bar" },
+        el("span", { class: "mha-st__bar-label", text: it.label }),
+        el(
+          "span",
+          { class: "mha-st__bar-track", "aria-hidden": "true" },
+          el("span", {
+            class: "mha-st__bar-fill",
+            style: { width: `${Math.max(1, (100 * it.value) / max).toFixed(1)}%`, background: colour || "" },
+          }),
+        ),
+        el("span", { class: "mha-st__bar-value", text: it.text }),
+      ),
+    );
   }
   host.append(list);
   return list;

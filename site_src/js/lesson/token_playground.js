@@ -41,9 +41,21 @@ export function windowPairs(ids, w, special) {
 const state = new Map();
 
 function chips(tokens, { unk = () => false, title = null, cls = "" } = {}) {
-  return el("ol", { class: `mha-tp__chips ${cls}` }, tokens.map((t, i) => el("li", {
-    class: `mha-tp__chip${unk(i) ? " is-unk" : ""}`, title: title ? title(i) : null,
-  }, t === " " ? "\u2423" : t, unk(i) ? el("span", { class: "mha-tp__unk", text: " UNK" }) : null)));
+  return el(
+    "ol",
+    { class: `mha-tp__chips ${cls}` },
+    tokens.map((t, i) =>
+      el(
+        "li",
+        {
+          class: `mha-tp__chip${unk(i) ? " is-unk" : ""}`,
+          title: title ? title(i) : null,
+        },
+        t === " " ? "\u2423" : t,
+        unk(i) ? el("span", { class: "mha-tp__unk", text: " UNK" }) : null,
+      ),
+    ),
+  );
 }
 
 export async function mount(root) {
@@ -64,22 +76,44 @@ export async function mount(root) {
   if (!holds(state, root, entry)) return;
   const id = uid("mha-tp");
   const name = (i) => vocab.itos[i];
-  const input = el("input", { type: "text", id: `${id}-text`, class: "mha-tp__input", value: root.dataset.text || example,
-    maxlength: String(MAX_CHARS), autocomplete: "off", spellcheck: false });
-  const slider = el("input", { type: "range", id: `${id}-w`, min: String(WIDTHS.min), max: String(WIDTHS.max), step: "1",
-    value: String(root.dataset.width || 4), class: "mha-tp__slider" });
+  const input = el("input", {
+    type: "text",
+    id: `${id}-text`,
+    class: "mha-tp__input",
+    value: root.dataset.text || example,
+    maxlength: String(MAX_CHARS),
+    autocomplete: "off",
+    spellcheck: false,
+  });
+  const slider = el("input", {
+    type: "range",
+    id: `${id}-w`,
+    min: String(WIDTHS.min),
+    max: String(WIDTHS.max),
+    step: "1",
+    value: String(root.dataset.width || 4),
+    class: "mha-tp__slider",
+  });
   const firstW = Number(slider.value);
   let moved = false;
   const wShown = el("output", { for: slider.id, class: "mha-tp__w" });
   const rows = el("div", { class: "mha-tp__rows" });
   const idsBox = el("div", { class: "mha-tp__ids" });
   const count = el("p", { class: "mha-tp__count", role: "status", "aria-live": "polite" });
-  const pairsBox = el("div", { class: "mha-tp__pairs", tabindex: "0", role: "region", "aria-label": "The (context, target) pairs" });
+  const pairsBox = el("div", {
+    class: "mha-tp__pairs",
+    tabindex: "0",
+    role: "region",
+    "aria-label": "The (context, target) pairs",
+  });
 
   function row(label, tokens, opts) {
-    return el("div", { class: "mha-tp__row", "data-kind": opts.kind },
+    return el(
+      "div",
+      { class: "mha-tp__row", "data-kind": opts.kind },
       el("p", { class: "mha-tp__label" }, el("strong", { text: label }), ` ${tokens.length} tokens`),
-      chips(tokens, opts));
+      chips(tokens, opts),
+    );
   }
 
   function draw() {
@@ -90,15 +124,25 @@ export async function mount(root) {
     const pieces = bpe.tokens(text);
     rows.replaceChildren(
       row("Words (our models’ tokenizer):", words, { kind: "words", unk: isUnk }),
-      row(`Subwords (a ${bpe.vocab.size.toLocaleString("en")}-piece BPE, for comparison only; our models do not use it):`, pieces, { kind: "subwords", unk: (i) => pieces[i] === bpe.unk }),
-      row("Characters:", characters(text), { kind: "characters" }));
+      row(
+        `Subwords (a ${bpe.vocab.size.toLocaleString("en")}-piece BPE, for comparison only; our models do not use it):`,
+        pieces,
+        { kind: "subwords", unk: (i) => pieces[i] === bpe.unk },
+      ),
+      row("Characters:", characters(text), { kind: "characters" }),
+    );
     const unkCount = ids.filter((x) => x === vocab.special.UNK).length;
     // punctuation marks are tokens but not words: "2 of 7 words", not "2 of 8", for "... a blorf!"
     const wordCount = words.filter((t) => /[\p{L}\p{N}]/u.test(t)).length;
     idsBox.replaceChildren(
-      el("p", { class: "mha-tp__label" }, el("strong", { text: "Ids in the models’ vocabulary:" }),
-        ` ${unkCount ? `${unkCount} of ${wordCount} words are not in the ${vocab.C.toLocaleString("en")}-word vocabulary and become UNK (id ${vocab.special.UNK})` : `every word is in the ${vocab.C.toLocaleString("en")}-word vocabulary`}`),
-      chips(ids.map(String), { kind: "ids", unk: isUnk, title: (i) => words[i], cls: "mha-tp__chips--ids" }));
+      el(
+        "p",
+        { class: "mha-tp__label" },
+        el("strong", { text: "Ids in the models’ vocabulary:" }),
+        ` ${unkCount ? `${unkCount} of ${wordCount} words are not in the ${vocab.C.toLocaleString("en")}-word vocabulary and become UNK (id ${vocab.special.UNK})` : `every word is in the ${vocab.C.toLocaleString("en")}-word vocabulary`}`,
+      ),
+      chips(ids.map(String), { kind: "ids", unk: isUnk, title: (i) => words[i], cls: "mha-tp__chips--ids" }),
+    );
     const w = Number(slider.value);
     wShown.textContent = `w = ${w}`;
     slider.setAttribute("aria-valuetext", `window width ${w}`);
@@ -111,31 +155,77 @@ export async function mount(root) {
         "The count stays; only the contexts change."
       : `${pairs.length} targets with w = ${w}. Move the slider: does the count change?`;
     root.dataset.targets = String(pairs.length);
-    const tokenName = (x) => (x === vocab.special.PAD ? "PAD" : x === vocab.special.BOS ? "BOS"
-      : x === vocab.special.EOS ? "EOS" : x === vocab.special.UNK ? "UNK" : name(x));
+    const tokenName = (x) =>
+      x === vocab.special.PAD
+        ? "PAD"
+        : x === vocab.special.BOS
+          ? "BOS"
+          : x === vocab.special.EOS
+            ? "EOS"
+            : x === vocab.special.UNK
+              ? "UNK"
+              : name(x);
     // The columns share the widget's width (widgets.css): a token too long for its cell is cut
     // short with an ellipsis, its whole text still in the cell for a screen reader and in its title.
     const cell = (x, cls) => el("td", { class: cls, text: tokenName(x), title: tokenName(x) });
-    const body = el("tbody", {}, pairs.map(([ctx, target], n) => el("tr", { "data-ids": `${ctx.join(" ")} > ${target}` },
-      el("th", { scope: "row", text: String(n + 1) }),
-      ...ctx.map((x) => cell(x, x === vocab.special.PAD ? "is-pad" : x === vocab.special.UNK ? "is-unk" : null)),
-      cell(target, `mha-tp__target${target === vocab.special.UNK ? " is-unk" : ""}`))));
-    pairsBox.replaceChildren(el("table", { class: `mha-tp__table${w >= 5 ? " mha-tp__table--wide" : ""}`, style: `--mha-tp-w: ${w}` },
-      el("caption", { text: `Every (context, target) pair of this sentence for w = ${w}: the context is the ${w} ids before the target` }),
-      el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "#" }),
-        ...Array.from({ length: w }, (_, k) => el("th", { scope: "col" }, el("span", { class: "mha-tp__slot-word", text: "slot " }), String(k))),
-        el("th", { scope: "col", text: "target" }))),
-      body));
+    const body = el(
+      "tbody",
+      {},
+      pairs.map(([ctx, target], n) =>
+        el(
+          "tr",
+          { "data-ids": `${ctx.join(" ")} > ${target}` },
+          el("th", { scope: "row", text: String(n + 1) }),
+          ...ctx.map((x) => cell(x, x === vocab.special.PAD ? "is-pad" : x === vocab.special.UNK ? "is-unk" : null)),
+          cell(target, `mha-tp__target${target === vocab.special.UNK ? " is-unk" : ""}`),
+        ),
+      ),
+    );
+    pairsBox.replaceChildren(
+      el(
+        "table",
+        { class: `mha-tp__table${w >= 5 ? " mha-tp__table--wide" : ""}`, style: `--mha-tp-w: ${w}` },
+        el("caption", {
+          text: `Every (context, target) pair of this sentence for w = ${w}: the context is the ${w} ids before the target`,
+        }),
+        el(
+          "thead",
+          {},
+          el(
+            "tr",
+            {},
+            el("th", { scope: "col", text: "#" }),
+            ...Array.from({ length: w }, (_, k) =>
+              el("th", { scope: "col" }, el("span", { class: "mha-tp__slot-word", text: "slot " }), String(k)),
+            ),
+            el("th", { scope: "col", text: "target" }),
+          ),
+        ),
+        body,
+      ),
+    );
   }
   input.addEventListener("input", draw);
   slider.addEventListener("input", draw);
 
-  root.replaceChildren(el("div", { class: "mha-tp" },
-    el("div", { class: "mha-tp__field" }, el("label", { for: input.id, text: "Type a sentence:" }), input),
-    rows, idsBox,
-    el("div", { class: "mha-tp__field mha-tp__field--w" },
-      el("label", { for: slider.id, text: "Window width" }), slider, wShown),
-    count, pairsBox));
+  root.replaceChildren(
+    el(
+      "div",
+      { class: "mha-tp" },
+      el("div", { class: "mha-tp__field" }, el("label", { for: input.id, text: "Type a sentence:" }), input),
+      rows,
+      idsBox,
+      el(
+        "div",
+        { class: "mha-tp__field mha-tp__field--w" },
+        el("label", { for: slider.id, text: "Window width" }),
+        slider,
+        wShown,
+      ),
+      count,
+      pairsBox,
+    ),
+  );
   root.dataset.ready = "true";
   draw();
 }

@@ -14,7 +14,10 @@ const FRAME_MS = 140;
 const state = new Map();
 
 function parse(pathEl) {
-  return pathEl.dataset.points.trim().split(/\s+/).map((p) => p.split(":").map(Number));
+  return pathEl.dataset.points
+    .trim()
+    .split(/\s+/)
+    .map((p) => p.split(":").map(Number));
 }
 
 function pct(x) {
@@ -36,7 +39,9 @@ export function mount(root) {
   const X = (s) => x0 + (s / steps) * (x1 - x0);
   const Y = (a) => y0 + (1 - a) * (y1 - y0);
   const runs = [...svg.querySelectorAll("path[data-points]")].map((p) => ({
-    el: p, heads: Number(p.dataset.heads), points: parse(p),
+    el: p,
+    heads: Number(p.dataset.heads),
+    points: parse(p),
   }));
   const updates = [...new Set(runs.flatMap((r) => r.points.map(([s]) => s)))].sort((a, b) => a - b);
   const heads = [...new Set(runs.map((r) => r.heads))].sort((a, b) => a - b);
@@ -58,8 +63,14 @@ export function mount(root) {
   cursorGroup.append(cursor, cursorLabel);
   frame.append(cursorGroup);
 
-  const slider = el("input", { type: "range", min: "0", max: String(updates.length - 1), step: "1",
-    value: String(updates.length - 1), "aria-label": "Recorded update shown" });
+  const slider = el("input", {
+    type: "range",
+    min: "0",
+    max: String(updates.length - 1),
+    step: "1",
+    value: String(updates.length - 1),
+    "aria-label": "Recorded update shown",
+  });
   const play = el("button", { type: "button", class: "md-button", text: "Replay the recorded runs" });
   const out = el("output", { "aria-live": "polite" });
   root.replaceChildren(el("div", { class: "mha-toy-replay" }, play, slider, out));
@@ -83,8 +94,9 @@ export function mount(root) {
     cursorLabel.setAttribute("text-anchor", X(upto) < x0 + third ? "start" : X(upto) > x1 - third ? "end" : "middle");
     const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const parts = heads.map((h) => `${h} ${h === 1 ? "head" : "heads"} ${pct(mean(shown.get(h)))}`);
-    out.textContent = `Recorded runs, update ${upto.toLocaleString("en")} of ${steps.toLocaleString("en")} `
-      + `(mean over seeds): ${parts.join(", ")}.`;
+    out.textContent =
+      `Recorded runs, update ${upto.toLocaleString("en")} of ${steps.toLocaleString("en")} ` +
+      `(mean over seeds): ${parts.join(", ")}.`;
     slider.value = String(k);
     slider.setAttribute("aria-valuetext", `update ${upto}`);
   };
@@ -99,7 +111,9 @@ export function mount(root) {
     if (k < updates.length - 1) s.timer = setTimeout(() => tick(k + 1), FRAME_MS);
     else stop();
   };
-  const showCursor = () => { cursorGroup.style.display = ""; };
+  const showCursor = () => {
+    cursorGroup.style.display = "";
+  };
   play.addEventListener("click", () => {
     if (s.timer) return stop();
     showCursor();

@@ -33,8 +33,16 @@ function weightText(w) {
 function slider({ label, hint, value, onInput }) {
   const id = uid("mha-ts-slider");
   const hintId = `${id}-hint`;
-  const input = el("input", { type: "range", id, min: "0", max: "1", step: "0.05", value: String(value),
-    "aria-describedby": hintId, "aria-valuetext": weightText(value) });
+  const input = el("input", {
+    type: "range",
+    id,
+    min: "0",
+    max: "1",
+    step: "0.05",
+    value: String(value),
+    "aria-describedby": hintId,
+    "aria-valuetext": weightText(value),
+  });
   const shown = el("span", { class: "mha-ts__weights", "aria-hidden": "true", text: weightText(value) });
   input.addEventListener("input", () => {
     const w = Number(input.value);
@@ -44,11 +52,14 @@ function slider({ label, hint, value, onInput }) {
   });
   return {
     input,
-    node: el("div", { class: "mha-ts__field" },
+    node: el(
+      "div",
+      { class: "mha-ts__field" },
       el("label", { for: id, text: label }),
       input,
       shown,
-      el("small", { id: hintId, text: hint })),
+      el("small", { id: hintId, text: hint }),
+    ),
   };
 }
 
@@ -56,8 +67,10 @@ function slider({ label, hint, value, onInput }) {
 function sumText(w, k) {
   const a = w * VALUES.river[k];
   const b = (1 - w) * VALUES.fisherman[k];
-  return `${fmt(w)} \u00d7 ${fmt(VALUES.river[k])} + ${fmt(1 - w)} \u00d7 ${fmt(VALUES.fisherman[k])} = ` +
-    `${fmt(a)} + ${fmt(b)} = ${fmt(a + b)}`;
+  return (
+    `${fmt(w)} \u00d7 ${fmt(VALUES.river[k])} + ${fmt(1 - w)} \u00d7 ${fmt(VALUES.fisherman[k])} = ` +
+    `${fmt(a)} + ${fmt(b)} = ${fmt(a + b)}`
+  );
 }
 
 export function mount(root) {
@@ -106,13 +119,15 @@ export function mount(root) {
     oneResult.dataset.values = JSON.stringify(m);
     oneSteps.replaceChildren(
       el("li", { text: `coordinate 1: ${sumText(w, 0)}` }),
-      el("li", { text: `coordinate 2: ${sumText(w, 1)}` }));
+      el("li", { text: `coordinate 2: ${sumText(w, 1)}` }),
+    );
     const target = twoHeads(DEFAULTS.setting, DEFAULTS.person);
-    oneNote.textContent = (Math.abs(w - DEFAULTS.setting) < 1e-9)
-      ? `Coordinate 1 is ${fmt(target[0])}, as the setting reading wants, but coordinate 2 is then ${fmt(m[1])}, not ${fmt(target[1])}: the same 0.8 on river also dilutes the person information.`
-      : (Math.abs(w - DEFAULTS.person) < 1e-9)
-        ? `Coordinate 2 is ${fmt(target[1])}, as the person reading wants, but coordinate 1 is then ${fmt(m[0])}, not ${fmt(target[0])}.`
-        : `Both coordinates move together: one slider sets the mixture for the whole message.`;
+    oneNote.textContent =
+      Math.abs(w - DEFAULTS.setting) < 1e-9
+        ? `Coordinate 1 is ${fmt(target[0])}, as the setting reading wants, but coordinate 2 is then ${fmt(m[1])}, not ${fmt(target[1])}: the same 0.8 on river also dilutes the person information.`
+        : Math.abs(w - DEFAULTS.person) < 1e-9
+          ? `Coordinate 2 is ${fmt(target[1])}, as the person reading wants, but coordinate 1 is then ${fmt(m[0])}, not ${fmt(target[0])}.`
+          : `Both coordinates move together: one slider sets the mixture for the whole message.`;
 
     const ws = Number(setting.input.value);
     const wp = Number(person.input.value);
@@ -123,20 +138,63 @@ export function mount(root) {
     personSteps.textContent = `Person head, coordinate 2: ${sumText(wp, 1)}`;
   }
 
-  const table = el("table", { class: "mha-ts__values" },
+  const table = el(
+    "table",
+    { class: "mha-ts__values" },
     el("caption", { text: "Invented value rows" }),
-    el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "source" }),
-      el("th", { scope: "col", text: "coordinate 1" }), el("th", { scope: "col", text: "coordinate 2" }))),
-    el("tbody", {}, ...Object.entries(VALUES).map(([name, v]) =>
-      el("tr", {}, el("th", { scope: "row", text: name }), el("td", { text: fmt(v[0]) }), el("td", { text: fmt(v[1]) })))));
+    el(
+      "thead",
+      {},
+      el(
+        "tr",
+        {},
+        el("th", { scope: "col", text: "source" }),
+        el("th", { scope: "col", text: "coordinate 1" }),
+        el("th", { scope: "col", text: "coordinate 2" }),
+      ),
+    ),
+    el(
+      "tbody",
+      {},
+      ...Object.entries(VALUES).map(([name, v]) =>
+        el(
+          "tr",
+          {},
+          el("th", { scope: "row", text: name }),
+          el("td", { text: fmt(v[0]) }),
+          el("td", { text: fmt(v[1]) }),
+        ),
+      ),
+    ),
+  );
 
-  root.replaceChildren(el("div", { class: "mha-ts" },
-    table,
-    el("section", { class: "mha-ts__part", "aria-label": "One head" },
-      el("h4", { text: "One head" }), one.node, oneResult, oneSteps, oneNote),
-    el("section", { class: "mha-ts__part", "aria-label": "Two heads" },
-      el("h4", { text: "Two heads" }), setting.node, settingSteps, person.node, personSteps, twoResult),
-    reset));
+  root.replaceChildren(
+    el(
+      "div",
+      { class: "mha-ts" },
+      table,
+      el(
+        "section",
+        { class: "mha-ts__part", "aria-label": "One head" },
+        el("h4", { text: "One head" }),
+        one.node,
+        oneResult,
+        oneSteps,
+        oneNote,
+      ),
+      el(
+        "section",
+        { class: "mha-ts__part", "aria-label": "Two heads" },
+        el("h4", { text: "Two heads" }),
+        setting.node,
+        settingSteps,
+        person.node,
+        personSteps,
+        twoResult,
+      ),
+      reset,
+    ),
+  );
   update();
 }
 

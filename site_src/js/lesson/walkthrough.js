@@ -28,16 +28,25 @@ function heatmap(data, b, h) {
       head: { text: labels[i], attrs: { title: slotNames[i] } },
       // A PAD receiver predicts nothing, and its weights go to the padding before the shown slots,
       // so its shown cells would not add up to 1: the row stays blank (the legend says why).
-      cells: weights.map((w, j) => (labels[i] === PAD_TOKEN
-        ? { text: "", attrs: { class: "is-pad-row", title: "a PAD receiver: not shown" } }
-        : row.mask[i][j]
-        ? { text: "·", attrs: { class: "is-masked", title: "blocked" } }
-        : { text: w.toFixed(2), shade: w, attrs: { title: `receiver ${slotNames[i]}, source ${slotNames[j]}: ${w.toFixed(4)}` } })),
+      cells: weights.map((w, j) =>
+        labels[i] === PAD_TOKEN
+          ? { text: "", attrs: { class: "is-pad-row", title: "a PAD receiver: not shown" } }
+          : row.mask[i][j]
+            ? { text: "·", attrs: { class: "is-masked", title: "blocked" } }
+            : {
+                text: w.toFixed(2),
+                shade: w,
+                attrs: { title: `receiver ${slotNames[i]}, source ${slotNames[j]}: ${w.toFixed(4)}` },
+              },
+      ),
     })),
   });
   // Focusable and named: on a phone the heatmap scrolls sideways, also by keyboard.
-  const scroll = el("div", { class: "mha-scroll", tabindex: "0", role: "region",
-    "aria-label": `Attention weights of head ${h + 1}` }, table);
+  const scroll = el(
+    "div",
+    { class: "mha-scroll", tabindex: "0", role: "region", "aria-label": `Attention weights of head ${h + 1}` },
+    table,
+  );
   return el("figure", {}, scroll);
 }
 
@@ -45,13 +54,25 @@ function legend() {
   const stops = [0, 0.25, 0.5, 0.75, 1].map((x) => `rgb(${viridis(x).join(",")}) ${x * 100}%`).join(", ");
   const bar = el("span", { class: "mha-legend__bar", "aria-hidden": "true" });
   bar.style.background = `linear-gradient(to right, ${stops})`;
-  return el("p", { class: "mha-legend" }, el("span", { text: "weight 0" }), bar, el("span", { text: "1" }),
-    el("span", { text: " · hatched “·”: blocked by the mask · PAD rows blank: a PAD slot predicts nothing, and its weights go to the padding left of the shown slots" }));
+  return el(
+    "p",
+    { class: "mha-legend" },
+    el("span", { text: "weight 0" }),
+    bar,
+    el("span", { text: "1" }),
+    el("span", {
+      text: " · hatched “·”: blocked by the mask · PAD rows blank: a PAD slot predicts nothing, and its weights go to the padding left of the shown slots",
+    }),
+  );
 }
 
 export async function mount(root) {
   if (!claim(state, root)) return;
-  const status = el("p", { class: "mha-panel mha-panel--info", role: "status", text: "Loading the trained model's attention weights…" });
+  const status = el("p", {
+    class: "mha-panel mha-panel--info",
+    role: "status",
+    text: "Loading the trained model's attention weights…",
+  });
   root.replaceChildren(status);
   let data;
   try {
@@ -63,7 +84,9 @@ export async function mount(root) {
   }
   const id = `mha-walk-${Math.random().toString(36).slice(2, 8)}`;
   const select = el("select", { id });
-  data.rows.forEach((r, b) => select.append(el("option", { value: String(b), text: `${r.prefix.join(" ")} → ${r.target}` })));
+  data.rows.forEach((r, b) =>
+    select.append(el("option", { value: String(b), text: `${r.prefix.join(" ")} → ${r.target}` })),
+  );
   const grid = el("div", { class: "mha-heads", "aria-live": "polite" });
   const draw = () => {
     const b = Number(select.value);

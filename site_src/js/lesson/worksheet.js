@@ -19,7 +19,10 @@ function slotLabels(ws) {
 
 const FULL = {
   E: ["E: token row + position row, one row per token", (ws) => ws.E],
-  concat: ["Concatenation [H\u2081 | H\u2082]: head 1 gives columns 1\u20132, head 2 gives 3\u20134", (ws) => ws.concat],
+  concat: [
+    "Concatenation [H\u2081 | H\u2082]: head 1 gives columns 1\u20132, head 2 gives 3\u20134",
+    (ws) => ws.concat,
+  ],
   update: ["Update: concatenation \u00d7 W_O", (ws) => ws.update],
   output: ["Output: E + update (the residual)", (ws) => ws.output],
 };
@@ -30,8 +33,12 @@ const WEIGHTS = {
   W_O: "W_O (4 \u00d7 4): mixes the concatenated messages back to width 4",
 };
 const PER_HEAD = {
-  Q: "queries Q", K: "keys K", V: "values V", H: "messages H = A V",
-  scores: "scores Q K\u1d40 / \u221a2 (dash = masked)", A: "weights A = softmax of each score row",
+  Q: "queries Q",
+  K: "keys K",
+  V: "values V",
+  H: "messages H = A V",
+  scores: "scores Q K\u1d40 / \u221a2 (dash = masked)",
+  A: "weights A = softmax of each score row",
 };
 
 function render(ws, show) {
@@ -41,8 +48,16 @@ function render(ws, show) {
     return [matrixTable({ caption, rowLabels: rows, colLabels: COORDS(ws.d_model), rows: pick(ws), name: show })];
   }
   if (WEIGHTS[show]) {
-    return [matrixTable({ caption: WEIGHTS[show], rowLabels: COORDS(ws.d_model, "in "), colLabels: COORDS(ws.d_model, "out "),
-      rows: ws[show], digits: 1, name: show })];
+    return [
+      matrixTable({
+        caption: WEIGHTS[show],
+        rowLabels: COORDS(ws.d_model, "in "),
+        colLabels: COORDS(ws.d_model, "out "),
+        rows: ws[show],
+        digits: 1,
+        name: show,
+      }),
+    ];
   }
   if (PER_HEAD[show]) {
     return Array.from({ length: ws.heads }, (_, h) => {
@@ -66,7 +81,9 @@ export async function mount(root) {
   const got = await claimLoaded(state, root, tablesOf, { fail: failure });
   if (!got) return;
   const tables = got.data;
-  root.replaceChildren(el("div", { class: `mha-ws__stage${tables.length > 1 ? " mha-ws__stage--pair" : ""}` }, ...tables));
+  root.replaceChildren(
+    el("div", { class: `mha-ws__stage${tables.length > 1 ? " mha-ws__stage--pair" : ""}` }, ...tables),
+  );
 }
 
 export function dispose(root) {

@@ -15,7 +15,6 @@ export function loadWorksheet() {
   return loadJSON(WORKSHEET_PATH);
 }
 
-
 // Rounded for display: fmt(0.8) -> "0.8", fmt(8.4000001) -> "8.4", fmt(-0.004) -> "0".
 // A real minus sign keeps negative numbers readable.
 export function fmt(x, digits = 2) {
@@ -43,7 +42,16 @@ export function heatStyle(weight) {
 
 // An accessible table for a small matrix. rows: number[][]; masked(i, j) -> true
 // shows a dash for a masked entry; heat: colour cells by value in [0, 1].
-export function matrixTable({ caption, rowLabels, colLabels, rows, digits = 2, heat = false, masked = null, name = "" }) {
+export function matrixTable({
+  caption,
+  rowLabels,
+  colLabels,
+  rows,
+  digits = 2,
+  heat = false,
+  masked = null,
+  name = "",
+}) {
   // The visible title sits outside the scrolling box (so it never scrolls away on a phone);
   // the table keeps a caption for screen readers.
   const table = heatmapTable({
@@ -53,22 +61,31 @@ export function matrixTable({ caption, rowLabels, colLabels, rows, digits = 2, h
     columns: colLabels.map((label) => ({ text: label })),
     rows: rows.map((row, i) => ({
       head: { text: rowLabels[i] },
-      cells: row.map((value, j) => (masked && masked(i, j)
-        ? { text: "\u2013", attrs: { class: "mha-ws__masked", title: "masked: a later token", "aria-label": "masked" } }
-        : { text: fixed(value, digits), shade: heat ? value : undefined, attrs: { "data-value": String(value) } })),
+      cells: row.map((value, j) =>
+        masked && masked(i, j)
+          ? {
+              text: "\u2013",
+              attrs: { class: "mha-ws__masked", title: "masked: a later token", "aria-label": "masked" },
+            }
+          : { text: fixed(value, digits), shade: heat ? value : undefined, attrs: { "data-value": String(value) } },
+      ),
     })),
   });
   table.dataset.matrix = name;
-  return el("figure", { class: "mha-ws__figure" },
+  return el(
+    "figure",
+    { class: "mha-ws__figure" },
     el("p", { class: "mha-ws__caption", "aria-hidden": "true", text: caption }),
-    el("div", { class: "mha-ws__scroll", tabindex: "0", role: "region", "aria-label": caption }, table));
+    el("div", { class: "mha-ws__scroll", tabindex: "0", role: "region", "aria-label": caption }, table),
+  );
 }
 
 // Every worksheet figure on a page reads the same file, so one failure is said
 // once: in the first failed figure a reader can see (not one in a closed
 // <details>), while the others step aside instead of repeating it.
 export function failure(root, err) {
-  const text = `The worksheet figures could not get their numbers: ${errorText(err)}. ` +
+  const text =
+    `The worksheet figures could not get their numbers: ${errorText(err)}. ` +
     "Reload the page; if it keeps failing, tell the site's maintainer. The other worksheet figures on this page need the same file, so they are left out.";
   root.dataset.mhaFailed = text;
   const failed = [...document.querySelectorAll("[data-mha-failed]")].filter((r) => r.dataset.mhaFailed === text);

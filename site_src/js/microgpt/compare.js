@@ -8,7 +8,7 @@
 import { el } from "./ui.js";
 
 const SVG = "http://www.w3.org/2000/svg";
-export const SMOOTH = 50;   // steps in the moving average of the loss curves
+export const SMOOTH = 50; // steps in the moving average of the loss curves
 
 function svg(tag, attrs = {}, ...children) {
   const node = document.createElementNS(SVG, tag);
@@ -53,7 +53,12 @@ function lossChart(series) {
   for (const step of [0, Math.round(steps / 2), steps]) {
     // The last step's number ends at the plot's right edge instead of spilling past the picture.
     const anchor = step === steps ? "end" : "middle";
-    const label = svg("text", { x: x(Math.max(0, step - 1)), y: H - pad.b + 12, class: "mgpt-loss__tick", "text-anchor": anchor });
+    const label = svg("text", {
+      x: x(Math.max(0, step - 1)),
+      y: H - pad.b + 12,
+      class: "mgpt-loss__tick",
+      "text-anchor": anchor,
+    });
     label.textContent = String(step);
     chart.append(label);
   }
@@ -71,43 +76,96 @@ function lossChart(series) {
 // `measured` is microgpt_heads.json (null when it could not be loaded).
 export function comparePanel(four, one, measured) {
   const series = [
-    { label: `${four.config.n_head} heads × ${four.config.head_dim} numbers`, losses: four.losses, cls: "mgpt-loss__line--four", model: four, key: "all_on" },
-    { label: `1 head × ${one.config.head_dim} numbers`, losses: one.losses, cls: "mgpt-loss__line--one", model: one, key: "one_head_twin" },
+    {
+      label: `${four.config.n_head} heads × ${four.config.head_dim} numbers`,
+      losses: four.losses,
+      cls: "mgpt-loss__line--four",
+      model: four,
+      key: "all_on",
+    },
+    {
+      label: `1 head × ${one.config.head_dim} numbers`,
+      losses: one.losses,
+      cls: "mgpt-loss__line--one",
+      model: one,
+      key: "one_head_twin",
+    },
   ];
   const chart = lossChart(series);
   const whole = measured ? series.map((s) => measured.loss[s.key]) : null;
   const count = measured ? measured.predictions.toLocaleString("en") : "";
-  chart.setAttribute("aria-label", `Training loss over ${four.config.steps.toLocaleString("en")} steps, one name per step, ` +
-    `averaged over ${SMOOTH} steps, for ${series.map((s) => s.label).join(" and ")}.`);
-  const legend = el("ul", { class: "mgpt-loss__legend" },
-    series.map((s, k) => el("li", { "data-model": k ? "one" : "four" },
-      el("span", { class: `mgpt-loss__key ${s.cls}`, "aria-hidden": "true" }),
-      whole ? [`${s.label}: loss over the whole names list `, el("strong", { text: whole[k].toFixed(4) })] : s.label)));
-  const samples = el("div", { class: "mgpt-compare__samples" },
-    series.map((s, k) => el("div", { "data-model": k ? "one" : "four" },
-      el("p", { class: "mgpt-compare__label", text: `${s.label}, after training (temperature ${s.model.config.temperature}):` }),
-      el("p", { class: "mgpt-compare__names", text: s.model.samples.join(", ") }))));
-  return el("section", { class: "mgpt-compare", ...(whole ? { "data-loss-four": String(whole[0]), "data-loss-one": String(whole[1]) } : {}) },
+  chart.setAttribute(
+    "aria-label",
+    `Training loss over ${four.config.steps.toLocaleString("en")} steps, one name per step, ` +
+      `averaged over ${SMOOTH} steps, for ${series.map((s) => s.label).join(" and ")}.`,
+  );
+  const legend = el(
+    "ul",
+    { class: "mgpt-loss__legend" },
+    series.map((s, k) =>
+      el(
+        "li",
+        { "data-model": k ? "one" : "four" },
+        el("span", { class: `mgpt-loss__key ${s.cls}`, "aria-hidden": "true" }),
+        whole ? [`${s.label}: loss over the whole names list `, el("strong", { text: whole[k].toFixed(4) })] : s.label,
+      ),
+    ),
+  );
+  const samples = el(
+    "div",
+    { class: "mgpt-compare__samples" },
+    series.map((s, k) =>
+      el(
+        "div",
+        { "data-model": k ? "one" : "four" },
+        el("p", {
+          class: "mgpt-compare__label",
+          text: `${s.label}, after training (temperature ${s.model.config.temperature}):`,
+        }),
+        el("p", { class: "mgpt-compare__names", text: s.model.samples.join(", ") }),
+      ),
+    ),
+  );
+  return el(
+    "section",
+    {
+      class: "mgpt-compare",
+      ...(whole ? { "data-loss-four": String(whole[0]), "data-loss-one": String(whole[1]) } : {}),
+    },
     el("h3", { text: "The honest comparison: a microgpt trained with one head" }),
-    el("p", { class: "mgpt-explore__hint", text: "Knocking heads out of a model trained with four only shows what that model relies on. " +
-      "This second microgpt was trained from the same starting weights on the same names in the same order, " +
-      `for the same ${one.config.steps.toLocaleString("en")} steps, with one head over all ${one.config.head_dim} numbers.` }),
+    el("p", {
+      class: "mgpt-explore__hint",
+      text:
+        "Knocking heads out of a model trained with four only shows what that model relies on. " +
+        "This second microgpt was trained from the same starting weights on the same names in the same order, " +
+        `for the same ${one.config.steps.toLocaleString("en")} steps, with one head over all ${one.config.head_dim} numbers.`,
+    }),
     el("figure", { class: "mgpt-loss" }, chart, el("figcaption", {}, legend)),
     el("p", { class: "mgpt-compare__verdict", text: verdict(measured, count, four.config.steps) }),
-    samples);
+    samples,
+  );
 }
 
 // What the whole-list losses say, in words, whichever way they come out.
 export function verdict(measured, count, steps) {
-  if (!measured) return "The curves are training losses, one name per step: too noisy to compare the models by. " +
-    "The measurement over the whole names list could not be loaded.";
+  if (!measured)
+    return (
+      "The curves are training losses, one name per step: too noisy to compare the models by. " +
+      "The measurement over the whole names list could not be loaded."
+    );
   const { one_head_minus_four: gap, four_heads_attention: four, one_head_attention: one } = measured.gain;
   const dir = gap > 0 ? "higher" : "lower";
   const use = (g) => (g <= 0 ? `nothing (its loss drops by ${(-g).toFixed(5)})` : `${g.toFixed(4)}`);
-  const size = Math.abs(gap) < 0.01 ? "a few thousandths of a nat per letter: next to nothing"
-    : Math.abs(gap) < 0.05 ? "a few hundredths of a nat per letter: small" : "a clear gap";
-  return `The curves are training losses, one name per step, too noisy to compare by. Over all ${count} next-letter ` +
+  const size =
+    Math.abs(gap) < 0.01
+      ? "a few thousandths of a nat per letter: next to nothing"
+      : Math.abs(gap) < 0.05
+        ? "a few hundredths of a nat per letter: small"
+        : "a clear gap";
+  return (
+    `The curves are training losses, one name per step, too noisy to compare by. Over all ${count} next-letter ` +
     `predictions of the names list, the one-head model's loss is ${Math.abs(gap).toFixed(4)} ${dir} than the four-head one's, ` +
     `${size}. Switching every head off costs the four-head model ${use(four)} and the one-head model ${use(one)}: ` +
-    `what attention is worth to each, on first names, after one training run of ${steps.toLocaleString("en")} names.`;
+    `what attention is worth to each, on first names, after one training run of ${steps.toLocaleString("en")} names.`
+  );
 }

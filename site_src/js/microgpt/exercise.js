@@ -41,8 +41,15 @@ const LEVEL1 = {
   },
   ask: (doc) => ({ inputs: inputsOf(doc), explain: (collected) => !judge(doc, collected).passed }),
   passMessage,
-  passExtra: () => [el("p", { class: "mgpt-level2__next" }, "Next: Level 2, just below, where you write the whole of multi_head yourself.")],
-  solutionNote: "The solution is in the editor: read the lines under BLANK 1 and BLANK 2, then press Check. (Ctrl+Z brings your own code back.)",
+  passExtra: () => [
+    el(
+      "p",
+      { class: "mgpt-level2__next" },
+      "Next: Level 2, just below, where you write the whole of multi_head yourself.",
+    ),
+  ],
+  solutionNote:
+    "The solution is in the editor: read the lines under BLANK 1 and BLANK 2, then press Check. (Ctrl+Z brings your own code back.)",
 };
 
 const LEVEL2 = {
@@ -68,7 +75,13 @@ export function mount(root) {
   state.runner = runner;
   const cases = loadModel().then((model) => exerciseCases(model)); // microgpt's answers, computed here
   cases.catch(() => {});
-  const shared = { runner, cases, setOutputTarget: (fn) => { outputTarget = fn; } };
+  const shared = {
+    runner,
+    cases,
+    setOutputTarget: (fn) => {
+      outputTarget = fn;
+    },
+  };
   const addPanel = (box, level) => {
     const panel = exercisePanel(box, level, shared);
     state.panels.push(panel);
@@ -85,7 +98,8 @@ export function mount(root) {
   const panelBox = el("div", { class: "mgpt-level2__panel" });
   levelTwo.replaceChildren(title, intro, openButton, panelBox);
   let two = null;
-  const offered = () => getProgress().solved || level2Store.getProgress().solved || level2Store.getProgress().code !== null;
+  const offered = () =>
+    getProgress().solved || level2Store.getProgress().solved || level2Store.getProgress().code !== null;
   const open = () => {
     if (!two && !state.disposed) {
       two = addPanel(panelBox, LEVEL2);
@@ -106,13 +120,17 @@ export function mount(root) {
         "its progress is saved on its own.";
   };
   openButton.addEventListener("click", () => {
-    open().then(() => panelBox.querySelector(".cm-content, textarea")?.focus(), () => {});
+    open().then(
+      () => panelBox.querySelector(".cm-content, textarea")?.focus(),
+      () => {},
+    );
   });
   draw();
   if (level2Store.getProgress().solved || level2Store.getProgress().code !== null) open();
   state.offs.push(onProgress(draw), level2Store.onProgress(draw));
 
-  const ready = () => Promise.all([runner.ready, one.loaded, cases]).then(() => ({ ...runner.info, isolated: runner.isolated }));
+  const ready = () =>
+    Promise.all([runner.ready, one.loaded, cases]).then(() => ({ ...runner.info, isolated: runner.isolated }));
   const hook = {
     isolated: runner.isolated,
     get ready() {

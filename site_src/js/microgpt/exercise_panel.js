@@ -37,8 +37,10 @@ export function loadEditor() {
   editorScript = new Promise((resolve, reject) => {
     const script = document.createElement("script");
     script.src = siteUrl(EDITOR_PATH);
-    script.onload = () => (globalThis[EDITOR_GLOBAL] ? resolve(globalThis[EDITOR_GLOBAL])
-      : reject(new Error(`${EDITOR_PATH} did not define the editor`)));
+    script.onload = () =>
+      globalThis[EDITOR_GLOBAL]
+        ? resolve(globalThis[EDITOR_GLOBAL])
+        : reject(new Error(`${EDITOR_PATH} did not define the editor`));
     script.onerror = () => reject(new Error(`${EDITOR_PATH} could not be loaded`));
     document.head.append(script);
   });
@@ -50,7 +52,12 @@ export function loadEditor() {
 
 // A plain textarea with the editor's interface, used if the bundle cannot load.
 function textareaEditor({ parent, doc, label, describedBy, onChange }) {
-  const area = el("textarea", { class: "mgpt-ex__fallback", spellcheck: false, "aria-label": label, "aria-describedby": describedBy });
+  const area = el("textarea", {
+    class: "mgpt-ex__fallback",
+    spellcheck: false,
+    "aria-label": label,
+    "aria-describedby": describedBy,
+  });
   area.value = doc;
   area.rows = 30;
   area.addEventListener("input", () => onChange && onChange(area.value));
@@ -71,8 +78,18 @@ function textareaEditor({ parent, doc, label, describedBy, onChange }) {
 function hintTiers(block, [idea, where, code]) {
   const whereText = el("p", { class: "mgpt-verdict__where", text: where, hidden: true });
   const codeText = el("pre", { class: "mgpt-verdict__code", text: code, hidden: true });
-  const whereButton = el("button", { type: "button", class: "md-button mgpt-verdict__more", text: "Where?", hidden: !where });
-  const codeButton = el("button", { type: "button", class: "md-button mgpt-verdict__more", text: "Show me the code", hidden: !code });
+  const whereButton = el("button", {
+    type: "button",
+    class: "md-button mgpt-verdict__more",
+    text: "Where?",
+    hidden: !where,
+  });
+  const codeButton = el("button", {
+    type: "button",
+    class: "md-button mgpt-verdict__more",
+    text: "Show me the code",
+    hidden: !code,
+  });
   whereButton.addEventListener("click", () => {
     whereText.hidden = false;
     whereButton.hidden = true;
@@ -86,8 +103,12 @@ function hintTiers(block, [idea, where, code]) {
     block.dataset.tier = "code";
   });
   block.dataset.tier = "idea";
-  return [el("p", { class: "mgpt-verdict__text mgpt-verdict__idea", text: idea }), whereText, codeText,
-    el("div", { class: "mgpt-verdict__buttons" }, whereButton, codeButton)];
+  return [
+    el("p", { class: "mgpt-verdict__text mgpt-verdict__idea", text: idea }),
+    whereText,
+    codeText,
+    el("div", { class: "mgpt-verdict__buttons" }, whereButton, codeButton),
+  ];
 }
 
 // level: {name, editorLabel, texts() -> Promise<{starter, solution}>, store (progress.js),
@@ -100,23 +121,53 @@ export function exercisePanel(root, level, shared) {
   const uid = `mgpt-ex-${Math.random().toString(36).slice(2, 8)}`;
   const spinner = el("span", { class: "mgpt-spinner", "aria-hidden": "true" });
   const statusText = el("span", { text: "Starting Python (Pyodide)…" });
-  const status = el("div", { class: "mgpt-ex__status", role: "status", "aria-live": "polite", "data-phase": "loading" }, spinner, statusText);
+  const status = el(
+    "div",
+    { class: "mgpt-ex__status", role: "status", "aria-live": "polite", "data-phase": "loading" },
+    spinner,
+    statusText,
+  );
   const help = el("p", {
-    class: "mgpt-ex__help", id: `${uid}-help`,
-    text: "Python editor. New lines are indented for you; Ctrl+] indents a line more and Ctrl+[ less " +
+    class: "mgpt-ex__help",
+    id: `${uid}-help`,
+    text:
+      "Python editor. New lines are indented for you; Ctrl+] indents a line more and Ctrl+[ less " +
       "(⌘ on a Mac), and Tab moves on to the buttons. " +
       `Run and Check stop code that runs longer than ${TIME_LIMIT_MS / 1000} seconds.`,
   });
   const editorBox = el("div", { class: "mgpt-ex__editor" });
-  const runButton = el("button", { type: "button", class: "md-button md-button--primary", text: "Run", disabled: true });
-  const checkButton = el("button", { type: "button", class: "md-button md-button--primary", text: "Check", disabled: true });
+  const runButton = el("button", {
+    type: "button",
+    class: "md-button md-button--primary",
+    text: "Run",
+    disabled: true,
+  });
+  const checkButton = el("button", {
+    type: "button",
+    class: "md-button md-button--primary",
+    text: "Check",
+    disabled: true,
+  });
   const resetButton = el("button", { type: "button", class: "md-button", text: "Reset" });
   const solutionButton = el("button", { type: "button", class: "md-button", text: "Show solution", hidden: true });
   const restartButton = el("button", { type: "button", class: "md-button", text: "Restart Python" });
-  const buttons = el("div", { class: "mgpt-ex__buttons" }, runButton, checkButton, resetButton, solutionButton, restartButton);
+  const buttons = el(
+    "div",
+    { class: "mgpt-ex__buttons" },
+    runButton,
+    checkButton,
+    resetButton,
+    solutionButton,
+    restartButton,
+  );
   const verdict = el("div", { class: "mgpt-ex__verdict", role: "status", "aria-live": "polite" });
   const outputLabel = el("p", { class: "mgpt-ex__label", id: `${uid}-out`, text: "Output" });
-  const output = el("pre", { class: "mgpt-ex__output", tabIndex: 0, "aria-labelledby": `${uid}-out`, "aria-live": "polite" });
+  const output = el("pre", {
+    class: "mgpt-ex__output",
+    tabIndex: 0,
+    "aria-labelledby": `${uid}-out`,
+    "aria-live": "polite",
+  });
   output.textContent = "Press Run to see what your code prints.";
   root.replaceChildren(status, help, editorBox, buttons, verdict, outputLabel, output);
 
@@ -144,7 +195,10 @@ export function exercisePanel(root, level, shared) {
     const tiers = splitHint(result.message);
     delete verdict.dataset.tier;
     verdict.replaceChildren(
-      el("p", { class: "mgpt-verdict__title", text: passed ? "✓ Passed" : (result.timedOut ? "⏱ Stopped" : "✗ Not yet") }),
+      el("p", {
+        class: "mgpt-verdict__title",
+        text: passed ? "✓ Passed" : result.timedOut ? "⏱ Stopped" : "✗ Not yet",
+      }),
       ...(tiers ? hintTiers(verdict, tiers) : [el("pre", { class: "mgpt-verdict__text", text: result.message })]),
       ...(passed && level.passExtra ? level.passExtra() : []),
       ...(result.notice ? [el("p", { class: "mgpt-ex__notice", text: result.notice })] : []),
@@ -164,7 +218,7 @@ export function exercisePanel(root, level, shared) {
     else output.append(text);
   };
 
-  const code = () => (state.editor ? state.editor.getValue() : store.getProgress().code ?? starter);
+  const code = () => (state.editor ? state.editor.getValue() : (store.getProgress().code ?? starter));
 
   async function doRun(source) {
     state.busy = true;
@@ -177,7 +231,10 @@ export function exercisePanel(root, level, shared) {
     try {
       const result = await runner.run(source);
       if (state.disposed) return result;
-      if (result.error) output.append(el("span", { class: "mgpt-ex__stderr", text: (output.textContent ? "\n" : "") + result.error + "\n" }));
+      if (result.error)
+        output.append(
+          el("span", { class: "mgpt-ex__stderr", text: (output.textContent ? "\n" : "") + result.error + "\n" }),
+        );
       if (!output.textContent) output.textContent = "(Your code printed nothing.)";
       if (result.notice) output.append(el("span", { class: "mgpt-ex__notice", text: `\n${result.notice}\n` }));
       return result;
@@ -206,7 +263,11 @@ export function exercisePanel(root, level, shared) {
       const decided = result.timedOut ? { passed: false } : judge(doc, result);
       const verdictResult = {
         passed: decided.passed,
-        message: result.timedOut ? String(result.message) : decided.passed ? level.passMessage(doc) : failMessage(doc, result, decided),
+        message: result.timedOut
+          ? String(result.message)
+          : decided.passed
+            ? level.passMessage(doc)
+            : failMessage(doc, result, decided),
         notice: String(result.notice || ""),
       };
       if (!state.disposed) {
@@ -274,8 +335,18 @@ export function exercisePanel(root, level, shared) {
     const { createEditor } = await editor;
     if (state.disposed) return;
     const saved = store.getProgress();
-    state.editor = createEditor({ parent: editorBox, doc: saved.code ?? starter, label: level.editorLabel, describedBy: `${uid}-help`, onChange });
-    if (saved.solved) plain(`You solved ${level.name} earlier (saved in this browser). Press Check to grade it again.`, "mgpt-ex__verdict--pass");
+    state.editor = createEditor({
+      parent: editorBox,
+      doc: saved.code ?? starter,
+      label: level.editorLabel,
+      describedBy: `${uid}-help`,
+      onChange,
+    });
+    if (saved.solved)
+      plain(
+        `You solved ${level.name} earlier (saved in this browser). Press Check to grade it again.`,
+        "mgpt-ex__verdict--pass",
+      );
     setButtons();
   })();
   loaded.catch((err) => plain(`The exercise could not load: ${err.message}`, "mha-panel--error"));
@@ -289,8 +360,10 @@ export function exercisePanel(root, level, shared) {
     getCode: () => code(),
     setCode: (text) => state.editor && state.editor.setValue(String(text)),
     // The line (1-based) the cursor is on, so a test can walk to a line with the arrow keys over wrapped lines.
-    cursorLine: () => (state.editor && state.editor.view
-      ? state.editor.view.state.doc.lineAt(state.editor.view.state.selection.main.head).number : null),
+    cursorLine: () =>
+      state.editor && state.editor.view
+        ? state.editor.view.state.doc.lineAt(state.editor.view.state.selection.main.head).number
+        : null,
     starter: () => starter,
     solution: () => solution,
     dispose() {

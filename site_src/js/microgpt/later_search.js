@@ -53,7 +53,9 @@ function standIn(RealWorker, url, options, go) {
     real = new RealWorker(url, options);
     real.addEventListener("message", (e) => emit(new MessageEvent("message", { data: e.data })));
     real.addEventListener("messageerror", () => emit(new MessageEvent("messageerror")));
-    real.addEventListener("error", (e) => emit(new ErrorEvent("error", { message: e.message, filename: e.filename, lineno: e.lineno, colno: e.colno })));
+    real.addEventListener("error", (e) =>
+      emit(new ErrorEvent("error", { message: e.message, filename: e.filename, lineno: e.lineno, colno: e.colno })),
+    );
     for (const [message, transfer] of queue.splice(0)) real.postMessage(message, transfer);
   };
   const onFocus = (event) => {

@@ -9,6 +9,7 @@
 
 import { siteUrl } from "../runtime/assets.js";
 import { el } from "../runtime/dom.js";
+import { functionsOf, rawText } from "../runtime/exercise_file.js";
 import { judge } from "./verdict.js";
 
 export const LEVEL2_PATH = "pyodide/exercises/microgpt_multi_head.py";
@@ -22,11 +23,11 @@ export async function fetchText(path) {
 
 // {starter, solution, functions} as the exercise file states them (the solution: the starter with its body written).
 export function readLevel2(text) {
-  const constant = (name) => text.split(`${name} = r'''`, 2)[1]?.split("'''", 1)[0];
+  const constant = (name) => rawText(text, name);
   const starter = constant("STARTER");
   const body = constant("BODY");
   const placeholder = (text.match(/^PLACEHOLDER = "(.*)\\n"$/m) || [])[1];
-  const functions = [...(text.split("FUNCTIONS = (", 2)[1]?.split("\n)\n", 1)[0] || "").matchAll(/\("(\w+)", "([^"]*)"\)/g)].map((m) => m[1]);
+  const functions = functionsOf(text).map((f) => f.name);
   if (!starter || !body || !placeholder || !starter.includes(`${placeholder}\n`) || functions.length !== 1) {
     throw new Error(`${LEVEL2_PATH} does not state its starter, body and function`);
   }
@@ -48,7 +49,10 @@ function exerciseFile() {
 // glued heads go to the explanation only after the numbers are in, and only for a wrong answer.
 export function level2Inputs(doc, name = "multi_head") {
   return {
-    function: name, n_head: doc.n_head, head_dim: doc.head_dim, attn_wo: doc.attn_wo,
+    function: name,
+    n_head: doc.n_head,
+    head_dim: doc.head_dim,
+    attn_wo: doc.attn_wo,
     calls: doc.cases.map((c) => [c.q, c.keys, c.values]),
     cases: doc.cases.map(({ name: who, pos }) => ({ name: who, pos })),
   };
@@ -60,21 +64,32 @@ export const level2 = {
   texts: () => exerciseFile(),
   ask: (doc) => ({
     inputs: level2Inputs(doc),
-    explain: (collected) => (judge(doc, collected).passed ? false
-      : { expected: JSON.stringify({ outputs: doc.cases.map((c) => c.expected) }) }),
+    explain: (collected) =>
+      judge(doc, collected).passed
+        ? false
+        : { expected: JSON.stringify({ outputs: doc.cases.map((c) => c.expected) }) },
   }),
-  solutionNote: "The solution is in the editor: read the body of multi_head, then press Check. (Ctrl+Z brings your own code back.)",
+  solutionNote:
+    "The solution is in the editor: read the body of multi_head, then press Check. (Ctrl+Z brings your own code back.)",
 };
 
 export function passMessage(doc) {
-  return `Passed! Your own multi_head, every line of it, gives microgpt's numbers at all ${doc.cases.length} positions ` +
-    `of ${doc.names.join(", ")}, and after attn_wo too. It now stands beside microgpt's lines in "Unlocked in microgpt" below.`;
+  return (
+    `Passed! Your own multi_head, every line of it, gives microgpt's numbers at all ${doc.cases.length} positions ` +
+    `of ${doc.names.join(", ")}, and after attn_wo too. It now stands beside microgpt's lines in "Unlocked in microgpt" below.`
+  );
 }
 
 // Under a passed Level 2: where to go next.
 export function passExtra() {
-  return [el("p", { class: "mgpt-level2__next" }, "Next: ",
-    el("a", { href: siteUrl(BUILD_PAGE), text: "build it yourself" }),
-    " — causal multi-head attention, projections and W_O included, for the lesson's trained four-head " +
-    "TinyStories model, checked against its own numbers.")];
+  return [
+    el(
+      "p",
+      { class: "mgpt-level2__next" },
+      "Next: ",
+      el("a", { href: siteUrl(BUILD_PAGE), text: "build it yourself" }),
+      " — causal multi-head attention, projections and W_O included, for the lesson's trained four-head " +
+        "TinyStories model, checked against its own numbers.",
+    ),
+  ];
 }

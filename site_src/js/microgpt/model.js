@@ -120,8 +120,14 @@ function floatStep(weights, token, pos, keyCache, valueCache, nHead, trace, { he
     const mixed = linear(glued, weights[pre + "attn_wo"]);
     if (trace && layer === 0) {
       Object.assign(trace, {
-        x, q, k: keys[keys.length - 1], v: values[values.length - 1], head_weights: headWeights,
-        single_head_weights: probed.weights, heads_out: headsOut, attn_out: mixed,
+        x,
+        q,
+        k: keys[keys.length - 1],
+        v: values[values.length - 1],
+        head_weights: headWeights,
+        single_head_weights: probed.weights,
+        heads_out: headsOut,
+        attn_out: mixed,
       });
     }
     x = mixed.map((a, i) => a + skip[i]);

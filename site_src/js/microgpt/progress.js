@@ -130,14 +130,23 @@ export function mount(root) {
   const entry = claim(roots, root, { off: null });
   if (!entry) return;
   const summary = el("p", { class: "mgpt-progress__summary", "aria-live": "polite" });
-  const button = el("button", { type: "button", class: "md-button", text: "Clear my progress", onclick: () => clearProgress() });
-  const note = el("p", { class: "mgpt-progress__note",
-    text: "Your code and the exercise results are saved in this browser only (localStorage); nothing is sent anywhere." });
-  const result = (progress) => (progress.solved ? "solved" : progress.revealed ? "solution shown, not solved yet" : "not solved yet");
+  const button = el("button", {
+    type: "button",
+    class: "md-button",
+    text: "Clear my progress",
+    onclick: () => clearProgress(),
+  });
+  const note = el("p", {
+    class: "mgpt-progress__note",
+    text: "Your code and the exercise results are saved in this browser only (localStorage); nothing is sent anywhere.",
+  });
+  const result = (progress) =>
+    progress.solved ? "solved" : progress.revealed ? "solution shown, not solved yet" : "not solved yet";
   const render = () => {
     const one = getProgress();
     const two = level2.getProgress();
-    summary.textContent = `Exercise: ${result(one)}. ` +
+    summary.textContent =
+      `Exercise: ${result(one)}. ` +
       `Code: ${one.code === null ? "starter code" : "your own version saved"}. ` +
       `Level 2 (the whole multi_head): ${result(two)}` +
       (two.code === null ? "." : ", your own version saved.");

@@ -19,7 +19,10 @@ const KEY = "mhaPythonFirst";
 // prestart.js: `ready` is the first Python's readiness; returns the promise afterPython() gives.
 export function pythonFirst(ready) {
   globalThis[KEY] = Promise.race([
-    Promise.resolve(ready).then(() => {}, () => {}),
+    Promise.resolve(ready).then(
+      () => {},
+      () => {},
+    ),
     new Promise((resolve) => setTimeout(resolve, LATEST_MS)),
   ]);
   return globalThis[KEY];
@@ -41,12 +44,15 @@ export function whenWanted(element) {
 function nearViewport(element) {
   if (typeof IntersectionObserver !== "function") return Promise.resolve();
   return new Promise((resolve) => {
-    const observer = new IntersectionObserver((entries) => {
-      if (entries.some((entry) => entry.isIntersecting)) {
-        observer.disconnect();
-        resolve();
-      }
-    }, { rootMargin: "100% 0px" });
+    const observer = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((entry) => entry.isIntersecting)) {
+          observer.disconnect();
+          resolve();
+        }
+      },
+      { rootMargin: "100% 0px" },
+    );
     observer.observe(element);
   });
 }

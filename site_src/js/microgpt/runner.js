@@ -139,9 +139,12 @@ export class PythonRunner {
   changeOffer(promise) {
     this.offer = null;
     this.snapshot = promise;
-    promise.then((offer) => {
-      if (this.snapshot === promise) this.offer = offer;
-    }, () => {});
+    promise.then(
+      (offer) => {
+        if (this.snapshot === promise) this.offer = offer;
+      },
+      () => {},
+    );
   }
 
   // Runs task() once no job is running; a job asked for meanwhile starts its clock after it.
@@ -196,7 +199,10 @@ export class PythonRunner {
       offer: this.offer, // null while it is being changed: then a "snapshot" message brings it
       module: Boolean(this.module),
     };
-    const worker = new Worker(new URL("./exercise/worker.js", import.meta.url), { type: "module", name: JSON.stringify(settings) });
+    const worker = new Worker(new URL("./exercise/worker.js", import.meta.url), {
+      type: "module",
+      name: JSON.stringify(settings),
+    });
     slot.worker = worker;
     const isSpare = () => slot === this.spare;
     const fail = async (reason) => {
@@ -206,8 +212,12 @@ export class PythonRunner {
       relayStalls(slot, [], null);
       // A file that did not come: offline, or replaced by a new build (runtime/assets.js liveBuild).
       const live = await liveBuild();
-      const text = live === "new" ? `${STALE_MESSAGE} (${reason})`
-        : live === "offline" ? `${reason.replace(/\s*\(.*\)$/, "")}. ${OFFLINE_ADVICE.replace(/\.$/, "")}` : reason;
+      const text =
+        live === "new"
+          ? `${STALE_MESSAGE} (${reason})`
+          : live === "offline"
+            ? `${reason.replace(/\s*\(.*\)$/, "")}. ${OFFLINE_ADVICE.replace(/\.$/, "")}`
+            : reason;
       slot.failed = text;
       if (isSpare()) this.showSpare();
       slot.reject(new Error(text));
@@ -225,15 +235,20 @@ export class PythonRunner {
         if (isSpare() && !slot.info && !slot.failed) {
           slot.loadingText = String(msg.text);
           slot.progress = { loaded: msg.loaded, total: msg.total };
-          if (!this.pending) this.setState({ phase: "loading", text: slot.loadingText, loaded: msg.loaded, total: msg.total });
+          if (!this.pending)
+            this.setState({ phase: "loading", text: slot.loadingText, loaded: msg.loaded, total: msg.total });
         }
       } else if (msg.type === "stalled") {
         // Said by the page's stall notice (runtime/stall_notice.js), whose Retry the worker hears.
-        relayStalls(slot, Array.isArray(msg.list) && !slot.info && !slot.failed ? msg.list : [],
-          () => worker.postMessage({ type: "retry" }));
+        relayStalls(slot, Array.isArray(msg.list) && !slot.info && !slot.failed ? msg.list : [], () =>
+          worker.postMessage({ type: "retry" }),
+        );
       } else if (SNAPSHOT_NEWS.has(msg.type)) {
         // Only from a worker that has not said "ready": one no job has reached yet.
-        const next = slot.info || slot.failed ? null : snapshotNews(msg, this.snapshot, slot.ready, (task) => this.betweenJobs(task));
+        const next =
+          slot.info || slot.failed
+            ? null
+            : snapshotNews(msg, this.snapshot, slot.ready, (task) => this.betweenJobs(task));
         if (next) this.changeOffer(next);
       } else if (msg.type === "ready") {
         if (slot.info || slot.failed) return;
@@ -242,8 +257,14 @@ export class PythonRunner {
         if (!this.module && msg.module instanceof WebAssembly.Module) this.module = msg.module;
         const now = performance.now();
         slot.info = {
-          pyodide: msg.pyodide, python: msg.python, workerMs: msg.ms, stages: msg.stages, start: String(msg.start || ""),
-          startedAt: slot.started, readyMs: now - slot.started, readyAt: now,
+          pyodide: msg.pyodide,
+          python: msg.python,
+          workerMs: msg.ms,
+          stages: msg.stages,
+          start: String(msg.start || ""),
+          startedAt: slot.started,
+          readyMs: now - slot.started,
+          readyAt: now,
         };
         if (isSpare()) this.showSpare();
         if (slot.handoff) tellServiceWorker();
@@ -361,10 +382,13 @@ export class PythonRunner {
   }
 
   call(slot, source, inputs) {
-    if (slot.retired || this.disposed) return Promise.resolve(slot.stopped || { outputs: [], failed: true, stop: "restart", message: "" });
+    if (slot.retired || this.disposed)
+      return Promise.resolve(slot.stopped || { outputs: [], failed: true, stop: "restart", message: "" });
     return new Promise((resolve) => {
       const job = { token: token(), type: "call", resolve, slot, shown: 0, started: performance.now(), keep: true };
-      job.answered = new Promise((done) => { job.markAnswered = done; });
+      job.answered = new Promise((done) => {
+        job.markAnswered = done;
+      });
       this.pending = job;
       this.setState({ ...this.state, phase: "busy", text: "Running your code…" });
       job.timer = setTimeout(() => this.overrun(job), TIME_LIMIT_MS);
@@ -376,9 +400,15 @@ export class PythonRunner {
     const slot = await this.takeSpare();
     return new Promise((resolve) => {
       const job = { token: token(), type, resolve, slot, shown: 0, started: performance.now(), needsExplanation };
-      job.answered = new Promise((done) => { job.markAnswered = done; });
+      job.answered = new Promise((done) => {
+        job.markAnswered = done;
+      });
       this.pending = job;
-      this.setState({ ...this.state, phase: "busy", text: type === "check" ? "Checking your code…" : "Running your code…" });
+      this.setState({
+        ...this.state,
+        phase: "busy",
+        text: type === "check" ? "Checking your code…" : "Running your code…",
+      });
       job.timer = setTimeout(() => this.overrun(job), TIME_LIMIT_MS);
       slot.worker.postMessage({ type, token: job.token, source, inputs });
     });
@@ -423,9 +453,12 @@ export class PythonRunner {
     this.showSpare();
     if (stop) {
       this.lastStop = stop;
-      this.ready.then(() => {
-        stop.readyAt = Math.max(performance.now(), stop.answeredAt);
-      }, () => {});
+      this.ready.then(
+        () => {
+          stop.readyAt = Math.max(performance.now(), stop.answeredAt);
+        },
+        () => {},
+      );
     }
   }
 
@@ -447,19 +480,29 @@ export class PythonRunner {
     if (job.type === "check") {
       // The verdict's numbers are the ones collected first; nothing sent later replaces them.
       const first = job.collected || { outputs: [], failed: true, stop: "" };
-      result = { message: String(result.message || ""), outputs: first.outputs, failed: first.failed, stop: first.stop };
+      result = {
+        message: String(result.message || ""),
+        outputs: first.outputs,
+        failed: first.failed,
+        stop: first.stop,
+      };
     }
     const interruptedByUs = job.limitAt !== undefined && result.stop === "interrupt";
-    if (job.keep && !health && !interruptedByUs) { // a series' call: its worker takes the next call
+    if (job.keep && !health && !interruptedByUs) {
+      // a series' call: its worker takes the next call
       clearTimeout(job.timer);
       this.pending = null;
       job.markAnswered();
       job.resolve({ ...result, timedOut: false, ms: now - job.started });
       return;
     }
-    const stop = interruptedByUs ? { how: "interrupt", why: "time", limitAt: job.limitAt, answeredAt: now, readyAt: null } : null;
+    const stop = interruptedByUs
+      ? { how: "interrupt", why: "time", limitAt: job.limitAt, answeredAt: now, readyAt: null }
+      : null;
     this.retire(job, stop);
-    const notice = health ? `Python was restarted: ${health}. The next Run or Check starts in a fresh interpreter.` : "";
+    const notice = health
+      ? `Python was restarted: ${health}. The next Run or Check starts in a fresh interpreter.`
+      : "";
     if (job.keep) job.slot.stopped = { outputs: [], failed: true, stop: "restart", message: notice };
     if (interruptedByUs) {
       job.slot.stopped = { ...this.stoppedResult(job, "time", "interrupt"), notice };
@@ -472,9 +515,10 @@ export class PythonRunner {
   stoppedResult(job, why, how = "restart") {
     const seconds = TIME_LIMIT_MS / 1000;
     const message = {
-      time: how === "interrupt"
-        ? `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). Python is still running, so you can fix the code and try again.`
-        : `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). Python was restarted (a fresh one takes over), so you can fix the code and try again.`,
+      time:
+        how === "interrupt"
+          ? `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). Python is still running, so you can fix the code and try again.`
+          : `Stopped: your code ran for more than ${seconds} seconds (a loop that never ends?). Python was restarted (a fresh one takes over), so you can fix the code and try again.`,
       crash: "Stopped: Python crashed while running your code (out of memory?). A fresh Python takes over.",
       restart: "Stopped: you restarted Python while your code was running.",
     }[why];

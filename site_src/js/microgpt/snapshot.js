@@ -93,7 +93,14 @@ export function snapshotOffer() {
   if (!record || !usable()) return { shipped };
   if (record.failed) return { failedKey: record.key, shipped };
   if (typeof record.digest !== "string" || !Number.isInteger(record.size)) return { shipped };
-  return { key: record.key, digest: record.digest, size: record.size, cache: CACHE, url: entryUrl(record.key), shipped };
+  return {
+    key: record.key,
+    digest: record.digest,
+    size: record.size,
+    cache: CACHE,
+    url: entryUrl(record.key),
+    shipped,
+  };
 }
 
 function shippedHeap() {
@@ -172,9 +179,12 @@ export function snapshotNews(msg, current, ready, betweenJobs) {
   if (msg.type === "snapshot-made") {
     if (!(msg.packed instanceof Uint8Array)) return null;
     const made = msg.packed;
-    return Promise.all([after, ready.catch(() => {})]).then(() => betweenJobs(() => saveSnapshot(key, made))).catch(snapshotOffer);
+    return Promise.all([after, ready.catch(() => {})])
+      .then(() => betweenJobs(() => saveSnapshot(key, made)))
+      .catch(snapshotOffer);
   }
-  if (msg.type === "snapshot-missing") return after.then(() => forgetSnapshot(String(msg.digest))).then(snapshotOffer, snapshotOffer);
+  if (msg.type === "snapshot-missing")
+    return after.then(() => forgetSnapshot(String(msg.digest))).then(snapshotOffer, snapshotOffer);
   console.warn(`Python's saved start could not be used (${msg.reason}); it starts the normal way.`);
   const failed = () => ({ ...snapshotOffer(), failedKey: key });
   return after.then(() => markSnapshotFailed(key)).then(failed, failed);

@@ -52,7 +52,13 @@ export function mount(root) {
       if (!state.disposed) build(root, source.replace(/\n$/, "").split("\n"), state);
     })
     .catch((err) => {
-      root.replaceChildren(el("p", { class: "mha-panel mha-panel--error", role: "alert", text: `microgpt.py could not be loaded: ${err.message}` }));
+      root.replaceChildren(
+        el("p", {
+          class: "mha-panel mha-panel--error",
+          role: "alert",
+          text: `microgpt.py could not be loaded: ${err.message}`,
+        }),
+      );
     });
 }
 
@@ -75,15 +81,28 @@ function dedent(lines) {
 
 // Level 2 passed: microgpt's lines and the learner's function, side by side (stacked on a phone).
 function besideBlock(lines, block, mine) {
-  const column = (label, text) => el("div", { class: "mgpt-src__col" },
-    el("p", { class: "mgpt-src__coltitle", text: label }),
-    el("pre", { class: "mgpt-src__colcode", tabIndex: 0, role: "region", "aria-label": label }, el("code", { text })));
-  return el("figure", { class: "mgpt-src__beside", "data-level2": "solved" },
+  const column = (label, text) =>
+    el(
+      "div",
+      { class: "mgpt-src__col" },
+      el("p", { class: "mgpt-src__coltitle", text: label }),
+      el("pre", { class: "mgpt-src__colcode", tabIndex: 0, role: "region", "aria-label": label }, el("code", { text })),
+    );
+  return el(
+    "figure",
+    { class: "mgpt-src__beside", "data-level2": "solved" },
     el("figcaption", { text: "Level 2 passed: your whole multi_head beside microgpt's multi-head attention." }),
-    el("div", { class: "mgpt-src__cols" },
+    el(
+      "div",
+      { class: "mgpt-src__cols" },
       column(`microgpt.py, lines ${block.first} to ${block.last}`, dedent(lines.slice(block.first - 1, block.last))),
       // (Without its docstring, the starter's words: the code lines face microgpt's.)
-      column("Your multi_head (Level 2)", mine.replace(/^(def [^\n]*\n)\s+(?:"""|''')[\s\S]*?(?:"""|''')[^\n]*\n/, "$1"))));
+      column(
+        "Your multi_head (Level 2)",
+        mine.replace(/^(def [^\n]*\n)\s+(?:"""|''')[\s\S]*?(?:"""|''')[^\n]*\n/, "$1"),
+      ),
+    ),
+  );
 }
 
 // The exercise's lines in microgpt.py, in the order the learner writes them.
@@ -103,14 +122,24 @@ export function learnerLines(code) {
     const found = body.find((l) => re.test(l.split("#")[0]));
     return found ? found.trim() : null;
   };
-  return [pick(/^\s*k_h\s*=/), pick(/^\s*v_h\s*=/), pick(/^\s*blended\s*[=+]/),
-    pick(/\bout\s*(\.extend\(|\.append\(|\+=)/)];
+  return [
+    pick(/^\s*k_h\s*=/),
+    pick(/^\s*v_h\s*=/),
+    pick(/^\s*blended\s*[=+]/),
+    pick(/\bout\s*(\.extend\(|\.append\(|\+=)/),
+  ];
 }
 
 function build(root, lines, state) {
   const block = findBlock(lines);
   if (!block) {
-    root.replaceChildren(el("p", { class: "mha-panel mha-panel--error", role: "alert", text: "microgpt.py has no multi-head attention markers." }));
+    root.replaceChildren(
+      el("p", {
+        class: "mha-panel mha-panel--error",
+        role: "alert",
+        text: "microgpt.py has no multi-head attention markers.",
+      }),
+    );
     return;
   }
   const inBlock = (n) => n >= block.first && n <= block.last;
@@ -120,13 +149,21 @@ function build(root, lines, state) {
   };
   const loopLine = find(/for h in range/);
   const woLine = find(/attn_wo/);
-  const blanks = BLANK_LINES.map(find).filter(Boolean);     // 1-based line numbers, in exercise order
+  const blanks = BLANK_LINES.map(find).filter(Boolean); // 1-based line numbers, in exercise order
 
   const count = el("span", { class: "mgpt-src__count", "aria-live": "polite" });
   const intro = el("p", { class: "mgpt-src__intro" });
   const code = el("code");
-  const scroller = el("div", { class: "mgpt-src", tabIndex: 0, role: "region", "aria-label": `microgpt.py, ${lines.length} lines; lines ${block.first} to ${block.last} are highlighted` },
-    el("pre", {}, code));
+  const scroller = el(
+    "div",
+    {
+      class: "mgpt-src",
+      tabIndex: 0,
+      role: "region",
+      "aria-label": `microgpt.py, ${lines.length} lines; lines ${block.first} to ${block.last} are highlighted`,
+    },
+    el("pre", {}, code),
+  );
   const title = el("p", { class: "mgpt-src__title" }, el("strong", { text: "microgpt.py" }), count);
   const beside = el("div", { class: "mgpt-src__level2" });
   root.replaceChildren(intro, title, scroller, beside);
@@ -144,9 +181,12 @@ function build(root, lines, state) {
   const render = (progress) => {
     const unlocked = Boolean(progress.solved || progress.revealed);
     const learned = progress.solved ? block.endMarker : block.beginMarker - 1;
-    count.textContent = ` ${learned} / ${lines.length} lines learned` +
-      (progress.solved ? " (multi-head attention unlocked)"
-        : unlocked ? " (you looked at the solution: pass the check to count these lines)"
+    count.textContent =
+      ` ${learned} / ${lines.length} lines learned` +
+      (progress.solved
+        ? " (multi-head attention unlocked)"
+        : unlocked
+          ? " (you looked at the solution: pass the check to count these lines)"
           : " (solve the exercise to unlock the lines marked ✎)");
     count.dataset.learned = String(learned);
     count.dataset.total = String(lines.length);
@@ -155,8 +195,11 @@ function build(root, lines, state) {
     const parts = [`Lines ${block.first} to ${block.last} (highlighted) are multi-head attention`];
     if (loopLine) parts.push(`line ${loopLine} loops over the heads and slices the query`);
     if (woLine) parts.push(`line ${woLine} mixes the heads with attn_wo`);
-    intro.textContent = `${parts.join("; ")}. The lines marked ✎ (${blanks.join(", ")}) are the ones you write in the exercise` +
-      (unlocked ? "; beside each is your own version." : ": they show here once your check passes (or you ask for the solution).");
+    intro.textContent =
+      `${parts.join("; ")}. The lines marked ✎ (${blanks.join(", ")}) are the ones you write in the exercise` +
+      (unlocked
+        ? "; beside each is your own version."
+        : ": they show here once your check passes (or you ask for the solution).");
     const mine = progress.solved ? learnerLines(progress.solvedCode) : [];
     const key = JSON.stringify([unlocked, mine]);
     if (key === shown) return;
@@ -165,21 +208,33 @@ function build(root, lines, state) {
     lines.forEach((line, i) => {
       const n = i + 1;
       const blank = blanks.indexOf(n);
-      const classes = `mgpt-src__line${inBlock(n) ? " mgpt-src__line--mha" : ""}${blank >= 0 ? " mgpt-src__line--blank" : ""}` +
+      const classes =
+        `mgpt-src__line${inBlock(n) ? " mgpt-src__line--mha" : ""}${blank >= 0 ? " mgpt-src__line--blank" : ""}` +
         (blank >= 0 && !unlocked ? " mgpt-src__line--locked" : "");
       const text = blank >= 0 && !unlocked ? `${indent(line)}✎ your line ${blank + 1} goes here` : line || " ";
-      const row = el("span", { class: classes, "data-line": String(n) },
+      const row = el(
+        "span",
+        { class: classes, "data-line": String(n) },
         el("span", { class: "mgpt-src__no", "aria-hidden": "true", text: blank >= 0 ? `✎${n}` : String(n) }),
-        el("span", { class: "mgpt-src__text", text }));
+        el("span", { class: "mgpt-src__text", text }),
+      );
       code.append(row, "\n");
       if (blank >= 0 && unlocked) {
         const yours = mine[blank];
         const note = progress.solved
-          ? (yours ? `${indent(line)}# yours: ${yours}` : `${indent(line)}# yours: (written differently; your code passed)`)
+          ? yours
+            ? `${indent(line)}# yours: ${yours}`
+            : `${indent(line)}# yours: (written differently; your code passed)`
           : `${indent(line)}# yours: appears when your check passes`;
-        code.append(el("span", { class: "mgpt-src__line mgpt-src__line--yours", "data-yours": String(blank + 1) },
-          el("span", { class: "mgpt-src__no", "aria-hidden": "true", text: "" }),
-          el("span", { class: "mgpt-src__text", text: note })), "\n");
+        code.append(
+          el(
+            "span",
+            { class: "mgpt-src__line mgpt-src__line--yours", "data-yours": String(blank + 1) },
+            el("span", { class: "mgpt-src__no", "aria-hidden": "true", text: "" }),
+            el("span", { class: "mgpt-src__text", text: note }),
+          ),
+          "\n",
+        );
       }
     });
   };

@@ -13,11 +13,11 @@ export const ONE_HEAD_PATH = "wasm_assets/microgpt-one-head.json";
 
 export function loadModel(path = MODEL_PATH) {
   return loadJSON(path).then((model) => {
-    if (model.format !== "microgpt-trained/1") throw new Error(`${path} has format ${model.format}, expected microgpt-trained/1`);
+    if (model.format !== "microgpt-trained/1")
+      throw new Error(`${path} has format ${model.format}, expected microgpt-trained/1`);
     return model;
   });
 }
-
 
 export const START_LABEL = "∙"; // how the start marker (BOS) is shown
 
@@ -29,14 +29,25 @@ export function tokenLabel(label) {
 // onValid(name) fires for every acceptable value (on input and on Enter).
 export function nameField({ label, value = "emma", uchars, onValid, hint = "letters a–z, 1 to 15 of them" }) {
   const id = uid("mgpt-name");
-  const input = el("input", { type: "text", id, value, autocomplete: "off", spellcheck: false, maxLength: 40, "aria-describedby": `${id}-msg ${id}-hint` });
+  const input = el("input", {
+    type: "text",
+    id,
+    value,
+    autocomplete: "off",
+    spellcheck: false,
+    maxLength: 40,
+    "aria-describedby": `${id}-msg ${id}-hint`,
+  });
   input.setAttribute("autocapitalize", "none");
   const message = el("p", { class: "mgpt-field__message", id: `${id}-msg`, "aria-live": "polite" });
-  const box = el("div", { class: "mgpt-field" },
+  const box = el(
+    "div",
+    { class: "mgpt-field" },
     el("label", { for: id, text: label }),
     input,
     el("small", { id: `${id}-hint`, text: hint }),
-    message);
+    message,
+  );
   // "Zoe " is zoe: the model knows lowercase letters only, so capitals and spaces around are forgiven.
   const validate = () => {
     const name = input.value.trim().toLowerCase();
@@ -66,13 +77,18 @@ export function heatmapTable({ caption, labels, rows, compact, marked = -1, digi
     rows: rows.map((weights, i) => ({
       attrs: i === marked ? { class: "mgpt-heat__row--marked", "data-marked": "true" } : {},
       head: { text: i === marked ? `▸${tokenLabel(labels[i])}` : tokenLabel(labels[i]) },
-      cells: labels.map((label, t) => (t > i
-        ? { attrs: { class: "mgpt-heat__future" }, children: [el("span", { class: "mgpt-sr", text: "not visible" })] }
-        : {
-          attrs: { class: "mgpt-heat__cell", title: `${tokenLabel(labels[i])} → ${tokenLabel(label)}: ${weights[t].toFixed(3)}` },
-          children: [el("span", { class: "mgpt-heat__value", text: weights[t].toFixed(digits).replace(/^0/, "") })],
-          shade: weights[t],
-        })),
+      cells: labels.map((label, t) =>
+        t > i
+          ? { attrs: { class: "mgpt-heat__future" }, children: [el("span", { class: "mgpt-sr", text: "not visible" })] }
+          : {
+              attrs: {
+                class: "mgpt-heat__cell",
+                title: `${tokenLabel(labels[i])} → ${tokenLabel(label)}: ${weights[t].toFixed(3)}`,
+              },
+              children: [el("span", { class: "mgpt-heat__value", text: weights[t].toFixed(digits).replace(/^0/, "") })],
+              shade: weights[t],
+            },
+      ),
     })),
   });
 }

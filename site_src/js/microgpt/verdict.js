@@ -26,13 +26,24 @@ export function exerciseCases(model, names = CASE_NAMES) {
     const run = forwardAttention(model, name, nHead);
     run.q.forEach((q, pos) => {
       cases.push({
-        name, pos, q, keys: run.keys.slice(0, pos + 1), values: run.values.slice(0, pos + 1),
-        expected: run.heads_out[pos], after_wo: run.attn_out[pos],
+        name,
+        pos,
+        q,
+        keys: run.keys.slice(0, pos + 1),
+        values: run.values.slice(0, pos + 1),
+        expected: run.heads_out[pos],
+        after_wo: run.attn_out[pos],
       });
     });
   }
-  return { n_head: nHead, head_dim: model.config.head_dim, tolerance: TOLERANCE, names: [...names],
-    attn_wo: model.weights["layer0.attn_wo"], cases };
+  return {
+    n_head: nHead,
+    head_dim: model.config.head_dim,
+    tolerance: TOLERANCE,
+    names: [...names],
+    attn_wo: model.weights["layer0.attn_wo"],
+    cases,
+  };
 }
 
 // What the worker needs: the inputs, not the answers.
@@ -46,7 +57,9 @@ export function inputsOf(doc) {
 }
 
 function close(got, want, tolerance) {
-  return typeof got === "number" && Number.isFinite(got) && Math.abs(got - want) <= tolerance * Math.max(1, Math.abs(want));
+  return (
+    typeof got === "number" && Number.isFinite(got) && Math.abs(got - want) <= tolerance * Math.max(1, Math.abs(want))
+  );
 }
 
 function matches(out, want, tolerance) {
@@ -79,9 +92,11 @@ export function judge(doc, result) {
 export function passMessage(doc) {
   const last = doc.cases.filter((c) => c.name === doc.names[0]).pop();
   const shown = last.after_wo.map((v) => v.toFixed(3)).join(", ");
-  return `Passed! multi_head gives microgpt's numbers at all ${doc.cases.length} positions of ${doc.names.join(", ")}, ` +
+  return (
+    `Passed! multi_head gives microgpt's numbers at all ${doc.cases.length} positions of ${doc.names.join(", ")}, ` +
     `and after attn_wo the ${last.after_wo.length} numbers match too. For the last letter of "${last.name}", ` +
-    `attn_wo turns your four heads into [${shown}].`;
+    `attn_wo turns your four heads into [${shown}].`
+  );
 }
 
 // The message for a failed check: Python's explanation when it gave one.

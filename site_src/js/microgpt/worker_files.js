@@ -24,8 +24,12 @@ export function workerFiles() {
     // The Check of an exercise of functions (the page's exercise file is its exerciseURL).
     checkerURL: siteUrl("pyodide/calls.py"),
     // What the worker checks a copy it reads from Cache Storage against (build.json's digests).
-    digests: Object.fromEntries(["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
-      .map((name) => [name, fileDigest(`vendor/pyodide/${name}`)])),
+    digests: Object.fromEntries(
+      ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"].map((name) => [
+        name,
+        fileDigest(`vendor/pyodide/${name}`),
+      ]),
+    ),
   };
 }
 

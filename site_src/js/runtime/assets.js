@@ -100,7 +100,11 @@ export function liveBuild() {
       }
     })();
     // Asked again after a few seconds: the connection or the site may have changed.
-    buildCheck.then(() => setTimeout(() => { buildCheck = null; }, 3000));
+    buildCheck.then(() =>
+      setTimeout(() => {
+        buildCheck = null;
+      }, 3000),
+    );
   }
   return buildCheck;
 }
@@ -110,7 +114,9 @@ function staleError(path, url) {
     dispatchEvent(new CustomEvent("mha:new-build", { detail: { path } })); // runtime/offline.js shows the update notice
   }
   return new AssetError(STALE_MESSAGE, {
-    kind: "stale", url, advice: `This page belongs to the earlier version; its files (${path} among them) have been replaced.`,
+    kind: "stale",
+    url,
+    advice: `This page belongs to the earlier version; its files (${path} among them) have been replaced.`,
   });
 }
 
@@ -120,7 +126,11 @@ export async function explainFailure(path, url, fallback) {
   const live = await liveBuild();
   if (live === "new") return staleError(path, url);
   if (live === "offline") {
-    return new AssetError(`${describeFile(path)} could not be downloaded`, { kind: "offline", url, advice: OFFLINE_ADVICE });
+    return new AssetError(`${describeFile(path)} could not be downloaded`, {
+      kind: "offline",
+      url,
+      advice: OFFLINE_ADVICE,
+    });
   }
   return fallback;
 }
@@ -159,12 +169,16 @@ export function damagedTwice(response) {
   return Boolean(response && response.headers && response.headers.get("X-Mha-Damaged"));
 }
 
-export const DAMAGED_ADVICE = "Something between you and the site changed the file on its way (a Wi-Fi sign-in page, a proxy, a broken connection): " +
+export const DAMAGED_ADVICE =
+  "Something between you and the site changed the file on its way (a Wi-Fi sign-in page, a proxy, a broken connection): " +
   "sign in to the network if it asks, then reload the page; if it keeps failing, tell the site's maintainer.";
 
 export function damagedError(path, url) {
-  return new AssetError(`${describeFile(path)} arrived damaged twice: it does not match this build's digest`,
-    { kind: "corrupt", url, advice: DAMAGED_ADVICE });
+  return new AssetError(`${describeFile(path)} arrived damaged twice: it does not match this build's digest`, {
+    kind: "corrupt",
+    url,
+    advice: DAMAGED_ADVICE,
+  });
 }
 
 // fetch() that turns a network failure or an HTTP error into an AssetError.
@@ -174,14 +188,26 @@ async function fetchOk(path, url, fetcher = fetch) {
   try {
     response = await fetcher(url);
   } catch (err) {
-    throw await explainFailure(path, url,
-      new AssetError(`${describeFile(path)} could not be downloaded (the connection failed: ${err.message})`, { kind: "network", url }));
+    throw await explainFailure(
+      path,
+      url,
+      new AssetError(`${describeFile(path)} could not be downloaded (the connection failed: ${err.message})`, {
+        kind: "network",
+        url,
+      }),
+    );
   }
   // Damaged, or another build's file: a deploy replaced this page's build.
   if (damagedTwice(response)) throw await explainFailure(path, url, damagedError(path, url));
   if (!response.ok) {
-    throw await explainFailure(path, url,
-      new AssetError(`${describeFile(path)} is missing on this site (HTTP ${response.status})`, { kind: "missing", url }));
+    throw await explainFailure(
+      path,
+      url,
+      new AssetError(`${describeFile(path)} is missing on this site (HTTP ${response.status})`, {
+        kind: "missing",
+        url,
+      }),
+    );
   }
   return response;
 }
@@ -198,7 +224,8 @@ export function vocabProblem(json) {
   const bad = itos.findIndex((t) => typeof t !== "string" || t.length === 0);
   if (bad >= 0) return `token ${bad} is not a non-empty string`;
   if (new Set(itos).size !== itos.length) return "its token list repeats tokens";
-  if (C !== undefined && (!isInt(C) || C !== itos.length)) return `it lists ${itos.length} tokens but says the models have ${C}`;
+  if (C !== undefined && (!isInt(C) || C !== itos.length))
+    return `it lists ${itos.length} tokens but says the models have ${C}`;
   // T and the special ids are the pipeline's (export/defaults.py, export/wordlm.py): the page types neither.
   if (!isInt(T) || T < 1) return "its context length T is missing or not a positive integer";
   if (!special || typeof special !== "object") return "its special token ids (special) are missing";
@@ -215,8 +242,10 @@ export function manifestProblem(json) {
   if (!json || !Array.isArray(json.models) || json.models.length === 0) return "it lists no models";
   for (const m of json.models) {
     if (!m || typeof m.name !== "string" || typeof m.file !== "string") return "a model has no name or file";
-    if (m.bytes !== undefined && (!isInt(m.bytes) || m.bytes === 0)) return `${m.name}'s size is not a positive integer`;
-    if (m.sha256 !== undefined && !/^[0-9a-f]{64}$/i.test(String(m.sha256))) return `${m.name}'s SHA-256 is not 64 hex digits`;
+    if (m.bytes !== undefined && (!isInt(m.bytes) || m.bytes === 0))
+      return `${m.name}'s size is not a positive integer`;
+    if (m.sha256 !== undefined && !/^[0-9a-f]{64}$/i.test(String(m.sha256)))
+      return `${m.name}'s SHA-256 is not 64 hex digits`;
   }
   if (json.T !== undefined && (!isInt(json.T) || json.T < 1)) return "its context length T is not a positive integer";
   return null;
@@ -238,8 +267,14 @@ export function loadJSON(path) {
       try {
         bytes = new Uint8Array(await response.arrayBuffer());
       } catch (err) {
-        throw await explainFailure(path, url,
-          new AssetError(`${describeFile(path)} could not be downloaded (the connection failed: ${err.message})`, { kind: "network", url }));
+        throw await explainFailure(
+          path,
+          url,
+          new AssetError(`${describeFile(path)} could not be downloaded (the connection failed: ${err.message})`, {
+            kind: "network",
+            url,
+          }),
+        );
       }
       // Another build's file under this build's address: the site was redeployed.
       if (!(await isThisBuilds(path, bytes)) && (await liveBuild()) === "new") throw staleError(path, url);
@@ -250,7 +285,8 @@ export function loadJSON(path) {
         throw new AssetError(`${describeFile(path)} is damaged: it is not valid JSON`, { kind: "corrupt", url });
       }
       const problem = SHAPE_CHECKS[path] ? SHAPE_CHECKS[path](json) : null;
-      if (problem) throw new AssetError(`${describeFile(path)} has the wrong shape: ${problem}`, { kind: "corrupt", url });
+      if (problem)
+        throw new AssetError(`${describeFile(path)} has the wrong shape: ${problem}`, { kind: "corrupt", url });
       return json;
     })();
     promise.catch(() => jsonCache.delete(url)); // a failed download may be retried
@@ -330,25 +366,47 @@ export function loadBytes(path, { bytes: expectedBytes, sha256, onProgress } = {
     report(0, total);
     // Watched: a download that stops says so within seconds and can be asked for again;
     // the progress counts the bytes as they come, also while the service worker checks them.
-    const watched = (href) => watchedFetch(href, { what: describeFile(path), total,
-      onProgress: ({ loaded }) => report(loaded, Math.max(total, loaded)) });
+    const watched = (href) =>
+      watchedFetch(href, {
+        what: describeFile(path),
+        total,
+        onProgress: ({ loaded }) => report(loaded, Math.max(total, loaded)),
+      });
     const response = await fetchOk(path, url, watched);
     let data;
     try {
       data = await readBody(response);
     } catch (err) {
-      throw await explainFailure(path, url,
-        new AssetError(`${describeFile(path)} could not be downloaded (the connection failed: ${err.message})`, { kind: "network", url }));
+      throw await explainFailure(
+        path,
+        url,
+        new AssetError(`${describeFile(path)} could not be downloaded (the connection failed: ${err.message})`, {
+          kind: "network",
+          url,
+        }),
+      );
     }
     report(data.byteLength, data.byteLength);
     if (expectedBytes && data.byteLength !== expectedBytes) {
-      throw await explainFailure(path, url,
-        new AssetError(`${describeFile(path)} is damaged: it has ${data.byteLength} bytes, the site's manifest says ${expectedBytes}`, { kind: "corrupt", url }));
+      throw await explainFailure(
+        path,
+        url,
+        new AssetError(
+          `${describeFile(path)} is damaged: it has ${data.byteLength} bytes, the site's manifest says ${expectedBytes}`,
+          { kind: "corrupt", url },
+        ),
+      );
     }
     const actual = sha256 || FILES.has(path) ? await sha256Hex(data) : "";
     if ((sha256 && actual !== sha256.toLowerCase()) || !actual.startsWith(FILES.get(path) || "")) {
-      throw await explainFailure(path, url,
-        new AssetError(`${describeFile(path)} is damaged: its SHA-256 does not match the site's manifest`, { kind: "corrupt", url }));
+      throw await explainFailure(
+        path,
+        url,
+        new AssetError(`${describeFile(path)} is damaged: its SHA-256 does not match the site's manifest`, {
+          kind: "corrupt",
+          url,
+        }),
+      );
     }
     if (!controlled && RUNTIME_PATH.test(path)) handOff(url, data);
     return data;

@@ -39,7 +39,10 @@ export class BPE {
     check(!m.dropout, "dropout");
     check(!m.continuing_subword_prefix && !m.end_of_word_suffix, "a subword prefix or suffix");
     check(!m.byte_fallback && !m.fuse_unk, "byte fallback or fused unknowns");
-    check(!json.pre_tokenizer || json.pre_tokenizer.type === "Whitespace", `the pre-tokenizer ${json.pre_tokenizer && json.pre_tokenizer.type}`);
+    check(
+      !json.pre_tokenizer || json.pre_tokenizer.type === "Whitespace",
+      `the pre-tokenizer ${json.pre_tokenizer && json.pre_tokenizer.type}`,
+    );
     this.vocab = new Map(Object.entries(m.vocab));
     this.unk = m.unk_token ?? null;
     this.ignoreMerges = Boolean(m.ignore_merges);
@@ -49,7 +52,10 @@ export class BPE {
       this.ranks.set(`${a}\u0000${b}`, rank);
     });
     this.normalise = normaliser(json.normalizer);
-    this.added = (json.added_tokens || []).map((t) => t.content).filter((c) => c).sort((a, b) => b.length - a.length);
+    this.added = (json.added_tokens || [])
+      .map((t) => t.content)
+      .filter((c) => c)
+      .sort((a, b) => b.length - a.length);
   }
 
   // The BPE pieces of one pre-tokenized word.

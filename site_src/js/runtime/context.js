@@ -11,7 +11,8 @@ export function contextLength(manifest, vocab) {
 // What is wrong with the context length the manifest and vocabulary give, or null.
 export function contextProblem(manifest, vocab) {
   if (!Number.isInteger(vocab.T) || vocab.T < 1) return "vocab.json gives no context length T";
-  if (manifest.T !== undefined && manifest.T !== vocab.T) return `the manifest says T = ${manifest.T}, vocab.json says T = ${vocab.T}`;
+  if (manifest.T !== undefined && manifest.T !== vocab.T)
+    return `the manifest says T = ${manifest.T}, vocab.json says T = ${vocab.T}`;
   return null;
 }
 

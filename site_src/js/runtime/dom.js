@@ -38,8 +38,14 @@ export function el(tag, attrs = {}, ...children) {
 
 // A message box: kind is "error" (announced at once), "notice" or "info".
 export function panel(kind, title, message, extra = null) {
-  return el("div", { class: `mha-panel mha-panel--${kind}`, role: kind === "error" ? "alert" : "status" },
-    title ? el("strong", { text: title }) : null, title ? " " : null, el("span", { text: message }), extra);
+  return el(
+    "div",
+    { class: `mha-panel mha-panel--${kind}`, role: kind === "error" ? "alert" : "status" },
+    title ? el("strong", { text: title }) : null,
+    title ? " " : null,
+    el("span", { text: message }),
+    extra,
+  );
 }
 
 let counter = 0;

@@ -20,7 +20,8 @@ export const PROGRESS_CHANNEL = "mha-download-progress";
 
 // One list per page, on the global object: the exercise's early start (microgpt/prestart.js)
 // runs as a bundle with its own copy of this module, and its stalls belong in the same notice.
-const shared = globalThis.mhaDownloadStalls || (globalThis.mhaDownloadStalls = { stalls: new Map(), events: new EventTarget() });
+const shared =
+  globalThis.mhaDownloadStalls || (globalThis.mhaDownloadStalls = { stalls: new Map(), events: new EventTarget() });
 const stalls = shared.stalls; // download -> {what, loaded, total, retry}
 const events = shared.events;
 
@@ -45,7 +46,8 @@ export function retryStalled() {
 // retry() asks that worker to retry them. An empty list clears them.
 export function relayStalls(from, list, retry) {
   for (const [key, stall] of stalls) if (stall.from === from) stalls.delete(key);
-  for (const { what, loaded, total } of list) stalls.set({}, { what: String(what), loaded: Number(loaded) || 0, total: Number(total) || 0, from, retry });
+  for (const { what, loaded, total } of list)
+    stalls.set({}, { what: String(what), loaded: Number(loaded) || 0, total: Number(total) || 0, from, retry });
   changed();
 }
 
@@ -94,7 +96,10 @@ function hearServiceWorker(url, fn) {
 // init: the request's options (its signal, when given, ends the download for good).
 // Resolves to the Response (an answer that is not ok is returned as it came);
 // rejects as fetch() does when the first request fails.
-export function watchedFetch(url, { fetchFn = (...args) => fetch(...args), init = {}, what = url, total = 0, onProgress = () => {} } = {}) {
+export function watchedFetch(
+  url,
+  { fetchFn = (...args) => fetch(...args), init = {}, what = url, total = 0, onProgress = () => {} } = {},
+) {
   let controller = null;
   let delivered = 0; // bytes handed to the body's reader
   let heardOf = 0; // the most bytes the service worker said it holds
@@ -159,7 +164,9 @@ export function watchedFetch(url, { fetchFn = (...args) => fetch(...args), init 
       if (done) controller.abort();
       const request = fetchFn(url, { ...init, ...(again ? { cache: "reload" } : {}), signal: controller.signal });
       request.catch(() => {});
-      const asked = new Promise((resolve) => { retried = () => resolve("retry"); });
+      const asked = new Promise((resolve) => {
+        retried = () => resolve("retry");
+      });
       wait(true);
       const answer = await Promise.race([request, asked]);
       retried = null;
@@ -211,7 +218,9 @@ export function watchedFetch(url, { fetchFn = (...args) => fetch(...args), init 
             const again = await head(true).catch((e) => e);
             if (again instanceof Error || !again.ok || !again.body) {
               end();
-              throw again instanceof Error ? again : new Error(`${what} could not be downloaded again (HTTP ${again.status})`);
+              throw again instanceof Error
+                ? again
+                : new Error(`${what} could not be downloaded again (HTTP ${again.status})`);
             }
             reader = again.body.getReader();
             skip = delivered;

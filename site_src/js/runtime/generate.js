@@ -63,7 +63,8 @@ export function chooseNext(logits, temperature, rng, excluded) {
 
 // The options of one run, checked: {maxNewTokens, temperature, seed}.
 export function checkOptions({ maxNewTokens, temperature = 0, seed = 0 } = {}, limit) {
-  if (!Number.isInteger(limit) || limit < 1) throw new RangeError("the manifest gives no token limit (generation.max_new_tokens)");
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new RangeError("the manifest gives no token limit (generation.max_new_tokens)");
   if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1 || maxNewTokens > limit) {
     throw new RangeError(`the token limit must be a whole number from 1 to ${limit}`);
   }

@@ -59,9 +59,19 @@ export function heatmapTable({ caption, tableClass, corner = null, columns, head
     const spec = typeof caption === "string" ? { text: caption } : caption;
     table.append(el("caption", { class: spec.class, text: spec.text }));
   }
-  const headRow = el("tr", {}, corner === false ? null : header(corner || { text: "" }, "col"),
-    columns.map((c) => labelHeader(c, "col")));
+  const headRow = el(
+    "tr",
+    {},
+    corner === false ? null : header(corner || { text: "" }, "col"),
+    columns.map((c) => labelHeader(c, "col")),
+  );
   table.append(el("thead", {}, headRows, headRow));
-  table.append(el("tbody", {}, rows.map((row) => el("tr", row.attrs || {}, labelHeader(row.head, "row"), row.cells.map(heatCell)))));
+  table.append(
+    el(
+      "tbody",
+      {},
+      rows.map((row) => el("tr", row.attrs || {}, labelHeader(row.head, "row"), row.cells.map(heatCell))),
+    ),
+  );
   return table;
 }

@@ -68,7 +68,9 @@ export async function startServiceWorker() {
     else checkForUpdate(); // a tab left open for a while asks whether a new build is live
   });
   try {
-    registration = await navigator.serviceWorker.register(new URL("sw.js", SITE_ROOT).href, { scope: SITE_ROOT.pathname });
+    registration = await navigator.serviceWorker.register(new URL("sw.js", SITE_ROOT).href, {
+      scope: SITE_ROOT.pathname,
+    });
   } catch (err) {
     // The site works without it, only not offline.
     console.warn(`offline support is off: ${err && err.message ? err.message : err}`);
@@ -104,9 +106,12 @@ window.addEventListener("mha:new-build", () => {
     if (registration.waiting) offerUpdate(registration.waiting);
     // Nothing installing or waiting: this page's worker is already the new one
     // (another tab accepted it), so a plain reload is the update.
-    registration.update().catch(() => {}).then(() => {
-      if (!registration.installing && !registration.waiting) offerUpdate(null);
-    });
+    registration
+      .update()
+      .catch(() => {})
+      .then(() => {
+        if (!registration.installing && !registration.waiting) offerUpdate(null);
+      });
   } else {
     offerUpdate(null);
   }

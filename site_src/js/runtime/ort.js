@@ -6,7 +6,17 @@
 // points there, so the site works from any static server and under a sub-path.
 // Without cross-origin isolation WebAssembly runs on one thread.
 
-import { AssetError, damagedError, damagedTwice, describeFile, explainFailure, fileSize, handOff, servedByWorker, siteUrl } from "./assets.js";
+import {
+  AssetError,
+  damagedError,
+  damagedTwice,
+  describeFile,
+  explainFailure,
+  fileSize,
+  handOff,
+  servedByWorker,
+  siteUrl,
+} from "./assets.js";
 import { watchedFetch } from "./download_watch.js";
 import { NonFiniteLogitsError } from "./generate.js";
 
@@ -24,7 +34,9 @@ export class RuntimeLoadError extends AssetError {
   constructor(message, { kind = "missing", url = "", advice = "" } = {}) {
     super(message, { kind, url });
     this.name = "RuntimeLoadError";
-    this.advice = advice || "Reload the page; if it keeps failing, tell the site's maintainer (run `npm ci` and build the site again).";
+    this.advice =
+      advice ||
+      "Reload the page; if it keeps failing, tell the site's maintainer (run `npm ci` and build the site again).";
   }
 }
 
@@ -45,14 +57,22 @@ async function importFailure(path, url) {
   let status = 0;
   try {
     status = (await fetch(url, { method: "HEAD" })).status;
-  } catch { /* offline: say it could not be downloaded */ }
+  } catch {
+    /* offline: say it could not be downloaded */
+  }
   if (status === 404 || status === 410) {
     return new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url });
   }
   if (status >= 200 && status < 300) {
-    return new RuntimeLoadError(`${describeFile(path)} is damaged or was served with the wrong type: this browser could not run it`, { kind: "corrupt", url });
+    return new RuntimeLoadError(
+      `${describeFile(path)} is damaged or was served with the wrong type: this browser could not run it`,
+      { kind: "corrupt", url },
+    );
   }
-  return new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, { kind: "network", url });
+  return new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, {
+    kind: "network",
+    url,
+  });
 }
 
 // A 74-byte ONNX model (y = Identity(x), float [1], opset 13): starting a
@@ -61,7 +81,8 @@ async function importFailure(path, url) {
 // (onnxruntime itself would fail inside the first model's session, with
 // "Aborted(...) Build with -sASSERTIONS"). The engine still compiles from its
 // URL while it downloads, and the browser keeps the compiled code for the next visit.
-const PROBE_MODEL = "CAgSA21oYTo7ChAKAXgSAXkiCElkZW50aXR5EgVwcm9iZVoPCgF4EgoKCAgBEgQKAggBYg8KAXkSCgoICAESBAoCCAFCBAoAEA0=";
+const PROBE_MODEL =
+  "CAgSA21oYTo7ChAKAXgSAXkiCElkZW50aXR5EgVwcm9iZVoPCgF4EgoKCAgBEgQKAggBYg8KAXkSCgoICAESBAoCCAFCBAoAEA0=";
 
 // ------------------------------------------------------------ engine download
 //
@@ -101,34 +122,43 @@ function answerEngineFetches() {
 // failed", "falling back to ArrayBuffer instantiation"). startEngine says what failed, in
 // words, from `engineLost`; a page that is being left says nothing.
 let loseEngine = () => {};
-const engineLost = new Promise((resolve) => { loseEngine = resolve; });
+const engineLost = new Promise((resolve) => {
+  loseEngine = resolve;
+});
 const never = () => new Promise(() => {});
 
 function waitOnFailure(responsePromise) {
-  return responsePromise.then((response) => {
-    if (!response.ok || !response.body) return response; // missing or refused: onnxruntime fails, startEngine names it
-    const reader = response.body.getReader();
-    const body = new ReadableStream({
-      async pull(controller) {
-        let part;
-        try {
-          part = await reader.read();
-        } catch (err) {
-          loseEngine(err);
-          return never();
-        }
-        if (part.done) controller.close();
-        else controller.enqueue(part.value);
-      },
-      cancel(reason) {
-        return reader.cancel(reason);
-      },
-    });
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-  }, (err) => {
-    loseEngine(err);
-    return never();
-  });
+  return responsePromise.then(
+    (response) => {
+      if (!response.ok || !response.body) return response; // missing or refused: onnxruntime fails, startEngine names it
+      const reader = response.body.getReader();
+      const body = new ReadableStream({
+        async pull(controller) {
+          let part;
+          try {
+            part = await reader.read();
+          } catch (err) {
+            loseEngine(err);
+            return never();
+          }
+          if (part.done) controller.close();
+          else controller.enqueue(part.value);
+        },
+        cancel(reason) {
+          return reader.cancel(reason);
+        },
+      });
+      return new Response(body, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
+    },
+    (err) => {
+      loseEngine(err);
+      return never();
+    },
+  );
 }
 
 function reportEngine(loaded, total, done = false) {
@@ -154,7 +184,12 @@ async function downloadEngine(build) {
   const url = siteUrl(path);
   const total = fileSize(path);
   let answer = () => {};
-  answers.set(url, new Promise((resolve) => { answer = resolve; })); // before any await: onnxruntime may ask soon
+  answers.set(
+    url,
+    new Promise((resolve) => {
+      answer = resolve;
+    }),
+  ); // before any await: onnxruntime may ask soon
   answerEngineFetches();
   reportEngine(0, total);
   try {
@@ -165,18 +200,28 @@ async function downloadEngine(build) {
       reportEngine(total, total, true);
       return;
     }
-  } catch { /* no Cache API here */ }
+  } catch {
+    /* no Cache API here */
+  }
   const controlled = servedByWorker();
   let response;
   try {
     // Watched: a stall says so and can be retried; the bytes count as they come (also while the
     // service worker checks them), and onnxruntime's copy reads on across a retry.
-    response = await watchedFetch(url, { fetchFn: realFetch, what: describeFile(path), total,
-      onProgress: ({ loaded }) => reportEngine(loaded, total) });
+    response = await watchedFetch(url, {
+      fetchFn: realFetch,
+      what: describeFile(path),
+      total,
+      onProgress: ({ loaded }) => reportEngine(loaded, total),
+    });
   } catch (err) {
     answer(null);
     reportEngine(0, total, true);
-    throw await explainFailure(path, url, new RuntimeLoadError(`${describeFile(path)} could not be downloaded`, { kind: "network", url }));
+    throw await explainFailure(
+      path,
+      url,
+      new RuntimeLoadError(`${describeFile(path)} could not be downloaded`, { kind: "network", url }),
+    );
   }
   if (damagedTwice(response)) {
     answer(null);
@@ -203,7 +248,11 @@ async function downloadEngine(build) {
     }
   } catch (err) {
     reportEngine(loaded, total, true);
-    throw await explainFailure(path, url, new RuntimeLoadError(`${describeFile(path)} could not be downloaded`, { kind: "network", url }));
+    throw await explainFailure(
+      path,
+      url,
+      new RuntimeLoadError(`${describeFile(path)} could not be downloaded`, { kind: "network", url }),
+    );
   }
   reportEngine(loaded, total, true);
   if (chunks) handOff(url, new Blob(chunks), type);
@@ -212,11 +261,19 @@ async function downloadEngine(build) {
 async function startEngine(ort, build, downloaded) {
   const [glue, binary] = ENGINE_FILES[build];
   await importRuntimeFile(glue); // stays in the module map; onnxruntime's own import reuses it
-  const downloadError = downloaded.then(() => null, (err) => err);
+  const downloadError = downloaded.then(
+    () => null,
+    (err) => err,
+  );
   const probe = Uint8Array.from(atob(PROBE_MODEL), (c) => c.charCodeAt(0));
   try {
-    const lost = engineLost.then((err) => { throw err; });
-    const session = await Promise.race([serial(() => ort.InferenceSession.create(probe, { executionProviders: ["wasm"] })), lost]);
+    const lost = engineLost.then((err) => {
+      throw err;
+    });
+    const session = await Promise.race([
+      serial(() => ort.InferenceSession.create(probe, { executionProviders: ["wasm"] })),
+      lost,
+    ]);
     await serial(() => session.release());
     await downloaded.catch(() => {}); // the progress reaches the engine's last byte before "Ready"
   } catch (err) {
@@ -227,17 +284,40 @@ async function startEngine(ort, build, downloaded) {
     let status = 0;
     try {
       status = (await (realFetch || fetch)(url)).status;
-    } catch { /* offline */ }
+    } catch {
+      /* offline */
+    }
     console.warn(`onnxruntime did not start: ${err.message}`);
     if (status === 404 || status === 410) {
-      throw await explainFailure(path, url, new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url }));
+      throw await explainFailure(
+        path,
+        url,
+        new RuntimeLoadError(`${describeFile(path)} is missing on this site (HTTP ${status})`, { url }),
+      );
     }
     if (!status || status >= 300) {
-      throw await explainFailure(path, url,
-        new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, { kind: "network", url }));
+      throw await explainFailure(
+        path,
+        url,
+        new RuntimeLoadError(`${describeFile(path)} could not be downloaded${status ? ` (HTTP ${status})` : ""}`, {
+          kind: "network",
+          url,
+        }),
+      );
     }
-    throw await explainFailure(path, url, new RuntimeLoadError(`onnxruntime's WebAssembly engine (${path}) did not start: the file is damaged, or this browser cannot run it`,
-      { kind: "corrupt", url, advice: "Reload the page; if it keeps failing, try a current Chrome, Edge, Firefox or Safari, or tell the site's maintainer." }));
+    throw await explainFailure(
+      path,
+      url,
+      new RuntimeLoadError(
+        `onnxruntime's WebAssembly engine (${path}) did not start: the file is damaged, or this browser cannot run it`,
+        {
+          kind: "corrupt",
+          url,
+          advice:
+            "Reload the page; if it keeps failing, try a current Chrome, Edge, Firefox or Safari, or tell the site's maintainer.",
+        },
+      ),
+    );
   }
 }
 
@@ -256,7 +336,9 @@ export function serial(task) {
 
 export class BuildMismatchError extends Error {
   constructor() {
-    super("WebGPU needs the WebGPU build of onnxruntime, and this page already loaded the WebAssembly-only one; reload the page to switch.");
+    super(
+      "WebGPU needs the WebGPU build of onnxruntime, and this page already loaded the WebAssembly-only one; reload the page to switch.",
+    );
     this.name = "BuildMismatchError";
   }
 }
@@ -283,7 +365,12 @@ export function probeWebGPU() {
         const info = adapter.info || {};
         const fallback = Boolean(info.isFallbackAdapter ?? adapter.isFallbackAdapter);
         const description = [info.vendor, info.architecture, info.description].filter(Boolean).join(" ");
-        return { available: true, fallback, description, reason: fallback ? "only a software (fallback) WebGPU adapter" : "" };
+        return {
+          available: true,
+          fallback,
+          description,
+          reason: fallback ? "only a software (fallback) WebGPU adapter" : "",
+        };
       } catch (err) {
         return { available: false, fallback: false, reason: `WebGPU adapter request failed (${err.message})` };
       }
@@ -297,11 +384,15 @@ export async function resolveBackend(preference) {
   const gpu = await probeWebGPU();
   if (preference === "wasm") return { backend: "wasm", note: "" };
   if (preference === "webgpu") {
-    if (gpu.available) return { backend: "webgpu", note: gpu.fallback ? "WebGPU runs on a software adapter here, which is slow." : "" };
+    if (gpu.available)
+      return { backend: "webgpu", note: gpu.fallback ? "WebGPU runs on a software adapter here, which is slow." : "" };
     return { backend: "wasm", note: `WebGPU is not available (${gpu.reason}); using WebAssembly.` };
   }
   if (gpu.available && !gpu.fallback) return { backend: "webgpu", note: "" };
-  return { backend: "wasm", note: gpu.available ? "Auto chose WebAssembly: WebGPU offers only a software adapter here." : "" };
+  return {
+    backend: "wasm",
+    note: gpu.available ? "Auto chose WebAssembly: WebGPU offers only a software adapter here." : "",
+  };
 }
 
 export function loadedBuild() {
@@ -412,7 +503,8 @@ export class ModelRunner {
 
   headMaskTensor(headMask) {
     const mask = headMask ? Float32Array.from(headMask) : new Float32Array(this.heads).fill(1);
-    if (mask.length !== this.heads) throw new RangeError(`a head mask must have ${this.heads} numbers, got ${mask.length}`);
+    if (mask.length !== this.heads)
+      throw new RangeError(`a head mask must have ${this.heads} numbers, got ${mask.length}`);
     return new this.ort.Tensor("float32", mask, [this.heads]);
   }
 
@@ -434,7 +526,8 @@ export class ModelRunner {
       if (!Number.isFinite(logits[i])) throw new NonFiniteLogitsError(`${this.name} on ${this.backend}`);
     }
     const attention = this.hasAttention && out.attention ? await tensorData(out.attention) : null;
-    for (const tensor of Object.values(out)) if (tensor && tensor.location !== "cpu" && tensor.dispose) tensor.dispose();
+    for (const tensor of Object.values(out))
+      if (tensor && tensor.location !== "cpu" && tensor.dispose) tensor.dispose();
     return { logits, attention };
   }
 

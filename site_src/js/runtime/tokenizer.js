@@ -21,14 +21,16 @@ export const RULES_VERSION = "wordlm-1";
 export { UNICODE_VERSION };
 
 const QUOTES = new Map([
-  ["\u2018", "'"], ["\u2019", "'"], ["\u201c", '"'], ["\u201d", '"'],
+  ["\u2018", "'"],
+  ["\u2019", "'"],
+  ["\u201c", '"'],
+  ["\u201d", '"'],
 ]);
 
 // Exactly the code points for which Python's str.isspace() is true.
 const PY_SPACE = new Set([
-  0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680,
-  0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a,
-  0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
+  0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003,
+  0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
 ]);
 const ALNUM = /^[\p{L}\p{N}]$/u;
 const OTHER = /^\p{C}$/u; // Cc, Cf, Cs, Co, Cn
@@ -68,7 +70,8 @@ function normalise(text) {
     piece = "";
   };
   for (const ch of String(text)) {
-    if (isUnassigned(ch.codePointAt(0))) flush(); // dropped, and a boundary for NFKC
+    if (isUnassigned(ch.codePointAt(0)))
+      flush(); // dropped, and a boundary for NFKC
     else piece += ch;
   }
   flush();
@@ -117,11 +120,15 @@ export class Vocabulary {
       throw new Error(`vocab.json uses tokenizer rules ${json.rules_version}, this page implements ${RULES_VERSION}`);
     }
     if (json.unicode_version && json.unicode_version !== UNICODE_VERSION) {
-      throw new Error(`vocab.json was built with Unicode ${json.unicode_version}, this page's tokenizer table is Unicode ${UNICODE_VERSION}`);
+      throw new Error(
+        `vocab.json was built with Unicode ${json.unicode_version}, this page's tokenizer table is Unicode ${UNICODE_VERSION}`,
+      );
     }
     // T and the special ids come from the pipeline (vocab.json), never from a default typed here.
     if (!Number.isInteger(json.T) || !json.special) {
-      throw new Error("vocab.json gives no context length T or special token ids: rebuild it with `python -m export vocab`");
+      throw new Error(
+        "vocab.json gives no context length T or special token ids: rebuild it with `python -m export vocab`",
+      );
     }
     this.itos = json.itos;
     this.C = json.C ?? json.itos.length;

@@ -62,6 +62,9 @@ export async function claimLoaded(state, root, load, { extra = {}, fail }) {
 
 // "<what>: <the error>. Reload the page to try again." as the page's error panel (announced at once).
 export function failedPanel(what, err) {
-  return el("p", { class: "mha-panel mha-panel--error", role: "alert",
-    text: `${what}: ${errorText(err)}. Reload the page to try again.` });
+  return el("p", {
+    class: "mha-panel mha-panel--error",
+    role: "alert",
+    text: `${what}: ${errorText(err)}. Reload the page to try again.`,
+  });
 }

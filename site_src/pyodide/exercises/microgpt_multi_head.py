@@ -19,6 +19,7 @@ A job (calls.collect) holds the page's inputs (``doc``: function, calls, cases,
 n_head, attn_wo), the learner's ``outputs`` and ``problem``, their function ``fn``
 and ``source``. ``expected`` holds microgpt's glued heads per case.
 """
+
 import re
 
 STARTER = r'''# Level 2: the whole of multi_head, inside the trained microgpt.
@@ -89,7 +90,7 @@ out = multi_head(q, keys, values)
 print("multi_head gave:", out)
 '''
 PLACEHOLDER = "    ...   # your code here\n"
-BODY = r'''    out = []
+BODY = r"""    out = []
     for h in range(N_HEAD):
         start = h * HEAD_DIM
         q_h = q[start:start + HEAD_DIM]
@@ -100,11 +101,9 @@ BODY = r'''    out = []
         blended = [sum(weight * v[j] for weight, v in zip(w, v_h)) for j in range(HEAD_DIM)]
         out.extend(blended)
     return out
-'''
+"""
 # The function the Check calls, and what it is compared with.
-FUNCTIONS = (
-    ("multi_head", "microgpt's four heads side by side, and after attn_wo, at every position of four names"),
-)
+FUNCTIONS = (("multi_head", "microgpt's four heads side by side, and after attn_wo, at every position of four names"),)
 # Relative, as Level 1's (verdict.js TOLERANCE): any order of summation passes, a different computation does not.
 TOLERANCE = 1e-9
 
@@ -125,8 +124,7 @@ def _line(source, patterns):
     begin = next((i for i, line in enumerate(lines) if re.match(r"def multi_head\(", line)), None)
     if begin is None:
         return ""
-    end = next((i for i in range(begin + 1, len(lines)) if lines[i].strip() and not lines[i][0].isspace()),
-               len(lines))
+    end = next((i for i in range(begin + 1, len(lines)) if lines[i].strip() and not lines[i][0].isspace()), len(lines))
     for pattern in patterns:
         for i in range(begin + 1, end):
             if re.search(pattern, lines[i].split("#", 1)[0]):
@@ -143,31 +141,35 @@ def _summed_hint(got, case, n_head, head_dim, source):
     import diagnosis
 
     glued = diagnosis.floats.multi_head(case["q"], case["keys"], case["values"], n_head)[0]
-    heads = [glued[h * head_dim:(h + 1) * head_dim] for h in range(n_head)]
+    heads = [glued[h * head_dim : (h + 1) * head_dim] for h in range(n_head)]
     total = [sum(parts) for parts in zip(*heads)]
     n_embd = n_head * head_dim
     forms = (total, [t / n_head for t in total], total + [0.0] * (n_embd - head_dim))
     if not any(diagnosis._close(got, form) for form in forms):
         return None
     how = "averaged" if diagnosis._close(got, forms[1]) else "added up"
-    unused = (f" (the other {n_embd - head_dim} numbers of your out stay 0)" if diagnosis._close(got, forms[2])
-              else "")
+    unused = f" (the other {n_embd - head_dim} numbers of your out stay 0)" if diagnosis._close(got, forms[2]) else ""
     line = _line(source, SUMMED_LINE)
-    return _hint(f"Your heads are {how}: their {head_dim}-number blends land on the same {head_dim} places of "
-                 f"out{unused}, so what each head found is mixed into one. multi_head glues them side by side "
-                 f"instead: head 1's "
-                 f"{head_dim} numbers, then head 2's, and so on, {n_embd} in all. Mixing the heads is attn_wo's job, "
-                 "after multi_head.",
-                 f"The line that combines the heads{line} puts each head's numbers on top of the earlier heads'; "
-                 "add them at the end of out instead, one head after the other.",
-                 "        out.extend(blended)   # after the earlier heads' numbers")
+    return _hint(
+        f"Your heads are {how}: their {head_dim}-number blends land on the same {head_dim} places of "
+        f"out{unused}, so what each head found is mixed into one. multi_head glues them side by side "
+        f"instead: head 1's "
+        f"{head_dim} numbers, then head 2's, and so on, {n_embd} in all. Mixing the heads is attn_wo's job, "
+        "after multi_head.",
+        f"The line that combines the heads{line} puts each head's numbers on top of the earlier heads'; "
+        "add them at the end of out instead, one head after the other.",
+        "        out.extend(blended)   # after the earlier heads' numbers",
+    )
 
 
 def _empty_hint(n_embd, head_dim):
-    return _hint(f"multi_head gives back an empty list: no head added its numbers to out. Each head works out "
-                 f"its {head_dim} blended numbers and adds them at the end of out, so out ends with {n_embd}.",
-                 "The loop over the heads never adds to out (or never runs): after a head's blend, add its numbers "
-                 "to out; return out after the loop.", BODY)
+    return _hint(
+        f"multi_head gives back an empty list: no head added its numbers to out. Each head works out "
+        f"its {head_dim} blended numbers and adds them at the end of out, so out ends with {n_embd}.",
+        "The loop over the heads never adds to out (or never runs): after a head's blend, add its numbers "
+        "to out; return out after the loop.",
+        BODY,
+    )
 
 
 def _call(fn, case):
@@ -196,21 +198,30 @@ def _problem_hint(job, cases, source):
     if kind == "stop":
         return _hint(problem["note"])
     if kind == "missing":
-        return _hint("The check calls a function named multi_head, and your code does not define one.",
-                     "No line of your code starts with def multi_head. Reset brings the starter code back.",
-                     "def multi_head(q, keys, values):\n" + BODY)
+        return _hint(
+            "The check calls a function named multi_head, and your code does not define one.",
+            "No line of your code starts with def multi_head. Reset brings the starter code back.",
+            "def multi_head(q, keys, values):\n" + BODY,
+        )
     if kind == "script_error":
         exc = problem["exc"]
-        return _hint("Your code stops with an error before it reaches the function multi_head, so there is "
-                     "nothing to check yet.", diagnosis._error_line(exc) + ".", diagnosis._stop_note(exc))
+        return _hint(
+            "Your code stops with an error before it reaches the function multi_head, so there is "
+            "nothing to check yet.",
+            diagnosis._error_line(exc) + ".",
+            diagnosis._stop_note(exc),
+        )
     if kind == "raised":
         return diagnosis._raised(problem["exc"], cases[problem["call"]], job.get("fn"), cases)
     if kind == "not_numbers":
         return diagnosis._shape_problem(problem["value"], cases[problem["call"]], source)
     if kind == "error_after":
         exc = problem["exc"]
-        return _hint("Your multi_head gives numbers, but the lines after it stop with an error.",
-                     diagnosis._error_line(exc) + ".", diagnosis._stop_note(exc))
+        return _hint(
+            "Your multi_head gives numbers, but the lines after it stop with an error.",
+            diagnosis._error_line(exc) + ".",
+            diagnosis._stop_note(exc),
+        )
     if kind:
         return _hint(f"The check itself stopped ({problem.get('error')}); press Check again.")
     return None
@@ -226,8 +237,10 @@ def explain(job, expected):
     source = job.get("source", "")
     diagnosis._job.clear()
     diagnosis._job.update(source=source)
-    cases = [dict(case, q=q, keys=keys, values=values, n_head=doc["n_head"])
-             for case, (q, keys, values) in zip(doc["cases"], doc["calls"])]
+    cases = [
+        dict(case, q=q, keys=keys, values=values, n_head=doc["n_head"])
+        for case, (q, keys, values) in zip(doc["cases"], doc["calls"])
+    ]
     found = _problem_hint(job, cases, source)
     if found:
         return found

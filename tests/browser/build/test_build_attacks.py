@@ -6,6 +6,7 @@ nothing an attack did outlives its job. The list is microgpt's own
 (tests/browser/microgpt/test_exercise_attacks.py ATTACKS), plus one aimed at this
 exercise's checks.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -16,8 +17,10 @@ from tests.pyodide.test_build_exercise import MISTAKES, solution
 
 pytestmark = pytest.mark.browser
 
-OWN = {"import_the_checks": "import exercise_checks\n",
-       "read_the_checks": "print(open('/opt/reference/exercise.py').read())\n"}
+OWN = {
+    "import_the_checks": "import exercise_checks\n",
+    "read_the_checks": "print(open('/opt/reference/exercise.py').read())\n",
+}
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +31,14 @@ def build_page(browser, servers):
     page = context.new_page()
     # The deep-recursion attack overflows the browser's stack: Pyodide says so on the console, and that
     # job's worker is thrown away like any other (as on the microgpt page).
-    watch = PageWatch(page, allow_console=(r"Pyodide has suffered a fatal error", r"The cause of the fatal error",
-                                           r"Maximum call stack size exceeded"))
+    watch = PageWatch(
+        page,
+        allow_console=(
+            r"Pyodide has suffered a fatal error",
+            r"The cause of the fatal error",
+            r"Maximum call stack size exceeded",
+        ),
+    )
     open_page(page, servers["isolated"])
     yield page
     watch.check()

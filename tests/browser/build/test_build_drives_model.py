@@ -6,6 +6,7 @@ tail graph (models/four_heads.tail.onnx); the model's own continuation comes
 from the teaching graph. A correct function must
 reproduce the model's top 5 and its continuation; a function without √d must not.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,11 @@ def prompts() -> list[str]:
     """Short; with a rare word (the vocabulary's least frequent word, its last alphabetic entry); the longest allowed."""
     itos = json.loads((ROOT / "wasm_assets" / "vocab.json").read_text())["itos"]
     rare = next(t for t in reversed(itos) if t.isalpha())
-    return ["lily", f"the little girl saw a {rare}",
-            "once upon a time there was a little girl named lily . she liked to"]
+    return [
+        "lily",
+        f"the little girl saw a {rare}",
+        "once upon a time there was a little girl named lily . she liked to",
+    ]
 
 
 def unlock_all(page):
@@ -70,11 +74,13 @@ def test_a_word_that_runs_too_long_is_stopped_and_the_next_check_gets_a_fresh_py
     """The continuation's words are jobs of one Python, each with its own 5-second stop."""
     page, watch = make_page(viewport={"width": 1280, "height": 900})
     open_page(page, base_url)
-    assert page.evaluate("(t) => window.mhaBuild.setPrompt(t)", "lily") is True   # BOS lily: 2 rows
+    assert page.evaluate("(t) => window.mhaBuild.setPrompt(t)", "lily") is True  # BOS lily: 2 rows
     unlock_all(page)
     # Right on 2 and 3 rows (the Checks, the first two words), a loop without end from the third word on.
-    looping = solution() + ("\n_right = multi_head_attention\n\n\ndef multi_head_attention(E, weights, n_heads):\n"
-                            "    while len(E) > 3:\n        pass\n    return _right(E, weights, n_heads)\n")
+    looping = solution() + (
+        "\n_right = multi_head_attention\n\n\ndef multi_head_attention(E, weights, n_heads):\n"
+        "    while len(E) > 3:\n        pass\n    return _right(E, weights, n_heads)\n"
+    )
     said = page.evaluate("(s) => window.mhaBuild.drive(s).then(() => '', (err) => err.message)", looping)
     assert said.startswith("Stopped: your code ran for more than 5 seconds"), said
     assert "could not drive the model: Stopped" in page.locator(".mha-build__driver").inner_text()

@@ -6,6 +6,7 @@ back against the graph's tensors and only then asks Python for the words.
 tests/pyodide/test_build_exercise.py checks every mistake's words under
 CPython; here a few of them go through the whole page.
 """
+
 from __future__ import annotations
 
 import re
@@ -52,7 +53,7 @@ def test_every_function_passes_in_order_unlocks_the_next_and_is_remembered(make_
         verdict = page.evaluate(CHECK_JS, [name, solution()])
         assert verdict["passed"], (name, verdict)
         unlocked = page.evaluate("() => window.mhaBuild.progress().unlocked")
-        assert unlocked == FUNCTIONS[:min(i + 2, len(FUNCTIONS))], unlocked
+        assert unlocked == FUNCTIONS[: min(i + 2, len(FUNCTIONS))], unlocked
     assert page.locator(".mgpt-ex__verdict[data-passed='true']").is_visible()
     # The select offers only what is unlocked; a reload keeps the passed functions, the code and the prompt.
     page.evaluate("() => window.mhaBuild.setCode('# mine\\n')")
@@ -101,8 +102,11 @@ def test_the_drive_says_it_is_open_once_the_whole_function_passed(make_page, bas
     learner to pass it first (a reviewer found that line still there after passing)."""
     page, watch = make_page(viewport={"width": 1280, "height": 900})
     page.goto(base_url + PAGE)
-    page.evaluate("""(passed) => localStorage.setItem('mha-build-exercise',
-                     JSON.stringify({ code: null, passed, prompt: null }))""", FUNCTIONS)
+    page.evaluate(
+        """(passed) => localStorage.setItem('mha-build-exercise',
+                     JSON.stringify({ code: null, passed, prompt: null }))""",
+        FUNCTIONS,
+    )
     open_page(page, base_url)
     note = page.locator(".mha-build__driver .mha-build__note")
     page.locator(".mha-build__driver button:not([disabled])").wait_for()

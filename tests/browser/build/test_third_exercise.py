@@ -4,6 +4,7 @@ The file is served at pyodide/exercises/third.py by the test alone (page.route);
 page's runner (microgpt/runner.js) is given it as its exercise, beside the shared
 calls.py, exactly as the build page gives build_attention.py.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -31,11 +32,16 @@ RUN_THIRD_JS = """async ([base, good, bad]) => {
 def test_a_throwaway_third_exercise_runs_from_its_one_file(make_page, base_url):
     page, watch = make_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(90000)
-    page.route("**/pyodide/exercises/third.py", lambda route: route.fulfill(status=200, body=THIRD, content_type="text/x-python"))
+    page.route(
+        "**/pyodide/exercises/third.py",
+        lambda route: route.fulfill(status=200, body=THIRD, content_type="text/x-python"),
+    )
     page.goto(base_url + "credits/")
-    good, bad = page.evaluate(RUN_THIRD_JS, [base_url, "def double(x):\n    return 2 * x\n", "def double(x):\n    return x + 2\n"])
+    good, bad = page.evaluate(
+        RUN_THIRD_JS, [base_url, "def double(x):\n    return 2 * x\n", "def double(x):\n    return x + 2\n"]
+    )
     assert good["passed"] and good["message"] == "", good
     assert not bad["passed"] and bad["outputs"] == [4, 7], bad
     idea, where, code = bad["message"].split("\x1e")
-    assert "the check wants [4, 10]" in idea and code == "return 2 * x"   # (JSON from the page: 4.0 is 4)
+    assert "the check wants [4, 10]" in idea and code == "return 2 * x"  # (JSON from the page: 4.0 is 4)
     watch.check()

@@ -3,6 +3,7 @@
 Every page here fails its test on a console error, an uncaught exception or a
 request to another origin (see conftest.make_page).
 """
+
 from __future__ import annotations
 
 import re
@@ -27,8 +28,11 @@ def test_tokenizer_vectors_match_in_browser(make_page, base_url, load_asset):
     assert len(vectors["cases"]) >= 200
     page, _ = make_page()
     open_compare(page, base_url)
-    got = page.evaluate("""(cases) => cases.map((c) => ({
-        tokens: window.mhaCompare.tokenize(c.text), ids: window.mhaCompare.encode(c.text) }))""", vectors["cases"])
+    got = page.evaluate(
+        """(cases) => cases.map((c) => ({
+        tokens: window.mhaCompare.tokenize(c.text), ids: window.mhaCompare.encode(c.text) }))""",
+        vectors["cases"],
+    )
     bad = [(c["text"], g) for c, g in zip(vectors["cases"], got) if g["tokens"] != c["tokens"] or g["ids"] != c["ids"]]
     assert not bad, bad[:5]
 
@@ -43,8 +47,12 @@ def test_wasm_logits_match_python_parity(make_page, base_url, load_asset):
         window = page.evaluate("(t) => window.mhaCompare.window(t)", prompt["text"])
         assert window == prompt["window"], prompt["text"]
         for name in MODELS:
-            got = np.array(page.evaluate("async ([n, w]) => Array.from(await window.mhaCompare.logitsForWindow(n, w))",
-                                         [name, prompt["window"]]))
+            got = np.array(
+                page.evaluate(
+                    "async ([n, w]) => Array.from(await window.mhaCompare.logitsForWindow(n, w))",
+                    [name, prompt["window"]],
+                )
+            )
             want = np.array(prompt["logits"][name])
             assert got.shape == want.shape
             assert np.max(np.abs(got - want)) <= 1e-4, (name, prompt["text"], float(np.max(np.abs(got - want))))
@@ -91,14 +99,18 @@ def test_sampling_matches_python_step_for_step(make_page, base_url, assets_dir, 
         session = ort.InferenceSession(str(assets_dir / f"models/{name}.onnx"), providers=["CPUExecutionProvider"])
         history, rng, want = prompt_history(vocab["itos"], prompt), Mulberry32(seed), []
         for _ in range(limit):
-            logits = session.run(["logits"], feeds(session, np.array([context_window(history, 64)], dtype=np.int64)))[0][0]
+            logits = session.run(["logits"], feeds(session, np.array([context_window(history, 64)], dtype=np.int64)))[
+                0
+            ][0]
             nxt = choose_next(logits, temperature, rng)
             if nxt == EOS_ID:
                 break
             history.append(nxt)
             want.append(nxt)
-        got = page.evaluate("([n, p, o]) => window.mhaCompare.generate(n, p, o)",
-                            [name, prompt, {"maxNewTokens": limit, "temperature": temperature, "seed": seed}])
+        got = page.evaluate(
+            "([n, p, o]) => window.mhaCompare.generate(n, p, o)",
+            [name, prompt, {"maxNewTokens": limit, "temperature": temperature, "seed": seed}],
+        )
         assert got["ids"] == want, name
 
 
@@ -128,11 +140,24 @@ def test_webgpu_logits_match_wasm(make_page, base_url, load_asset):
     assert state["backends"].get("four_heads") == "webgpu", f"WebGPU did not start: {state['notices']}"
     window = parity["prompts"][0]["window"]
     for name in ("four_heads",):
-        gpu_logits = np.array(page.evaluate("async ([n, w]) => Array.from(await window.mhaCompare.logitsForWindow(n, w, {backend: 'webgpu'}))", [name, window]))
-        cpu_logits = np.array(page.evaluate("async ([n, w]) => Array.from(await window.mhaCompare.logitsForWindow(n, w, {backend: 'wasm'}))", [name, window]))
+        gpu_logits = np.array(
+            page.evaluate(
+                "async ([n, w]) => Array.from(await window.mhaCompare.logitsForWindow(n, w, {backend: 'webgpu'}))",
+                [name, window],
+            )
+        )
+        cpu_logits = np.array(
+            page.evaluate(
+                "async ([n, w]) => Array.from(await window.mhaCompare.logitsForWindow(n, w, {backend: 'wasm'}))",
+                [name, window],
+            )
+        )
         assert np.max(np.abs(gpu_logits - cpu_logits)) <= 1e-3, name
         if name != "mlp":
-            att = page.evaluate("async ([n, w]) => Array.from(await window.mhaCompare.attentionForWindow(n, w, {backend: 'webgpu'}))", [name, window])
+            att = page.evaluate(
+                "async ([n, w]) => Array.from(await window.mhaCompare.attentionForWindow(n, w, {backend: 'webgpu'}))",
+                [name, window],
+            )
             assert len(att) == (4 if name == "four_heads" else 1) * 64
 
 
@@ -152,7 +177,7 @@ BAD_PROMPTS = {
     "emoji": "🦉🦉 the owl 👍🏽 said hi 🇺🇳",
     "rtl": "שלום עולם مرحبا بالعالم and then",
     "control": "a\x00b\x07c\u200d\u202ed\x1b[31mred",
-    "script": "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned=2\"> hello",
+    "script": '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2"> hello',
 }
 
 
@@ -180,8 +205,12 @@ def test_bad_prompts_give_a_result_and_stay_escaped(make_page, base_url):
 
 def test_missing_and_corrupt_models_show_a_panel(make_page, base_url):
     page, _ = make_page(allow_console=(r"Failed to load resource",))
-    page.route(route_pattern("wasm_assets/models/four_heads.onnx"), lambda route: route.fulfill(status=404, body="gone"))
-    page.route(route_pattern("wasm_assets/models/one_head.onnx"), lambda route: route.fulfill(status=200, body=b"\x00" * 5000))
+    page.route(
+        route_pattern("wasm_assets/models/four_heads.onnx"), lambda route: route.fulfill(status=404, body="gone")
+    )
+    page.route(
+        route_pattern("wasm_assets/models/one_head.onnx"), lambda route: route.fulfill(status=200, body=b"\x00" * 5000)
+    )
     state = open_compare(page, base_url, "?backend=wasm")
     assert set(state["backends"]) == {"mlp"} and set(state["errors"]) == {"one_head", "four_heads"}, state
     four = page.inner_text(".mha-col[data-model='four_heads'] .mha-col__problem")

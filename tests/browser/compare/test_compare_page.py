@@ -5,6 +5,7 @@ axe audit (serious and critical violations) in light and dark.
 Generation itself is checked against Python's onnxruntime step for step here
 (greedy) and in test_site_browser.py (sampled).
 """
+
 from __future__ import annotations
 
 import os
@@ -39,10 +40,17 @@ def test_greedy_generation_matches_python_step_for_step(make_page, base_url, ass
     open_compare(page, base_url, "?backend=wasm")
     for name in MODELS:
         session = ort.InferenceSession(str(assets_dir / f"models/{name}.onnx"), providers=["CPUExecutionProvider"])
-        want, ended = generate_ids(lambda w, session=session: session.run(["logits"], feeds(session, w))[0][0],
-                                   prompt_history(vocab["itos"], prompt), limit, 0.0, 0, vocab["T"])
-        got = page.evaluate("([n, p, k]) => window.mhaCompare.generate(n, p, {maxNewTokens: k, temperature: 0})",
-                            [name, prompt, limit])
+        want, ended = generate_ids(
+            lambda w, session=session: session.run(["logits"], feeds(session, w))[0][0],
+            prompt_history(vocab["itos"], prompt),
+            limit,
+            0.0,
+            0,
+            vocab["T"],
+        )
+        got = page.evaluate(
+            "([n, p, k]) => window.mhaCompare.generate(n, p, {maxNewTokens: k, temperature: 0})", [name, prompt, limit]
+        )
         assert got["ids"] == want and got["ended_with_eos"] == ended, name
 
 
@@ -73,7 +81,9 @@ def test_live_tokens_are_joined_like_the_saved_text(make_page, base_url, load_as
     assert run["preset"] is True
     for name in MODELS:
         saved = preset["continuations"][name]
-        want = detokenize(preset["prompt_tokens"] + saved["tokens"]) + (" [end of story]" if saved["ended_with_eos"] else "")
+        want = detokenize(preset["prompt_tokens"] + saved["tokens"]) + (
+            " [end of story]" if saved["ended_with_eos"] else ""
+        )
         live = page.inner_text(f"{_col(name)} .mha-col__live")
         assert " ".join(live.split()) == want, name
     assert "radio. he" in page.inner_text(f"{_col('mlp')} .mha-col__live")
@@ -132,7 +142,9 @@ def test_bad_settings_are_refused_with_a_message_tied_to_the_field(make_page, ba
     page.evaluate("() => { document.getElementById('mha-compare-temperature').value = 'abc'; }")
     assert page.evaluate("() => window.mhaCompare.run({maxNewTokens: 2})") is None
     assert "Temperature must be a number" in page.inner_text("#mha-compare-temperature-msg")
-    assert page.evaluate("() => window.mhaCompare.run({maxNewTokens: 2, temperature: 0.5, seed: 4294967295})") is not None
+    assert (
+        page.evaluate("() => window.mhaCompare.run({maxNewTokens: 2, temperature: 0.5, seed: 4294967295})") is not None
+    )
 
 
 def test_cards_show_the_running_checkpoint_and_the_spread(make_page, base_url, load_asset):
@@ -145,7 +157,9 @@ def test_cards_show_the_running_checkpoint_and_the_spread(make_page, base_url, l
         run = next(r for r in evidence["runs"] if r["model"] == name and r["seed"] == seed)
         agg = evidence["aggregates"][name]
         assert f"Test perplexity {run['test_perplexity']:.2f} (this seed-{seed} model)" in facts, facts
-        assert f"{agg['perplexity_mean']:.1f} ± {agg['perplexity_sd']:.1f} over {agg['runs']} seeds (mean ± SD)" in facts, facts
+        assert (
+            f"{agg['perplexity_mean']:.1f} ± {agg['perplexity_sd']:.1f} over {agg['runs']} seeds (mean ± SD)" in facts
+        ), facts
 
 
 def test_leaving_during_a_run_removes_the_hook(make_page, servers):
@@ -183,8 +197,11 @@ def test_axe_finds_no_serious_violations_with_everything_open(make_page, base_ur
     page.add_script_tag(path=str(axe))
     result = page.evaluate("""() => axe.run(document.querySelector('.mha-compare'),
         { resultTypes: ['violations'] })""")
-    bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]
-           if v["impact"] in ("serious", "critical")]
+    bad = [
+        (v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
     assert not bad, bad
 
 

@@ -4,6 +4,7 @@ The compare inspector measures them from the live model (site_src/js/compare/hea
 them at build time from ``page_data.json``'s ``running`` part. On the lesson's sentence both show the
 pipeline's numbers: the four-head model's guess with all heads and with each head switched off.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,8 +27,10 @@ def _bars(figure) -> list[tuple[str, float]]:
 
 
 def _expected(running) -> list[tuple[str, float]]:
-    return [("all heads", round(100 * running["p_guess"], 1)),
-            *((f"without head {w['head']}", round(100 * w["p_guess"], 1)) for w in running["without"])]
+    return [
+        ("all heads", round(100 * running["p_guess"], 1)),
+        *((f"without head {w['head']}", round(100 * w["p_guess"], 1)) for w in running["without"]),
+    ]
 
 
 def test_compare_inspector_shows_each_heads_effect_on_the_lessons_sentence(make_page, base_url, load_asset):
@@ -42,8 +45,9 @@ def test_compare_inspector_shows_each_heads_effect_on_the_lessons_sentence(make_
     page.locator(".mha-col[data-model='four_heads'] .mha-token[data-step='0']").click()
     block = page.locator(".mha-knock__model[data-model='four_heads']")
     block.wait_for()
-    page.wait_for_function("() => document.querySelector(\".mha-knock__model[data-model='four_heads']\")"
-                           ".dataset.effects === 'shown'")
+    page.wait_for_function(
+        "() => document.querySelector(\".mha-knock__model[data-model='four_heads']\").dataset.effects === 'shown'"
+    )
     figure = block.locator(".mha-effect")
     assert figure.locator(".mha-effect__title").inner_text() == f"Probability of “{running['guess']}”"
     got, want = _bars(figure), _expected(running)
@@ -64,8 +68,13 @@ def test_page_5_bars_show_the_running_sentence(make_page, base_url, load_asset):
     page.goto(base_url + "lesson/5-results/")
     figure = page.locator("#fig-head-effects")
     # The build formats the page data's values with Python's ".1%": exactly those.
-    want = [(label, float(format(p, ".1%").rstrip("%"))) for label, p in
-            [("all heads", running["p_guess"]), *((f"without head {w['head']}", w["p_guess"]) for w in running["without"])]]
+    want = [
+        (label, float(format(p, ".1%").rstrip("%")))
+        for label, p in [
+            ("all heads", running["p_guess"]),
+            *((f"without head {w['head']}", w["p_guess"]) for w in running["without"]),
+        ]
+    ]
     assert _bars(figure) == want
     assert running["sentence"] in figure.locator(".mha-effect__title").inner_text()
     # On a phone every bar's row fits the screen.

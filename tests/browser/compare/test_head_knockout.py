@@ -1,4 +1,5 @@
 """Head knock-out in the browser: every head mask on WebAssembly, and the inspector's head switches."""
+
 from __future__ import annotations
 
 import re
@@ -25,18 +26,34 @@ def test_every_head_mask_matches_onnxruntime_for_python_on_wasm(make_page, base_
         sess = session((assets_dir / f"models/{name}.onnx").read_bytes())
         for mask in all_head_masks(heads):
             want = ort_logits(sess, windows, head_mask=mask)
-            got = np.asarray(page.evaluate("""async ([n, ws, m]) => {
+            got = np.asarray(
+                page.evaluate(
+                    """async ([n, ws, m]) => {
                 const out = [];
                 for (const w of ws) out.push(Array.from(await window.mhaCompare.logitsForWindow(n, w, {headMask: m})));
-                return out; }""", [name, windows.tolist(), mask]))
+                return out; }""",
+                    [name, windows.tolist(), mask],
+                )
+            )
             assert got.shape == want.shape
             diff = float(np.abs(got - want).max())
             assert diff <= PARITY_TOL, (name, mask, diff)
-        default = np.asarray(page.evaluate("async ([n, w]) => Array.from(await window.mhaCompare.logitsForWindow(n, w))",
-                                           [name, windows[0].tolist()]))
-        assert np.array_equal(default, np.asarray(page.evaluate(
-            "async ([n, w, m]) => Array.from(await window.mhaCompare.logitsForWindow(n, w, {headMask: m}))",
-            [name, windows[0].tolist(), [1.0] * heads])))  # no mask = all ones, exactly
+        default = np.asarray(
+            page.evaluate(
+                "async ([n, w]) => Array.from(await window.mhaCompare.logitsForWindow(n, w))",
+                [name, windows[0].tolist()],
+            )
+        )
+        # no mask = all ones, exactly
+        assert np.array_equal(
+            default,
+            np.asarray(
+                page.evaluate(
+                    "async ([n, w, m]) => Array.from(await window.mhaCompare.logitsForWindow(n, w, {headMask: m}))",
+                    [name, windows[0].tolist(), [1.0] * heads],
+                )
+            ),
+        )
 
 
 def _open_preset_inspector(page, base_url):
@@ -51,7 +68,8 @@ def _open_preset_inspector(page, base_url):
 def _shown(block, mask: str):
     block.page.wait_for_function(
         "([sel, m]) => { const b = document.querySelector(sel); return b && b.dataset.mask === m && b.dataset.state === 'shown'; }",
-        arg=[".mha-knock__model[data-model='four_heads']", mask])
+        arg=[".mha-knock__model[data-model='four_heads']", mask],
+    )
 
 
 def _top5(block, kind: str) -> list[tuple[str, float]]:
@@ -100,7 +118,9 @@ def test_head_switches_by_mouse_and_keyboard_match_python(make_page, base_url, l
     assert page.evaluate("() => document.activeElement.classList.contains('mha-knock__continue')")
     assert page.evaluate("() => document.activeElement.textContent") == "Continue without head 4"
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector(\".mha-knock__model[data-model='four_heads']\").dataset.story === 'done'")
+    page.wait_for_function(
+        "() => document.querySelector(\".mha-knock__model[data-model='four_heads']\").dataset.story === 'done'"
+    )
     full_ids = [int(i) for i in block.locator(".mha-knock__story--full").get_attribute("data-ids").split()]
     masked_ids = [int(i) for i in block.locator(".mha-knock__story--masked").get_attribute("data-ids").split()]
     assert full_ids == evidence["preset"]["continuations"]["four_heads"]["ids"] == preset["all"]["continuation"]["ids"]
@@ -117,8 +137,14 @@ def test_atlas_link_opens_the_clearest_window_in_the_inspector(make_page, base_u
     import html
 
     links = [html.unescape(h) for h in re.findall(r'href="\.\./\.\./(compare/\?[^"]+)"', page5)]
-    link = next(l for l in links if f"head={head['head']}" in l and "inspect=four_heads" in l and
-                "&" in l and head["clearest"]["prompt"].split()[-1] in l.replace("+", " "))
+    link = next(
+        l
+        for l in links
+        if f"head={head['head']}" in l
+        and "inspect=four_heads" in l
+        and "&" in l
+        and head["clearest"]["prompt"].split()[-1] in l.replace("+", " ")
+    )
     page, _ = make_page()
     page.set_default_timeout(60000)
     page.goto(base_url + link)

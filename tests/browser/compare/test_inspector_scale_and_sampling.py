@@ -9,6 +9,7 @@
   from that step (the same sampler draws), beside the story without the
   switched-off head.
 """
+
 from __future__ import annotations
 
 
@@ -54,8 +55,9 @@ def test_continue_with_sampling_reproduces_the_columns_own_story(make_page, base
     page, watch = make_page(viewport={"width": 1280, "height": 900})
     open_compare(page, base_url, "?backend=wasm")
     k = 2
-    run = page.evaluate("(p) => window.mhaCompare.run({prompt: p, maxNewTokens: 10, temperature: 1, seed: 7})",
-                        preset["prompt"])
+    run = page.evaluate(
+        "(p) => window.mhaCompare.run({prompt: p, maxNewTokens: 10, temperature: 1, seed: 7})", preset["prompt"]
+    )
     column = run["results"]["four_heads"]["ids"]
     assert len(column) > k
     page.evaluate(f"() => window.mhaCompare.select('four_heads', {k})")
@@ -67,7 +69,7 @@ def test_continue_with_sampling_reproduces_the_columns_own_story(make_page, base
     page.wait_for_function(f"() => document.querySelector(\"{BLOCK}\").dataset.story === 'done'")
     full = [int(i) for i in block.locator(".mha-knock__story--full").get_attribute("data-ids").split()]
     rest = column[k:]
-    assert full[:len(rest)] == rest, (full, rest)
+    assert full[: len(rest)] == rest, (full, rest)
     watch.check()
 
 

@@ -21,16 +21,23 @@
     const head = [...(t.querySelector("tr")?.children || [])].map(text).join(" | ");
     items.push(`table ${(cap ? text(cap) : head).slice(0, 70)}`);
   }
-  const isDoor = (n) => (n.tagName === "DETAILS" && !n.classList.contains("mha-quiz__explanation"))
-    || n.classList.contains("tabbed-set");
-  const doors = [...article.querySelectorAll("details, .tabbed-set")].filter(isDoor)
+  const isDoor = (n) =>
+    (n.tagName === "DETAILS" && !n.classList.contains("mha-quiz__explanation")) || n.classList.contains("tabbed-set");
+  const doors = [...article.querySelectorAll("details, .tabbed-set")]
+    .filter(isDoor)
     .filter((d) => !d.parentElement.closest("details, .tabbed-set"));
   // reading order: the article's blocks, a door or main-line content each
   const sequence = [];
   const walk = (node) => {
     for (const child of node.children) {
-      if (isDoor(child)) { sequence.push({ door: text(child.querySelector("summary")) || "tabs" }); continue; }
-      if (child.querySelector("details, .tabbed-set") && !child.matches("[data-mha-widget], figure, table")) { walk(child); continue; }
+      if (isDoor(child)) {
+        sequence.push({ door: text(child.querySelector("summary")) || "tabs" });
+        continue;
+      }
+      if (child.querySelector("details, .tabbed-set") && !child.matches("[data-mha-widget], figure, table")) {
+        walk(child);
+        continue;
+      }
       if (/^H[1-6]$/.test(child.tagName) || child.classList.contains("mha-time")) continue;
       const shows = /\p{L}/u.test(text(child)) || child.matches("figure, table, [data-mha-widget], svg");
       if (shows && child.checkVisibility()) sequence.push({ content: text(child).slice(0, 40) });
@@ -39,4 +46,4 @@
   walk(article);
   const links = [...article.querySelectorAll("a[href]")].map((a) => a.getAttribute("href"));
   return { items, doors: doors.map((d) => text(d.querySelector("summary")) || "tabs"), sequence, links };
-}
+};

@@ -1,8 +1,14 @@
 """Lesson pages 1-5 as a reader first sees them, read one after the other in one tab."""
+
 from __future__ import annotations
 
-PAGES = ["lesson/1-why-more-heads/", "lesson/2-multihead-operation/", "lesson/3-training-examples/",
-         "lesson/4-model-training-generation/", "lesson/5-results/"]
+PAGES = [
+    "lesson/1-why-more-heads/",
+    "lesson/2-multihead-operation/",
+    "lesson/3-training-examples/",
+    "lesson/4-model-training-generation/",
+    "lesson/5-results/",
+]
 
 
 def read_pages(browser, base_url: str, paths, ready: str, read: str) -> dict:

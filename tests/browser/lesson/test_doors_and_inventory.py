@@ -12,6 +12,7 @@ A *door* is anything hidden until a click: a ``<details>`` block (a quiz's own
   lesson pages held before this round (written from the built site before anything
   moved); each is found afterwards on a lesson page or the appendix.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,47 +32,74 @@ ITEMS_JS = Path(__file__).with_name("lesson_items.js").read_text(encoding="utf-8
 # or header row; a number that comes from the evidence is left out of the key).
 INVENTORY = [
     # page 1
-    "figure fig-coat-query", "figure fig-coat-heads", "figure fig-fisherman-queries",
-    "widget query_keys", "widget message_plane", "widget two_source",
+    "figure fig-coat-query",
+    "figure fig-coat-heads",
+    "figure fig-fisherman-queries",
+    "widget query_keys",
+    "widget message_plane",
+    "widget two_source",
     "quiz Can one head's single set of weights put 0.8 on river",
     "quiz Does training tell one head to follow places and the other",
     "quiz In the fisherman sentence, which token is the receiver",
     # page 2
-    "figure fig-operation-flow", "widget predict_check", "widget head_explorer",
-    *(f"widget worksheet {m}" for m in ("E", "W_Q", "Q", "W_K", "K", "W_V", "V", "scores", "A", "H",
-                                         "concat", "W_O", "update", "output")),
+    "figure fig-operation-flow",
+    "widget predict_check",
+    "widget head_explorer",
+    *(
+        f"widget worksheet {m}"
+        for m in ("E", "W_Q", "Q", "W_K", "K", "W_V", "V", "scores", "A", "H", "concat", "W_O", "update", "output")
+    ),
     "quiz Why is the weight of receiver 2 on source 6 exactly zero?",
     "quiz In the worksheet, how many numbers are in one head's message",
     "quiz What does the residual step add?",
-    "table quantity | size in the worksheet", "table quantity | worksheet | trained four-head model",
+    "table quantity | size in the worksheet",
+    "table quantity | worksheet | trained four-head model",
     # page 3
-    "figure fig-tokenizers", "widget token_playground",
+    "figure fig-tokenizers",
+    "widget token_playground",
     "quiz With this padding rule, does w = 8 give more targets than w = 4",
     "-token story fed to the model as one input?",
     "quiz A model reads a window of four tokens. Does that window always hold",
     "quiz If a story contains three sentences, how many BOS and EOS markers",
     "quiz Have the token IDs in X become embeddings yet?",
     "table split | stories | ordinary tokens | windows",
-    "table The toy vocabulary: four special items", "table position | 0 | 1 | 2 | 3",
-    "table Input windows x (token and id) and their targets", "table The same two prefixes in the real vocabulary",
+    "table The toy vocabulary: four special items",
+    "table position | 0 | 1 | 2 | 3",
+    "table Input windows x (token and id) and their targets",
+    "table The same two prefixes in the real vocabulary",
     # page 4
-    "figure fig-model-map", "figure fig-mask", "widget stepper", "widget walkthrough",
+    "figure fig-model-map",
+    "figure fig-mask",
+    "widget stepper",
+    "widget walkthrough",
     "quiz In “BOS lily found”, which sources may the query at “found” read?",
     "quiz EOS is never an input in our windows.",
     "quiz During generation, the model picks the next token with a softmax",
-    "table Token rows for “BOS lily found”", "table Position rows of the same slots",
-    "table E = token row + position row", "table The final slot's query (“found”), per head",
-    "table Head 1 scores over the shown slots", "table Which source (column) each receiver (row) may read",
-    "table Weights of the final receiver's query", "table Messages at “found”, per head",
+    "table Token rows for “BOS lily found”",
+    "table Position rows of the same slots",
+    "table E = token row + position row",
+    "table The final slot's query (“found”), per head",
+    "table Head 1 scores over the shown slots",
+    "table Which source (column) each receiver (row) may read",
+    "table Weights of the final receiver's query",
+    "table Messages at “found”, per head",
     "table example | target | probability of the target | its rank | loss",
     "table The five most probable next tokens for the second example",
     "table Next-token probabilities after the prompt",
     # page 5
-    "figure fig-head-sweep", "figure fig-head-growth", "figure fig-toy-curves", "figure fig-toy-attention",
-    "figure fig-toy-summary", "figure fig-head-atlas", "figure fig-parameters", "figure fig-traces",
-    "figure fig-traces-zoom", "widget head_growth",
+    "figure fig-head-sweep",
+    "figure fig-head-growth",
+    "figure fig-toy-curves",
+    "figure fig-toy-attention",
+    "figure fig-toy-summary",
+    "figure fig-head-atlas",
+    "figure fig-parameters",
+    "figure fig-traces",
+    "figure fig-traces-zoom",
+    "widget head_growth",
     "quiz A model has a test perplexity of 4.",
-    "quiz After update", "quiz Why do we report test perplexity from the checkpoint chosen",
+    "quiz After update",
+    "quiz Why do we report test perplexity from the checkpoint chosen",
     "table model | seed | chosen update | validation loss",
     "table heads × width | seed 11 | seed 29 | seed 47",
     "table heads used | test perplexity | change | top token changed",
@@ -89,8 +117,13 @@ INVENTORY += ["table model | test perplexity", "quiz Suppose two heads"]
 
 @pytest.fixture(scope="module")
 def pages(browser, servers):
-    return read_pages(browser, servers["isolated"], [*PAGES, APPENDIX],
-                      "() => !document.querySelector('[data-mha-widget] .mha-noscript')", ITEMS_JS)
+    return read_pages(
+        browser,
+        servers["isolated"],
+        [*PAGES, APPENDIX],
+        "() => !document.querySelector('[data-mha-widget] .mha-noscript')",
+        ITEMS_JS,
+    )
 
 
 @pytest.mark.parametrize("path", PAGES)
@@ -99,8 +132,9 @@ def test_at_most_three_doors_never_two_in_a_row(pages, path):
     assert len(got["doors"]) <= MAX_DOORS, f"{path} has {len(got['doors'])} doors: {got['doors']}"
     seq = got["sequence"]
     for before, after in zip(seq, seq[1:]):
-        assert not ("door" in before and "door" in after), \
+        assert not ("door" in before and "door" in after), (
             f"{path}: doors {before['door']!r} and {after['door']!r} follow each other with nothing between"
+        )
 
 
 @pytest.mark.parametrize("path", [*PAGES, APPENDIX])
@@ -123,7 +157,6 @@ def test_the_appendix_is_linked_both_ways(pages):
     for path in linking:
         slug = path.split("/")[1]
         assert any(slug in h for h in appendix_links), f"the appendix does not link back to {path}"
-
 
 
 def test_nothing_that_was_on_the_pages_went_missing(pages):

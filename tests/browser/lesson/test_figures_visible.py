@@ -3,6 +3,7 @@
 Uses the shared fixtures (built site, local server, pages that fail on console
 errors and on requests to other origins).
 """
+
 from __future__ import annotations
 
 import pytest

@@ -3,6 +3,7 @@
 Drawn at build time from ``page_data.json``'s ``running`` part (site_src/hooks/page_macros/running.py);
 the button makes it live (site_src/js/home/first_screen.js) with the compare page's runtime.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,11 +41,18 @@ def test_first_screen_is_drawn_with_no_download_and_says_the_live_size(make_page
     # onnxruntime's WebAssembly build, as this build holds them.
     manifest = json.loads((built_site / "wasm_assets/models/manifest.json").read_text())
     model = next(m for m in manifest["models"] if m["name"] == running["model"])
-    ort = [p for p in (built_site / "vendor/ort").rglob("*") if p.name in
-           ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")]
+    ort = [
+        p
+        for p in (built_site / "vendor/ort").rglob("*")
+        if p.name in ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
+    ]
     assert len(ort) == 3
-    size = (model["bytes"] + (built_site / "wasm_assets/vocab.json").stat().st_size
-            + (built_site / "wasm_assets/models/manifest.json").stat().st_size + sum(p.stat().st_size for p in ort))
+    size = (
+        model["bytes"]
+        + (built_site / "wasm_assets/vocab.json").stat().st_size
+        + (built_site / "wasm_assets/models/manifest.json").stat().st_size
+        + sum(p.stat().st_size for p in ort)
+    )
     assert f"downloads {size / 1e6:.1f} MB" in fig.locator(".mha-first__live").inner_text()
 
 
@@ -70,8 +78,10 @@ def test_live_by_keyboard_a_head_switched_off_changes_the_guess(make_page, base_
     box.focus()
     page.keyboard.press("Space")
     want = str(itos.index(changed[0]["guess"]))
-    page.wait_for_function(f"() => document.querySelector('{FIG} .mha-first__guess').dataset.guess === '{want}'"
-                           f" && document.querySelector('{FIG}').dataset.state === 'live'")
+    page.wait_for_function(
+        f"() => document.querySelector('{FIG} .mha-first__guess').dataset.guess === '{want}'"
+        f" && document.querySelector('{FIG}').dataset.state === 'live'"
+    )
     assert guess.get_attribute("data-full") == str(itos.index(running["guess"]))
     assert f"without head {head}" in guess.inner_text()
     assert page.locator(f"{FIG} tbody tr.mha-first__off").count() == 1
@@ -80,12 +90,19 @@ def test_live_by_keyboard_a_head_switched_off_changes_the_guess(make_page, base_
     sentence = "tom had a big red ball and"
     text = page.locator(f"{FIG} input[type=text]")
     text.fill(sentence)
-    expected = read((assets_dir / "models/four_heads.onnx").read_bytes(), itos,
-                    json.loads((assets_dir / "vocab.json").read_text())["T"], sentence, len(running["weights"]))
+    expected = read(
+        (assets_dir / "models/four_heads.onnx").read_bytes(),
+        itos,
+        json.loads((assets_dir / "vocab.json").read_text())["T"],
+        sentence,
+        len(running["weights"]),
+    )
     want_off = str(itos.index(expected["without"][head - 1]["guess"]))
-    page.wait_for_function(f"() => document.querySelector('{FIG} .mha-first__guess').dataset.guess === '{want_off}'"
-                           f" && document.querySelector('{FIG} .mha-first__guess').dataset.full === "
-                           f"'{itos.index(expected['guess'])}'")
+    page.wait_for_function(
+        f"() => document.querySelector('{FIG} .mha-first__guess').dataset.guess === '{want_off}'"
+        f" && document.querySelector('{FIG} .mha-first__guess').dataset.full === "
+        f"'{itos.index(expected['guess'])}'"
+    )
     assert page.locator(f"{FIG} thead th").count() == len(expected["tokens"])
     assert not _audit(page), "the live first screen has accessibility violations"
 
@@ -103,7 +120,9 @@ def test_a_missing_model_is_said_once_in_words_and_the_figure_stays(make_page, b
     from tests.site_paths import route_pattern
 
     page, _ = make_page(allow_console=(r"Failed to load resource",))
-    page.route(route_pattern("wasm_assets/models/four_heads.onnx"), lambda route: route.fulfill(status=404, body="gone"))
+    page.route(
+        route_pattern("wasm_assets/models/four_heads.onnx"), lambda route: route.fulfill(status=404, body="gone")
+    )
     page.goto(base_url)
     page.locator(f"{FIG} .mha-first__live:enabled").click()
     alert = page.locator(f"{FIG} [role=alert]")
@@ -117,8 +136,10 @@ def test_a_missing_model_is_said_once_in_words_and_the_figure_stays(make_page, b
 
 
 REVIEW_SENTENCE = "the little dog ran to the park with his ball and he was"
-ONE_OFF = re.compile(r"^Next-word guess \(without head (\d)\): (\S+) \(\d+\.\d%\)\. "
-                     r"(?:With all heads it was (\S+) \(\d+\.\d%\)\.|With all heads: the same word, at \d+\.\d%\.)$")
+ONE_OFF = re.compile(
+    r"^Next-word guess \(without head (\d)\): (\S+) \(\d+\.\d%\)\. "
+    r"(?:With all heads it was (\S+) \(\d+\.\d%\)\.|With all heads: the same word, at \d+\.\d%\.)$"
+)
 
 
 def _go_live(page, base_url):

@@ -4,6 +4,7 @@ The slider shows each snapshot of wasm_assets/head_growth.json: the attention
 table equals the file's weights, the knock-out figure marks the snapshot, and
 the keyboard moves it.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -36,7 +37,8 @@ def test_slider_scrubs_through_the_snapshots(make_page, base_url, load_asset):
         root.locator("[data-hg='prompt']").select_option(str(p_index))
         want = snap["prompts"][p_index]["weights"]
         got = root.locator("td[data-weight]").evaluate_all(
-            "cells => cells.map((c) => [Number(c.dataset.head), Number(c.dataset.slot), Number(c.dataset.weight)])")
+            "cells => cells.map((c) => [Number(c.dataset.head), Number(c.dataset.slot), Number(c.dataset.weight)])"
+        )
         assert sorted(map(tuple, got)) == sorted((h + 1, j, w) for h, row in enumerate(want) for j, w in enumerate(row))
     roles = root.locator("[data-hg='roles'] li")
     assert roles.count() == len(snap["atlas"])

@@ -8,6 +8,7 @@
 * Page 4: the stepper's W_O step draws one part per head plus W_O's bias, and they add
   up to the teaching graph's update (float32: tests/tolerance.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -38,12 +39,16 @@ def test_page2_parts_follow_the_explorer_and_add_up_to_the_update(make_page, bas
     explorer.locator(".mha-hx__radio").first.wait_for()
     for receiver in (len(ws["tokens"]) - 1, 0, 4):
         explorer.locator(f".mha-hx__tokens input[value='{receiver}']").check()
-        page.wait_for_function("(r) => document.querySelector(\"[data-mha-widget='head_contributions']\").dataset.receiver == r",
-                               arg=str(receiver))
-        parts = [json.loads(box.locator(f".mha-hc__row--h{h + 1}").get_attribute("data-contribution"))
-                 for h in range(ws["heads"])]
+        page.wait_for_function(
+            "(r) => document.querySelector(\"[data-mha-widget='head_contributions']\").dataset.receiver == r",
+            arg=str(receiver),
+        )
+        parts = [
+            json.loads(box.locator(f".mha-hc__row--h{h + 1}").get_attribute("data-contribution"))
+            for h in range(ws["heads"])
+        ]
         for h, part in enumerate(parts):
-            expected = H[h][receiver] @ W_O[h * dh:(h + 1) * dh]
+            expected = H[h][receiver] @ W_O[h * dh : (h + 1) * dh]
             assert np.allclose(part, expected, rtol=0, atol=WS_ABS), (receiver, h)
         total = json.loads(box.locator(".mha-hc__row--sum").get_attribute("data-sum"))
         assert np.allclose(total, update[receiver], rtol=0, atol=WS_ABS), receiver

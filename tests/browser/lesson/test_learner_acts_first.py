@@ -8,6 +8,7 @@
   legend's swatches wear their curves' colours, the "chance" label meets no curve, and the replay's
   vertical line is a cursor that says its update (a bare dashed line sat at the last update).
 """
+
 from __future__ import annotations
 
 import re

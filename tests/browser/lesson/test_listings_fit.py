@@ -4,14 +4,21 @@ Measured in Chromium at 1280 px with every door open: no listing's code box scro
 sideways. The fix for a failure is in the listed file: wrap the line there (the page
 shows the file's own lines). On a phone listings may scroll; that is not tested here.
 """
+
 from __future__ import annotations
 
 import pytest
 
 pytestmark = pytest.mark.browser
 
-PAGES = ["lesson/1-why-more-heads/", "lesson/2-multihead-operation/", "lesson/3-training-examples/",
-         "lesson/4-model-training-generation/", "lesson/5-results/", "lesson/how-measured/"]
+PAGES = [
+    "lesson/1-why-more-heads/",
+    "lesson/2-multihead-operation/",
+    "lesson/3-training-examples/",
+    "lesson/4-model-training-generation/",
+    "lesson/5-results/",
+    "lesson/how-measured/",
+]
 
 WIDE_LINES_JS = """() => {
   document.querySelectorAll('details').forEach((d) => { d.open = true; });

@@ -2,6 +2,7 @@
 ?prompt= of 3,000 characters and a 300-character word, page 3's playground with
 a 300-character word, at phone and desktop widths. (Page 4 was up to 14,905 px
 wide.)"""
+
 from __future__ import annotations
 
 from urllib.parse import quote

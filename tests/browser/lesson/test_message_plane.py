@@ -5,6 +5,7 @@ modes, and checks that the target message is reached only with two heads;
 the numbers are two_source.js's toy (river [10, 1], fisherman [2, 8]).
 Also runs axe-core on the widget in light and dark mode at phone width.
 """
+
 from __future__ import annotations
 
 import json

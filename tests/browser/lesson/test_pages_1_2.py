@@ -3,6 +3,7 @@
 Uses the shared fixtures of conftest.py (built site, local server, watched
 pages that fail on console errors and on requests to other origins).
 """
+
 from __future__ import annotations
 
 import json
@@ -142,15 +143,21 @@ def test_page2_head_explorer_keyboard(make_page, base_url):
     assert masked.count() == 10 - (i + 1)
     strip = page.locator(".mha-hx [data-hx='strip'] .mha-hx__cell-weight")
     assert [strip.nth(j).inner_text() for j in range(i + 1)] == expected
-    assert page.locator(".mha-hx [data-hx='strip']").get_attribute("aria-label").startswith(
-        f"Weights of head {h + 1} for receiver slot {i}:")
+    assert (
+        page.locator(".mha-hx [data-hx='strip']")
+        .get_attribute("aria-label")
+        .startswith(f"Weights of head {h + 1} for receiver slot {i}:")
+    )
     message = page.locator(".mha-hx [data-hx='message'] strong").inner_text()
     assert message == "Message h = [" + ", ".join(_fmt(x) for x in ws["H"][h][i]) + "]"
     summary = page.locator(".mha-hx [data-hx='summary']").inner_text()
     assert f"(slot {i}), head {h + 1}" in summary and "add up to 1" in summary
     # The viridis colour of the largest weight is the bright end of the map (text stays readable).
-    assert page.locator(".mha-hx [data-hx='table'] td[data-weight]").first.evaluate(
-        "td => getComputedStyle(td).backgroundColor").startswith("rgb(")
+    assert (
+        page.locator(".mha-hx [data-hx='table'] td[data-weight]")
+        .first.evaluate("td => getComputedStyle(td).backgroundColor")
+        .startswith("rgb(")
+    )
 
 
 @pytest.mark.parametrize("path", [PAGE1, PAGE2])

@@ -1,4 +1,5 @@
 """Lesson pages 3-5 in headless Chromium: no console errors, quiz and heatmaps work, phone width fits."""
+
 from __future__ import annotations
 
 import os

@@ -7,6 +7,7 @@ A right answer (rounded to 2 decimals, inside the page's stated tolerance of
 0.01) is accepted; a typical slip gets the hint for its step, and a second
 wrong answer shows the worked cell.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,9 +29,16 @@ def _cells(ws):
     weight = e[S] / sum(e.values())
     message = sum(ws["A"][H][R][j] * ws["V"][H][j][0] for j in allowed)
     output = sum(c * ws["W_O"][i][0] for i, c in enumerate(ws["concat"][R]))
-    return {"score": score, "weight": weight, "message": message, "output": output,
-            "dot": q[0] * k[0] + q[1] * k[1], "exp": e[S], "coord2": ws["H"][H][R][1],
-            "row": sum(c * ws["W_O"][0][i] for i, c in enumerate(ws["concat"][R]))}
+    return {
+        "score": score,
+        "weight": weight,
+        "message": message,
+        "output": output,
+        "dot": q[0] * k[0] + q[1] * k[1],
+        "exp": e[S],
+        "coord2": ws["H"][H][R][1],
+        "row": sum(c * ws["W_O"][0][i] for i, c in enumerate(ws["concat"][R])),
+    }
 
 
 def _answer(page, step, text):
@@ -59,19 +67,22 @@ def test_right_answers_open_the_next_step(make_page, base_url, load_asset):
     watch.check()
 
 
-@pytest.mark.parametrize("step,slip,words", [
-    ("score", "dot", "√2"),
-    ("weight", "exp", "sum of the exponentials"),
-    ("message", "coord2", "coordinate 2"),
-    ("output", "row", "column 1"),
-])
+@pytest.mark.parametrize(
+    "step,slip,words",
+    [
+        ("score", "dot", "√2"),
+        ("weight", "exp", "sum of the exponentials"),
+        ("message", "coord2", "coordinate 2"),
+        ("output", "row", "column 1"),
+    ],
+)
 def test_a_slip_names_its_step_then_the_worked_cell(make_page, base_url, load_asset, step, slip, words):
     cells = _cells(load_asset("worksheet.json"))
     page, watch = make_page()
     page.goto(base_url + PAGE)
     page.locator("[data-mha-widget=predict_check][data-ready=true]").wait_for()
     order = ["score", "weight", "message", "output"]
-    for earlier in order[:order.index(step)]:  # open the step with "Show the worked cell"
+    for earlier in order[: order.index(step)]:  # open the step with "Show the worked cell"
         page.locator(f".mha-pc__step[data-step={earlier}] .mha-pc__show").click()
     form = page.locator(f".mha-pc__step[data-step={step}]")
     fb = _answer(page, step, f"{cells[slip]:.3f}")

@@ -5,6 +5,7 @@ keys of the sources the page names; the table (the picture's text alternative)
 shows each dot product and the softmax weights, recomputed here in Python from
 the arrows' positions after every move (tolerances stated where they are used).
 """
+
 from __future__ import annotations
 
 import math

@@ -4,6 +4,7 @@ A first wrong choice says "not yet" with the question's hint and keeps the
 answer hidden; a second wrong choice, or "Show the answer", shows the answer
 and every option's reason. Every question on the site carries its hint.
 """
+
 from __future__ import annotations
 
 import re

@@ -10,6 +10,7 @@
   full model (the shipped int8 copy) and the runs table (the trained float32 model)
   differ in the last digit, the page says why.
 """
+
 from __future__ import annotations
 
 import html
@@ -20,8 +21,14 @@ import pytest
 pytestmark = pytest.mark.browser
 
 MIN_PX = 11
-LESSON = ["lesson/1-why-more-heads/", "lesson/2-multihead-operation/", "lesson/3-training-examples/",
-          "lesson/4-model-training-generation/", "lesson/5-results/", "lesson/how-measured/"]
+LESSON = [
+    "lesson/1-why-more-heads/",
+    "lesson/2-multihead-operation/",
+    "lesson/3-training-examples/",
+    "lesson/4-model-training-generation/",
+    "lesson/5-results/",
+    "lesson/how-measured/",
+]
 
 SMALLEST_TEXT_JS = """() => {
   // every figure counts, the ones behind a "Go deeper" door too: open them all first

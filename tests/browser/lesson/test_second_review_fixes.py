@@ -12,6 +12,7 @@
 * The compare inspector's top-5 bars are drawn against the largest probability shown,
   not against 100 % (bars of 5-13 % were slivers).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -35,7 +36,9 @@ def test_predict_check_step4_names_the_update_before_the_residual(make_page, bas
 def _playground(page, base_url):
     page.goto(base_url + "lesson/3-training-examples/")
     root = page.locator("[data-mha-widget='token_playground']")
-    page.wait_for_function("() => document.querySelector(\"[data-mha-widget='token_playground']\").dataset.ready === 'true'")
+    page.wait_for_function(
+        "() => document.querySelector(\"[data-mha-widget='token_playground']\").dataset.ready === 'true'"
+    )
     return root
 
 
@@ -44,7 +47,7 @@ def test_playground_counts_words_without_punctuation(make_page, base_url):
     root = _playground(page, base_url)
     root.locator(".mha-tp__input").fill("Lily saw a zorblax and a blorf!")
     ids_line = root.locator(".mha-tp__ids .mha-tp__label").inner_text()
-    assert "2 of 7 words" in ids_line, ids_line   # 8 tokens: the "!" is not a word
+    assert "2 of 7 words" in ids_line, ids_line  # 8 tokens: the "!" is not a word
     watch.check()
 
 
@@ -194,7 +197,10 @@ def test_page2_flow_says_e_added_back_level_and_readable(make_page, base_url, wi
     assert all(l["inside"] for l in labels), [l["text"] for l in labels if not l["inside"]]
     label = next(l for l in labels if l["text"] == "E, added back")
     left, top, right, bottom = label["box"]
-    hit = [l["text"] for l in labels if l is not label and l["box"][0] < right and left < l["box"][2]
-           and l["box"][1] < bottom and top < l["box"][3]]
+    hit = [
+        l["text"]
+        for l in labels
+        if l is not label and l["box"][0] < right and left < l["box"][2] and l["box"][1] < bottom and top < l["box"][3]
+    ]
     assert not hit, f"'E, added back' overlaps {hit}"
     watch.check()

@@ -7,6 +7,7 @@ before the learner opens it, the compare page's inspector opens it with its
 prompt and model, a missing or damaged file is said once in words while the
 page keeps working, and axe-core finds no serious violation in it.
 """
+
 from __future__ import annotations
 
 import json
@@ -111,11 +112,16 @@ def test_typed_prompt_walks_every_step_by_keyboard_with_pytorch_numbers(make_pag
         if key == "A":
             assert page.locator(".mha-st__picture canvas").count() == 0  # hidden before the guess
             tops = [int(np.argmax(A[0, h, -1, real])) for h in range(4)]
-            page.locator(".mha-st__pick select").nth(0).select_option(str(tops[0]))        # right
+            page.locator(".mha-st__pick select").nth(0).select_option(str(tops[0]))  # right
             page.locator(".mha-st__pick select").nth(1).select_option(str((tops[1] + 1) % len(real)))  # wrong
             page.get_by_role("button", name="Reveal the weights").click()
             verdicts = page.locator(".mha-st__verdict")
-            assert [verdicts.nth(h).get_attribute("data-verdict") for h in range(4)] == ["right", "wrong", "none", "none"]
+            assert [verdicts.nth(h).get_attribute("data-verdict") for h in range(4)] == [
+                "right",
+                "wrong",
+                "none",
+                "none",
+            ]
             assert "right" in verdicts.nth(0).inner_text()
             wrong = verdicts.nth(1).inner_text()
             assert f"{A[0, 1, -1, real[tops[1]]]:.2f}" in wrong
@@ -315,6 +321,9 @@ def test_axe_finds_no_serious_violation_in_the_stepper(make_page, base_url, sche
                 page.keyboard.press("ArrowRight")
             assert page.get_by_role("button", name="and run again").is_visible()
         result = page.evaluate("() => axe.run(document.querySelector('.mha-st'), { resultTypes: ['violations'] })")
-        bad += [(when, v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]
-                if v["impact"] in ("serious", "critical")]
+        bad += [
+            (when, v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+            for v in result["violations"]
+            if v["impact"] in ("serious", "critical")
+        ]
     assert not bad, bad

@@ -8,6 +8,7 @@ offers (2 ... 8, moved with the keyboard) its (context, target) pairs equal
 export.windows.make_windows', pair by pair; the count of targets is the same
 for every width.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 pytestmark = pytest.mark.browser
 
 PAGE = "lesson/3-training-examples/"
-SENTENCES = ["She wore a red wool hooded coat and smiled.", "Lily found a big, shiny ball! \"Can we play?\" she asked."]
+SENTENCES = ["She wore a red wool hooded coat and smiled.", 'Lily found a big, shiny ball! "Can we play?" she asked.']
 
 
 def _python(text, vocab_json, bpe):
@@ -26,8 +27,13 @@ def _python(text, vocab_json, bpe):
     vocab = Vocabulary(vocab_json["itos"])
     words = tokenize(text)
     ids = vocab.encode_tokens(words, boundaries=False)
-    out = {"words": words, "ids": ids, "subwords": three_ways(text, bpe)["subwords"],
-           "characters": three_ways(text, bpe)["characters"], "pairs": {}}
+    out = {
+        "words": words,
+        "ids": ids,
+        "subwords": three_ways(text, bpe)["subwords"],
+        "characters": three_ways(text, bpe)["characters"],
+        "pairs": {},
+    }
     for w in range(2, 9):
         x, y = make_windows([vocab.encode_tokens(words)], w).all()
         out["pairs"][w] = [f"{' '.join(map(str, row))} > {t}" for row, t in zip(x.tolist(), y.tolist())]

@@ -4,6 +4,7 @@ The replay redraws the build-time figure's paths from the points they carry
 (wasm_assets/toy_task.json); its readout says the update and the mean share solved
 over seeds per head count, which must be the artefact's numbers at that update.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -49,7 +50,10 @@ def test_replay_redraws_the_recorded_runs_step_by_step(make_page, base_url, load
     assert _readout(_means_at(pair, second)) in out.text_content()
     # Replay runs to the end by itself, then offers to replay again
     root.get_by_role("button", name="Replay the recorded runs").click()
-    page.wait_for_function("(n) => document.querySelector(\"[data-mha-widget='toy_replay'] output\").textContent.includes('update ' + n + ' of')",
-                           arg=f"{steps:,}", timeout=20000)
+    page.wait_for_function(
+        "(n) => document.querySelector(\"[data-mha-widget='toy_replay'] output\").textContent.includes('update ' + n + ' of')",
+        arg=f"{steps:,}",
+        timeout=20000,
+    )
     assert root.get_by_role("button").text_content() == "Replay the recorded runs"
     watch.check()

@@ -11,6 +11,7 @@ what is left out). The limits:
 * every page says how long it takes, and every section but the check questions
   opens with its question.
 """
+
 from __future__ import annotations
 
 import re
@@ -60,7 +61,9 @@ def test_each_page_says_how_long_and_each_section_asks(counts, path):
     c = counts[path]
     assert re.fullmatch(r"About \d+ minutes.*", c["time"]), f"{path} does not say how long it takes: {c['time']!r}"
     questions = [s for s in c["sections"] if s != "Check yourself"]
-    assert questions and all(s.endswith("?") for s in questions), f"{path}: sections not opening with a question: {questions}"
+    assert questions and all(s.endswith("?") for s in questions), (
+        f"{path}: sections not opening with a question: {questions}"
+    )
 
 
 def test_the_counter_skips_closed_doors_and_listings(browser, servers):

@@ -39,9 +39,15 @@
   const listings = [...article.querySelectorAll(".mha-code")];
   out.listings = listings.length;
   out.listings_open = listings.filter((l) => !insideClosedDoor(l) && l.checkVisibility()).length;
-  out.marker_lines = listings.flatMap((l) => [...l.querySelectorAll("pre")].map((p) => p.textContent).join("\n").split("\n"))
+  out.marker_lines = listings
+    .flatMap((l) =>
+      [...l.querySelectorAll("pre")]
+        .map((p) => p.textContent)
+        .join("\n")
+        .split("\n"),
+    )
     .filter((line) => /^\s*# lesson\b/.test(line));
   out.time = (article.querySelector(".mha-time")?.textContent || "").trim();
   out.sections = [...article.querySelectorAll("h2")].map((h) => h.textContent.replace(/¶$/, "").trim());
   return out;
-}
+};

@@ -8,6 +8,7 @@
   starter without scrolling inside it; at 390 px at least 14 lines show at
   once without scrolling the page, in a font of at least 13 px.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -51,9 +52,9 @@ def test_a_long_line_does_not_wrap_and_home_end_act_on_the_logical_line(make_pag
     line = page.locator(".mgpt-ex__editor .cm-line").nth(1)
     assert line.inner_text() == LONG
     height = page.locator(".mgpt-ex__editor .cm-line").first.evaluate("(el) => el.getBoundingClientRect().height")
-    assert line.evaluate("(el) => el.getBoundingClientRect().height") < 1.5 * height      # one row
+    assert line.evaluate("(el) => el.getBoundingClientRect().height") < 1.5 * height  # one row
     scroller = page.locator(".mgpt-ex__editor .cm-scroller")
-    assert scroller.evaluate("(el) => el.scrollWidth > el.clientWidth + 200")            # scrolls sideways
+    assert scroller.evaluate("(el) => el.scrollWidth > el.clientWidth + 200")  # scrolls sideways
 
     _go_to_line(page, 2, column_moves=20)
     page.keyboard.press("End")
@@ -81,9 +82,12 @@ def test_the_editor_fits_the_column_and_the_whole_starter_at_1280(make_page, bas
     assert abs(box["width"] - column["width"]) <= 1, (box, column)
     scroller = page.locator(".mgpt-ex__editor .cm-scroller")
     assert scroller.evaluate("(el) => el.scrollHeight <= el.clientHeight + 1"), scroller.evaluate(
-        "(el) => [el.scrollHeight, el.clientHeight]")
-    assert page.locator(".mgpt-ex__editor .cm-gutterElement").filter(
-        has_text=str(len(starter().splitlines()))).count() >= 1
+        "(el) => [el.scrollHeight, el.clientHeight]"
+    )
+    assert (
+        page.locator(".mgpt-ex__editor .cm-gutterElement").filter(has_text=str(len(starter().splitlines()))).count()
+        >= 1
+    )
 
 
 def test_fourteen_lines_show_at_once_on_a_phone(make_page, base_url):

@@ -5,6 +5,7 @@ from the trained model with microgpt/model.js; no file holds them. This holds th
 JavaScript twin to export.microgpt.exercise_cases, case for case, within float64
 tolerance (two maths libraries may round exp and pow differently in the last bit).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -33,8 +34,9 @@ def test_the_page_computes_microgpts_answers(make_page, base_url):
     assert want.pop("format") == CASES_FORMAT
     doc = got["doc"]
     assert [(c["name"], c["pos"]) for c in doc["cases"]] == [(c["name"], c["pos"]) for c in want["cases"]]
-    assert {k: doc[k] for k in ("n_head", "head_dim", "tolerance", "names")} == \
-        {k: want[k] for k in ("n_head", "head_dim", "tolerance", "names")}
+    assert {k: doc[k] for k in ("n_head", "head_dim", "tolerance", "names")} == {
+        k: want[k] for k in ("n_head", "head_dim", "tolerance", "names")
+    }
     assert_close_tree(doc, want, rel=FLOAT64_REL, abs_=1e-15)
     # The worker gets the inputs and nothing else.
     assert all(set(c) == {"name", "pos", "q", "keys", "values"} for c in got["inputs"]["cases"])

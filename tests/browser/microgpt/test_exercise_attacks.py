@@ -13,6 +13,7 @@ removes from its realm what would outlive the job before any learner code runs
 origin's saved files (the service worker's caches, the snapshot) are followed
 by a reload, served by the service worker, and the verdicts are checked again.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,24 +33,28 @@ RUN_JS = "(source) => window.mhaExercise.run(source)"
 _JS = "import pyodide_js\nrun_js = pyodide_js.constructor.constructor\n"
 ATTACKS = {
     # Any later verdict "Passed!": every message the worker sends claims the right numbers.
-    "pyodide_js_post_message": _JS + (
+    "pyodide_js_post_message": _JS
+    + (
         "run_js('''const post = self.postMessage.bind(self);\n"
-        "self.postMessage = (m) => post(m && m.result ? { ...m, result: { ...m.result, failed: false, stop: '', message: '' } } : m);''')()\n"),
+        "self.postMessage = (m) => post(m && m.result ? { ...m, result: { ...m.result, failed: false, stop: '', message: '' } } : m);''')()\n"
+    ),
     "json_parse_patch": _JS + "run_js('JSON.parse = () => ({ outputs: [], failed: false, stop: \"\", ok: true })')()\n",
-    "json_default_encoder": "import json\njson._default_encoder.encode = lambda o: '{\"outputs\": [], \"failed\": false, \"stop\": \"\"}'\n",
+    "json_default_encoder": 'import json\njson._default_encoder.encode = lambda o: \'{"outputs": [], "failed": false, "stop": ""}\'\n',
     "gc_builtins_copy": (
         "import gc\n"
         "for d in gc.get_objects():\n"
         "    if type(d) is dict and 'print' in d and 'len' in d and d is not __builtins__.__dict__:\n"
         "        d['len'] = lambda x: 16\n"
-        "        d['sum'] = lambda *a: 0.0\n"),
+        "        d['sum'] = lambda *a: 0.0\n"
+    ),
     "closure_edit": (
         "import sandbox\n"
         "for cell in sandbox.restore.__closure__ or ():\n"
         "    try:\n"
         "        cell.cell_contents = None\n"
         "    except Exception:\n"
-        "        pass\n"),
+        "        pass\n"
+    ),
     "import_reference": "import microgpt_floats as F\n",
     "tmp_file": "open('/tmp/answers.py', 'w').write('PASS = True\\n')\n",
     "input": "input('your name? ')\n",
@@ -64,7 +69,8 @@ def _holding(body: str) -> str:
     return _JS + (
         "run_js('''const post = self.postMessage.bind(self);\n"
         "const work = (async () => {\n" + body.replace("\\", "\\\\") + "\n})().catch(() => {});\n"
-        "self.postMessage = (m, t) => { work.then(() => post(m, t)); };''')()\n")
+        "self.postMessage = (m, t) => { work.then(() => post(m, t)); };''')()\n"
+    )
 
 
 # The origin's Cache Storage, three ways: the global, the prototype's getter (what deleting
@@ -114,8 +120,10 @@ _ALL = _FORGE_VERDICT + _BREAK_PYODIDE + _REPLACE_SNAPSHOT
 
 def _in_a_nested_worker(body: str) -> str:
     script = json.dumps("(async () => {\n" + _VIA_GLOBAL + body + "})().finally(() => postMessage('done'));")
-    return ("const nested = new Worker(URL.createObjectURL(new Blob([" + script + "], { type: 'text/javascript' })));\n"
-            "await new Promise((resolve) => { nested.onmessage = resolve; nested.onerror = resolve; });\n")
+    return (
+        "const nested = new Worker(URL.createObjectURL(new Blob([" + script + "], { type: 'text/javascript' })));\n"
+        "await new Promise((resolve) => { nested.onmessage = resolve; nested.onerror = resolve; });\n"
+    )
 
 
 STORAGE_ATTACKS = {
@@ -143,8 +151,10 @@ SAVED_FILES_JS = """async () => {
 }"""
 
 
-REFERENCE_SOLUTION = ("import microgpt_floats as F\n\n\ndef multi_head(q, keys, values):\n"
-                      "    return F.multi_head(q, keys, values, 4)[0]\n")
+REFERENCE_SOLUTION = (
+    "import microgpt_floats as F\n\n\ndef multi_head(q, keys, values):\n"
+    "    return F.multi_head(q, keys, values, 4)[0]\n"
+)
 
 
 def wrong() -> str:
@@ -157,8 +167,14 @@ def exercise(request, browser, servers):
     page = context.new_page()
     # The deep-recursion attack overflows the browser's stack: Pyodide says so on the console, and that
     # job's worker is thrown away like any other.
-    watch = PageWatch(page, allow_console=(r"Pyodide has suffered a fatal error", r"The cause of the fatal error",
-                                           r"Maximum call stack size exceeded"))
+    watch = PageWatch(
+        page,
+        allow_console=(
+            r"Pyodide has suffered a fatal error",
+            r"The cause of the fatal error",
+            r"Maximum call stack size exceeded",
+        ),
+    )
     info = open_microgpt(page, servers[request.param])
     assert info["isolated"] is (request.param == "isolated")
     yield page
@@ -193,7 +209,7 @@ def test_an_attack_on_the_saved_files_changes_no_later_verdict(exercise, name):
     (its pages, scripts and Pyodide served by the service worker) the solution passes and a wrong answer fails."""
     page = exercise
     page.wait_for_function("() => navigator.serviceWorker.controller !== null")
-    wait_until(page, CACHED_JS, list(PYODIDE_FILES), timeout_ms=120000)   # (the shipped heap among them)
+    wait_until(page, CACHED_JS, list(PYODIDE_FILES), timeout_ms=120000)  # (the shipped heap among them)
     before = page.evaluate(SAVED_FILES_JS)
     # What there is to attack: the precache's verdict.js, Pyodide's files and the heap every worker restores.
     for target in ("workbox-precache", "mha-runtime-"):
@@ -201,7 +217,7 @@ def test_an_attack_on_the_saved_files_changes_no_later_verdict(exercise, name):
     assert any(k.startswith("mha-runtime-") and k.endswith("/heap.bin") for k in before), sorted(before)
     assert any(k.startswith("workbox-precache") and "/js/microgpt/verdict.js" in k for k in before), sorted(before)
     result = page.evaluate(RUN_JS, STORAGE_ATTACKS[name])
-    assert result["ok"], (name, result)   # the attack's code runs to its end (its writes fail quietly)
+    assert result["ok"], (name, result)  # the attack's code runs to its end (its writes fail quietly)
     assert_no_verdict_changes(page, name, STORAGE_ATTACKS[name])
     after = page.evaluate(SAVED_FILES_JS)
     changed = sorted(k for k in before if after.get(k) != before[k])
@@ -238,10 +254,13 @@ ABSENT_IN_CHROMIUM = {"SharedWorker", "cookieStore", "navigator.serviceWorker"}
 
 def test_a_ready_worker_reaches_no_storage_and_no_other_context(exercise):
     page = exercise
-    plain = page.evaluate("""(body) => new Promise((resolve) => {
+    plain = page.evaluate(
+        """(body) => new Promise((resolve) => {
       const w = new Worker(URL.createObjectURL(new Blob(['postMessage((() => {' + body + '})())'], { type: 'text/javascript' })));
       w.onmessage = (e) => { resolve(JSON.parse(e.data)); w.terminate(); };
-    })""", REACH_JS)
+    })""",
+        REACH_JS,
+    )
     # Any other worker of this origin has them: the names are the real ones.
     assert all(v != "undefined" for k, v in plain["reach"].items() if k not in ABSENT_IN_CHROMIUM), plain
     source = "import pyodide_js\nprint('REACH', pyodide_js.constructor.constructor(" + repr(REACH_JS) + ")())\n"
@@ -308,7 +327,9 @@ def test_the_reference_is_not_importable(exercise):
 
 def test_files_do_not_survive_a_job(exercise):
     page = exercise
-    assert page.evaluate(RUN_JS, "open('/tmp/left.txt', 'w').write('x' * 1000)\nopen('mine.txt', 'w').write('y')\n")["ok"]
+    assert page.evaluate(RUN_JS, "open('/tmp/left.txt', 'w').write('x' * 1000)\nopen('mine.txt', 'w').write('y')\n")[
+        "ok"
+    ]
     result = page.evaluate(RUN_JS, "import os\nprint(os.path.exists('/tmp/left.txt'), os.path.exists('mine.txt'))\n")
     assert result["ok"] and "False False" in page.inner_text(".mgpt-ex__output"), result
 
@@ -333,9 +354,13 @@ def test_deep_recursion_shows_only_the_learners_frames(exercise):
 
 def test_a_crash_is_said_in_words(exercise):
     page = exercise
-    result = page.evaluate(RUN_JS, "import sys\nsys.setrecursionlimit(10**6)\ndef down(n):\n    return down(n + 1)\ndown(0)\n")
-    said = result["error"]   # on a slow machine the 5 s limit may come first
-    assert not result["ok"] and any(w in said for w in ("RecursionError", "Python crashed", "more than 5 seconds")), result
+    result = page.evaluate(
+        RUN_JS, "import sys\nsys.setrecursionlimit(10**6)\ndef down(n):\n    return down(n + 1)\ndown(0)\n"
+    )
+    said = result["error"]  # on a slow machine the 5 s limit may come first
+    assert not result["ok"] and any(w in said for w in ("RecursionError", "Python crashed", "more than 5 seconds")), (
+        result
+    )
     assert page.evaluate(RUN_JS, "print('still here')\n")["ok"]
 
 

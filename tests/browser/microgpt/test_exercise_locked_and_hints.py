@@ -12,6 +12,7 @@
 * The editor's line-number gutter is opaque at 390 px once the code has
   scrolled sideways under it (lines never wrap).
 """
+
 from __future__ import annotations
 
 import os
@@ -47,8 +48,11 @@ def _file_lines() -> tuple[str, ...]:
     """microgpt.py's own lines for the two blanks (its names: head_dim, not HEAD_DIM)."""
     from export.microgpt import SOURCE
 
-    found = [l.split("#")[0].strip() for l in SOURCE.read_text().splitlines()
-             if re.match(r"\s*(k_h|v_h|blended) = |\s*out\.extend\(", l)]
+    found = [
+        l.split("#")[0].strip()
+        for l in SOURCE.read_text().splitlines()
+        if re.match(r"\s*(k_h|v_h|blended) = |\s*out\.extend\(", l)
+    ]
     assert len(found) == 4, found
     return tuple(found)
 
@@ -69,8 +73,9 @@ def _no_solution_line(page):
 
 def _alpha(colour: str) -> float:
     """The alpha of a computed CSS colour: rgb(), rgba() or color(srgb r g b / a)."""
-    found = re.fullmatch(r"rgba\([^,]+,[^,]+,[^,]+,\s*([\d.]+)\)", colour) or \
-        re.fullmatch(r"color\(srgb [-\d.e]+ [-\d.e]+ [-\d.e]+ / ([\d.]+)\)", colour)
+    found = re.fullmatch(r"rgba\([^,]+,[^,]+,[^,]+,\s*([\d.]+)\)", colour) or re.fullmatch(
+        r"color\(srgb [-\d.e]+ [-\d.e]+ [-\d.e]+ / ([\d.]+)\)", colour
+    )
     if found:
         return float(found.group(1))
     assert re.fullmatch(r"rgb\([^)]*\)|color\(srgb [-\d.e]+ [-\d.e]+ [-\d.e]+\)", colour), colour
@@ -123,11 +128,16 @@ def test_locked_until_solved_then_the_learners_own_lines(phone):
     assert verdict.get_attribute("data-tier") == "code"
 
     # The learner's own (right) version, written differently from microgpt.py's.
-    mine = (starter()
-            .replace("        k_h = keys\n", "        k_h = [key[start:start + HEAD_DIM] for key in keys]\n")
-            .replace("        v_h = values\n", "        v_h = [val[start:start + HEAD_DIM] for val in values]\n")
-            .replace("    return out\n", "        out.extend([sum(a * v[j] for a, v in zip(w, v_h)) "
-                     "for j in range(HEAD_DIM)])\n    return out\n", 1))
+    mine = (
+        starter()
+        .replace("        k_h = keys\n", "        k_h = [key[start:start + HEAD_DIM] for key in keys]\n")
+        .replace("        v_h = values\n", "        v_h = [val[start:start + HEAD_DIM] for val in values]\n")
+        .replace(
+            "    return out\n",
+            "        out.extend([sum(a * v[j] for a, v in zip(w, v_h)) for j in range(HEAD_DIM)])\n    return out\n",
+            1,
+        )
+    )
     page.evaluate("(s) => window.mhaExercise.setCode(s)", mine)
     exercise.get_by_role("button", name="Check", exact=True).click()
     page.wait_for_selector(".mgpt-ex__verdict[data-passed='true']")
@@ -147,14 +157,21 @@ def test_locked_until_solved_then_the_learners_own_lines(phone):
 
 
 MISTAKE_IDEAS = {
-    "offset forgotten": (_edit("k_h = [k[start:start + HEAD_DIM] for k in keys]", "k_h = [k[:HEAD_DIM] for k in keys]"),
-                         "every head takes the first 4, which belong to head 1", "k[:HEAD_DIM]"),
-    "weights, not the blend": (_edit("out.extend(blended)", "out.extend(w)"),
-                               "attention weights, one per position, instead of the head's 4 blended numbers",
-                               "out.extend(w)"),
-    "list of keys sliced": (_edit("k_h = [k[start:start + HEAD_DIM] for k in keys]",
-                                  "k_h = keys[start:start + HEAD_DIM]"),
-                            "cuts the list of keys instead", "keys[start:"),
+    "offset forgotten": (
+        _edit("k_h = [k[start:start + HEAD_DIM] for k in keys]", "k_h = [k[:HEAD_DIM] for k in keys]"),
+        "every head takes the first 4, which belong to head 1",
+        "k[:HEAD_DIM]",
+    ),
+    "weights, not the blend": (
+        _edit("out.extend(blended)", "out.extend(w)"),
+        "attention weights, one per position, instead of the head's 4 blended numbers",
+        "out.extend(w)",
+    ),
+    "list of keys sliced": (
+        _edit("k_h = [k[start:start + HEAD_DIM] for k in keys]", "k_h = keys[start:start + HEAD_DIM]"),
+        "cuts the list of keys instead",
+        "keys[start:",
+    ),
     "append": (_edit("out.extend(blended)", "out.append(blended)"), "out holds lists instead of numbers", "out.append"),
     "no square root": (_edit("/ math.sqrt(HEAD_DIM)", ""), "scaled down before the softmax", "scores = "),
 }
@@ -181,12 +198,15 @@ def test_long_lines_scroll_sideways_on_a_phone_and_the_gutter_stays_opaque(phone
     scroller = page.locator(".mgpt-ex__editor .cm-scroller")
     # No wrap (a wrapped Python line would look unindented): the line is one row, the editor scrolls sideways.
     assert scroller.evaluate("(el) => el.scrollWidth > el.clientWidth + 100"), scroller.evaluate(
-        "(el) => [el.scrollWidth, el.clientWidth]")
+        "(el) => [el.scrollWidth, el.clientWidth]"
+    )
     first = page.locator(".mgpt-ex__editor .cm-line").first
     assert first.inner_text() == long
     assert first.evaluate("(el) => el.getBoundingClientRect().height") < 30
     scroller.evaluate("(el) => { el.scrollLeft = 200; }")
-    colour = page.evaluate("() => getComputedStyle(document.querySelector('.mgpt-ex__editor .cm-gutters')).backgroundColor")
+    colour = page.evaluate(
+        "() => getComputedStyle(document.querySelector('.mgpt-ex__editor .cm-gutters')).backgroundColor"
+    )
     assert _alpha(colour) == 1.0, colour
     page.evaluate("(s) => window.mhaExercise.setCode(s)", starter())
 

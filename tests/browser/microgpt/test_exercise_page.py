@@ -5,6 +5,7 @@ Every page fails its test on a console error, an uncaught exception or a
 request to another origin (tests/browser_util.PageWatch). One page at phone
 width in dark mode serves most checks, so Pyodide starts only a few times.
 """
+
 from __future__ import annotations
 
 import os
@@ -26,6 +27,7 @@ def variants() -> dict[str, str]:
     sources = {name: make() for name, (make, _, _) in MISTAKES.items()}
     sources["loop"] = solution().replace("out.extend(blended)", "while True:\n            pass")
     return sources
+
 
 pytestmark = pytest.mark.browser
 
@@ -77,11 +79,16 @@ def test_every_mistake_gets_its_message_in_pyodide(phone_page):
         verdict, _ = timed_check(page, sources[name])
         assert verdict["passed"] is (name == "correct"), (name, verdict)
         if name == "correct":
-            assert verdict["message"].startswith("Passed!") and "after attn_wo the 16 numbers match" in verdict["message"]
+            assert (
+                verdict["message"].startswith("Passed!") and "after attn_wo the 16 numbers match" in verdict["message"]
+            )
             continue
         assert re.search(pattern, verdict["message"], re.S), (name, verdict["message"])
         if needle:
-            assert re.search(rf"\b[Ll]ine {line_of(sources[name], needle)}\b", verdict["message"]), (name, verdict["message"])
+            assert re.search(rf"\b[Ll]ine {line_of(sources[name], needle)}\b", verdict["message"]), (
+                name,
+                verdict["message"],
+            )
 
 
 def test_runaway_code_is_interrupted_and_python_survives(phone_page):
@@ -117,7 +124,7 @@ for m in mods:
 """
 ATTACKS = {
     "switch_off_the_explainer": "import diagnosis\ndiagnosis.explain = lambda *a, **k: ''\n"
-                                "diagnosis._all_right = lambda *a: True\n",
+    "diagnosis._all_right = lambda *a: True\n",
     "replace_every_attribute": _BLANKET,
     "forge_a_message": "import js\njs.postMessage({'type': 'done', 'result': {'outputs': [], 'message': ''}})\n",
     "close_the_worker": "import js\njs.close()\n",
@@ -220,7 +227,7 @@ def test_heatmaps_names_and_phone_layout(phone_page):
     maps = watch.locator(".mgpt-watch__maps")
     assert maps.get_attribute("data-name") == "emma"
     assert watch.locator("table.mgpt-heat").count() == 4
-    assert watch.locator("table.mgpt-heat").first.locator("tbody tr").count() == 5   # start marker + 4 letters
+    assert watch.locator("table.mgpt-heat").first.locator("tbody tr").count() == 5  # start marker + 4 letters
     # The cells use the shared viridis map and hold the weights as text for screen readers.
     first_row = watch.locator("table.mgpt-heat").first.locator("tbody tr").first
     assert first_row.locator("td.mgpt-heat__cell").count() == 1
@@ -239,10 +246,10 @@ def test_heatmaps_names_and_phone_layout(phone_page):
         name_box.fill(bad)
         assert message.inner_text().strip(), bad
         assert name_box.get_attribute("aria-invalid") == "true"
-        assert maps.get_attribute("data-name") == "olivia", bad   # the last good name stays
+        assert maps.get_attribute("data-name") == "olivia", bad  # the last good name stays
     name_box.fill("emma2")
     assert "a–z" in message.inner_text() and "2" in message.inner_text()
-    name_box.fill(" Zoe ")   # capitals and spaces are forgiven: the model reads "zoe"
+    name_box.fill(" Zoe ")  # capitals and spaces are forgiven: the model reads "zoe"
     assert message.inner_text().strip() == "" and maps.get_attribute("data-name") == "zoe"
     name_box.fill("olivia")
     name_box.fill("abcdefghijklmnop")
@@ -251,8 +258,8 @@ def test_heatmaps_names_and_phone_layout(phone_page):
     assert message.inner_text().strip() == "" and maps.get_attribute("data-name") == "abcdefghijklmno"
     # Explore: bars after a prefix, and sampled names.
     explore = page.locator("[data-mha-widget='microgpt-explore']")
-    explore.locator("[data-chart='heads'] .mgpt-bars__col").first.wait_for()   # built once Python is ready
-    assert explore.locator("[data-chart='heads'] .mgpt-bars__col").count() == 27   # and 27 for the probe
+    explore.locator("[data-chart='heads'] .mgpt-bars__col").first.wait_for()  # built once Python is ready
+    assert explore.locator("[data-chart='heads'] .mgpt-bars__col").count() == 27  # and 27 for the probe
     explore.get_by_role("button", name="em", exact=True).click()
     assert explore.locator("[data-chart='heads']").get_attribute("data-prefix") == "em"
     assert explore.locator(".mgpt-samples li").count() == 10
@@ -305,7 +312,7 @@ def _replace_line(page, contains: str, text: str) -> None:
     page.keyboard.press("End")
     page.keyboard.press("Home")
     page.keyboard.press("Shift+End")
-    page.keyboard.insert_text(line[:len(line) - len(line.lstrip())] + text)
+    page.keyboard.insert_text(line[: len(line) - len(line.lstrip())] + text)
 
 
 def test_solve_in_editor_reload_and_clear(make_page, servers):
@@ -317,7 +324,9 @@ def test_solve_in_editor_reload_and_clear(make_page, servers):
     assert exercise.get_by_label("Python code of the multi_head exercise").count() == 1
     _replace_line(page, "k_h = keys", "k_h = [k[start:start + HEAD_DIM] for k in keys]")
     _replace_line(page, "v_h = values", "v_h = [v[start:start + HEAD_DIM] for v in values]")
-    _replace_line(page, "# BLANK 2", "blended = [sum(weight * v[j] for weight, v in zip(w, v_h)) for j in range(HEAD_DIM)]")
+    _replace_line(
+        page, "# BLANK 2", "blended = [sum(weight * v[j] for weight, v in zip(w, v_h)) for j in range(HEAD_DIM)]"
+    )
     _replace_line(page, "# in out, so out ends with", "out.extend(blended)")
     exercise.get_by_role("button", name="Run").click()
     page.wait_for_function("() => document.querySelector('.mgpt-ex__output').textContent.includes('after attn_wo')")
@@ -359,11 +368,12 @@ def test_show_solution_after_three_failed_checks(phone_page):
     page.get_by_role("button", name="Clear my progress").click()
     button = exercise.get_by_role("button", name="Show solution")
     assert not button.is_visible()
-    assert "k_h = keys" in editor_text(page)   # the starter: Check fails
+    assert "k_h = keys" in editor_text(page)  # the starter: Check fails
     for n in (1, 2, 3):
         exercise.get_by_role("button", name="Check").click()
         page.wait_for_function(
-            "(n) => (JSON.parse(localStorage.getItem('mha-microgpt-progress') || '{}').failedChecks || 0) >= n", arg=n)
+            "(n) => (JSON.parse(localStorage.getItem('mha-microgpt-progress') || '{}').failedChecks || 0) >= n", arg=n
+        )
         assert button.is_visible() is (n == 3)
     assert "Nothing is added to out yet" in page.inner_text(".mgpt-ex__verdict")
     button.click()
@@ -396,12 +406,12 @@ def test_explore_seed_messages(phone_page):
     assert "seed 7" in note.inner_text() and note.get_attribute("data-kind") == "info"
     colour = page.evaluate("(n) => getComputedStyle(n).color", note.element_handle())
     red, green, _ = (int(v) for v in re.findall(r"\d+", colour)[:3])
-    assert not (red > 180 and green < 160), colour     # a confirmation is not painted as an error
+    assert not (red > 180 and green < 160), colour  # a confirmation is not painted as an error
     settings = explore.locator(".mgpt-samples").get_attribute("data-settings")
     seed.fill("")
     explore.get_by_role("button", name="Sample 10 names").click()
     assert "Type a seed" in note.inner_text() and note.get_attribute("data-kind") == "error"
-    assert explore.locator(".mgpt-samples").get_attribute("data-settings") == settings   # nothing resampled
+    assert explore.locator(".mgpt-samples").get_attribute("data-settings") == settings  # nothing resampled
 
 
 def test_unlocked_view_is_the_one_page_file(phone_page):
@@ -413,14 +423,18 @@ def test_unlocked_view_is_the_one_page_file(phone_page):
     count = source.locator(".mgpt-src__count")
     assert int(count.get_attribute("data-total")) == len(lines) <= 250
     first, last = multi_head_line_range()
-    marked = [int(n) for n in source.locator(".mgpt-src__line--mha").evaluate_all("(ls) => ls.map((l) => l.dataset.line)")]
+    marked = [
+        int(n) for n in source.locator(".mgpt-src__line--mha").evaluate_all("(ls) => ls.map((l) => l.dataset.line)")
+    ]
     assert marked == list(range(first, last + 1))
     # Solved earlier on this page, so the exercise's lines show, as microgpt.py has them.
     blanks = source.locator(".mgpt-src__line--blank .mgpt-src__text").all_inner_texts()
     assert [b.split("#")[0].strip() for b in blanks] == [
-        "k_h = [k[start:start + head_dim] for k in keys]", "v_h = [v[start:start + head_dim] for v in values]",
+        "k_h = [k[start:start + head_dim] for k in keys]",
+        "v_h = [v[start:start + head_dim] for v in values]",
         "blended = [sum(weight * v[j] for weight, v in zip(w, v_h)) for j in range(head_dim)]",
-        "out.extend(blended)"]
+        "out.extend(blended)",
+    ]
 
 
 def _damaged_site(built_site: Path, tmp_path: Path, change) -> Path:
@@ -444,8 +458,9 @@ def test_missing_runtime_file_is_named_within_seconds(make_page, built_site, tmp
         page, _ = make_page(allow_console=(r"404", r"Failed to load resource"))
         page.goto(url + "microgpt/")
         started = time.monotonic()
-        page.wait_for_function("() => document.querySelector('.mgpt-ex__status')?.dataset.phase === 'error'",
-                               timeout=15000)
+        page.wait_for_function(
+            "() => document.querySelector('.mgpt-ex__status')?.dataset.phase === 'error'", timeout=15000
+        )
         assert time.monotonic() - started < 10
         text = page.inner_text(".mgpt-ex__status")
         assert "pyodide.asm.wasm" in text and "404" in text, text
@@ -458,19 +473,25 @@ def test_missing_runtime_file_is_named_within_seconds(make_page, built_site, tmp
 
 
 def test_damaged_model_gives_one_line_in_words(make_page, built_site, tmp_path):
-    site = _damaged_site(built_site, tmp_path, lambda s: _replace(s / "wasm_assets/microgpt-trained.json", b"{not json"))
+    site = _damaged_site(
+        built_site, tmp_path, lambda s: _replace(s / "wasm_assets/microgpt-trained.json", b"{not json")
+    )
     server, url = _serve(site)
     try:
         page, _ = make_page(allow_console=(r"not valid JSON",))
         page.goto(url + "microgpt/")
-        page.wait_for_function("() => document.querySelector('.mgpt-ex__status')?.dataset.phase === 'error'",
-                               timeout=60000)
+        page.wait_for_function(
+            "() => document.querySelector('.mgpt-ex__status')?.dataset.phase === 'error'", timeout=60000
+        )
         text = page.inner_text(".mgpt-ex__status")
         assert "microgpt-trained.json" in text and "not valid JSON" in text, text
         assert "Traceback" not in text and "\n" not in text.strip()
         # (The exercise's worker starts from the page's head, so it may fail before the Watch widget has.)
-        page.wait_for_function("""() => document.querySelector("[data-mha-widget='microgpt-watch']")
-            .textContent.includes('not valid JSON')""", timeout=60000)
+        page.wait_for_function(
+            """() => document.querySelector("[data-mha-widget='microgpt-watch']")
+            .textContent.includes('not valid JSON')""",
+            timeout=60000,
+        )
         watch = page.inner_text("[data-mha-widget='microgpt-watch']")
         assert "not valid JSON" in watch and "Traceback" not in watch
     finally:
@@ -479,7 +500,7 @@ def test_damaged_model_gives_one_line_in_words(make_page, built_site, tmp_path):
 
 
 def _replace(path: Path, data: bytes) -> None:
-    path.unlink()          # a hard link: replace, never write through
+    path.unlink()  # a hard link: replace, never write through
     path.write_bytes(data)
 
 
@@ -487,7 +508,7 @@ def test_leaving_the_page_disposes_the_exercise(make_page, servers):
     page, _ = make_page()
     open_microgpt(page, servers["isolated"], wait_python=False)
     page.wait_for_function("() => Boolean(window.mhaExercise && window.mhaMicrogpt)")
-    page.locator("a[href$='credits/']").first.click()      # Material's instant navigation: no reload
+    page.locator("a[href$='credits/']").first.click()  # Material's instant navigation: no reload
     page.wait_for_function("() => !window.mhaExercise && !window.mhaMicrogpt", timeout=15000)
     assert page.evaluate("() => document.querySelectorAll('.cm-editor').length") == 0
 
@@ -506,7 +527,9 @@ def test_microgpt_widgets_have_no_serious_axe_violations(make_page, servers, sch
     found = []
     # axe judges the colours of what is drawn: scroll the listing and the editor through.
     for top in range(0, 6000, 600):
-        page.evaluate("(t) => { for (const b of document.querySelectorAll('.mgpt-src, .cm-scroller')) b.scrollTop = t; }", top)
+        page.evaluate(
+            "(t) => { for (const b of document.querySelectorAll('.mgpt-src, .cm-scroller')) b.scrollTop = t; }", top
+        )
         found += page.evaluate("""async () => {
           const r = await axe.run('.mgpt-widget', { resultTypes: ['violations'] });
           return r.violations.filter((v) => ['serious', 'critical'].includes(v.impact))

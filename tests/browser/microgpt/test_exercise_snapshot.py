@@ -9,6 +9,7 @@ and every later worker restores it. Each test checks which way a worker started
 the verdicts are right either way: the solution passes, the starter and a wrong
 answer fail. Tests wait for conditions only; timing is bench/site_visits.py's job.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -40,7 +41,7 @@ def record(page):
 def wait_stored(page, other_than: str | None = None) -> dict:
     """Wait until a snapshot is stored (a record with a digest, other than `other_than`); return the record."""
     stored = page.wait_for_function(STORED_JS, arg=other_than, polling=100).json_value()
-    assert page.evaluate(ENTRIES_JS) == 1, stored   # the one entry it points at
+    assert page.evaluate(ENTRIES_JS) == 1, stored  # the one entry it points at
     return stored
 
 
@@ -107,11 +108,11 @@ def profile(browser, built_site):
 def test_later_workers_and_visits_restore_the_snapshot(profile, servers, server):
     context, watches = profile
     page = reopen(context, servers[server], watches)
-    assert started(page) == "normal"   # a fresh profile holds no snapshot
+    assert started(page) == "normal"  # a fresh profile holds no snapshot
     stored = wait_stored(page)
     assert stored["size"] > 1_000_000, stored
     assert_verdicts(page)
-    assert started(page) == "snapshot"   # the spares booted after the first job
+    assert started(page) == "snapshot"  # the spares booted after the first job
     # Each restored worker reseeds random: two Runs print different numbers.
     printed = []
     for _ in range(2):
@@ -119,10 +120,10 @@ def test_later_workers_and_visits_restore_the_snapshot(profile, servers, server)
         printed.append(page.inner_text(".mgpt-ex__output").strip())
     assert printed[0] != printed[1], printed
     page.close()
-    again = reopen(context, servers[server], watches)   # a repeat visit starts from the snapshot at once
+    again = reopen(context, servers[server], watches)  # a repeat visit starts from the snapshot at once
     assert started(again) == "snapshot"
     assert_verdicts(again)
-    assert record(again)["digest"] == stored["digest"]   # nothing made again
+    assert record(again)["digest"] == stored["digest"]  # nothing made again
 
 
 def test_a_missing_snapshot_means_a_normal_start(profile, servers):
@@ -134,7 +135,7 @@ def test_a_missing_snapshot_means_a_normal_start(profile, servers):
     again = reopen(context, servers["isolated"], watches)
     assert started(again) == "normal"
     assert_verdicts(again)
-    remade = wait_stored(again, other_than=first["digest"])   # the normal start made a new one
+    remade = wait_stored(again, other_than=first["digest"])  # the normal start made a new one
     assert remade["key"] == first["key"], (first, remade)
     assert started(again) == "snapshot"
     assert_verdicts(again)
@@ -156,7 +157,7 @@ def test_a_damaged_or_replaced_snapshot_is_never_restored(profile, servers):
     again = reopen(context, servers["isolated"], watches)
     assert started(again) == "normal"
     assert_verdicts(again)
-    wait_stored(again, other_than=first["digest"])   # the damaged one was replaced by a new one
+    wait_stored(again, other_than=first["digest"])  # the damaged one was replaced by a new one
     assert started(again) == "snapshot"
 
 
@@ -170,7 +171,7 @@ def test_a_snapshot_of_another_build_is_never_restored(profile, servers):
     again = reopen(context, servers["isolated"], watches)
     assert started(again) == "normal"
     assert_verdicts(again)
-    assert wait_stored(again, other_than=first["digest"])["key"] == first["key"]   # (each heap has its own digest)
+    assert wait_stored(again, other_than=first["digest"])["key"] == first["key"]  # (each heap has its own digest)
 
 
 def test_a_snapshot_that_cannot_be_restored_falls_back_once(profile, servers):
@@ -186,12 +187,12 @@ def test_a_snapshot_that_cannot_be_restored_falls_back_once(profile, servers):
       const cache = await caches.open('{CACHE}');
       const [request] = await cache.keys();
       await cache.put(request, new Response(packed));
-      localStorage.setItem('{RECORD}', JSON.stringify({{ key: {first['key']!r}, digest, size: packed.byteLength }}));
+      localStorage.setItem('{RECORD}', JSON.stringify({{ key: {first["key"]!r}, digest, size: packed.byteLength }}));
     }}""")
     page.close()
     again = reopen(context, servers["isolated"], watches)
     assert started(again) == "normal after a failed restore"
     again.wait_for_function(f"() => ({RECORD_JS})()?.failed === true", polling=100)
     assert_verdicts(again)
-    assert started(again) == "normal"   # not tried again, and no new snapshot made for this build
+    assert started(again) == "normal"  # not tried again, and no new snapshot made for this build
     assert record(again) == {"key": first["key"], "failed": True}

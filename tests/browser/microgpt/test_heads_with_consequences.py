@@ -12,6 +12,7 @@
 * the pages pass axe at 390 px; screenshots at 1280 and 390 px, light and
   dark, go to $MHA_SCREENSHOTS when it is set.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,7 +55,11 @@ def _open(make_page, base_url, **context):
 
 def _shown(page, chart):
     box = page.locator(f"[data-mha-widget='microgpt-explore'] [data-chart='{chart}']")
-    return box.get_attribute("data-setting"), box.get_attribute("data-prefix"), json.loads(box.get_attribute("data-probs"))
+    return (
+        box.get_attribute("data-setting"),
+        box.get_attribute("data-prefix"),
+        json.loads(box.get_attribute("data-probs")),
+    )
 
 
 def _same(got, want):
@@ -82,19 +87,19 @@ def test_head_switches_and_probe_change_the_bars_as_python_does(make_page, base_
     _same(probs, floats.forward_attention(w, u, name)["probs"][len(name)])
     _, _, probe = _shown(page, "probe")
     _same(probe, floats.forward_attention(w, u, name, probe=True)["probs"][len(name)])
-    assert max(abs(a - b) for a, b in zip(probs, probe)) > 1e-3      # the probe changes what it predicts
+    assert max(abs(a - b) for a, b in zip(probs, probe)) > 1e-3  # the probe changes what it predicts
 
     before = probs
     explore.locator(".mgpt-switch[data-head='2']").click()
     setting, _, probs = _shown(page, "heads")
     assert setting == "without:2"
     _same(probs, floats.forward_attention(w, u, name, head_mask=[True, False, True, True])["probs"][len(name)])
-    assert max(abs(a - b) for a, b in zip(probs, before)) > 1e-3     # live: the bars moved
+    assert max(abs(a - b) for a, b in zip(probs, before)) > 1e-3  # live: the bars moved
     assert "Head 2 knocked out" in explore.locator(".mgpt-bars__caption").inner_text()
 
     explore.locator(".mgpt-switch[data-head='1']").click()
     explore.locator(".mgpt-switch[data-head='4']").click()
-    explore.get_by_role("button", name="em", exact=True).click()     # after "em" only
+    explore.get_by_role("button", name="em", exact=True).click()  # after "em" only
     setting, prefix, probs = _shown(page, "heads")
     assert (setting, prefix) == ("without:1,2,4", "em")
     _same(probs, floats.forward_attention(w, u, name, head_mask=[False, False, True, False])["probs"][2])
@@ -166,4 +171,5 @@ def test_screenshots_and_axe(make_page, base_url, width, scheme):
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
         for widget in ("watch", "explore"):
             page.locator(f"[data-mha-widget='microgpt-{widget}']").screenshot(
-                path=str(Path(SHOTS) / f"{widget}-{width}-{scheme}.png"))
+                path=str(Path(SHOTS) / f"{widget}-{width}-{scheme}.png")
+            )

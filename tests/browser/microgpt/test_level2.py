@@ -9,6 +9,7 @@ stored record (also in a second tab), the learner's function beside microgpt's l
 $MHA_SCREENSHOTS set, the exercise area with Level 2 open is photographed at 1280 and
 390 px, light and dark.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,14 +29,17 @@ SHOTS = os.environ.get("MHA_SCREENSHOTS")
 LEVEL2_CHECK_JS = "(source) => window.mhaExercise.level2.check(source)"
 STORED_JS = "(key) => JSON.parse(localStorage.getItem(key) || 'null')"
 # A whole function written differently from the worked body (a learner's own), which must pass.
-OWN = starter().replace("    ...   # your code here\n", '''    glued = []
+OWN = starter().replace(
+    "    ...   # your code here\n",
+    """    glued = []
     for h in range(N_HEAD):
         lo, hi = h * HEAD_DIM, (h + 1) * HEAD_DIM
         weights = softmax([dot(q[lo:hi], k[lo:hi]) / HEAD_DIM ** 0.5 for k in keys])
         for j in range(lo, hi):
             glued.append(sum(w * v[j] for w, v in zip(weights, values)))
     return glued
-''')
+""",
+)
 AXE_JS = """async (selector) => {
   const r = await axe.run(selector, { resultTypes: ['violations'] });
   return r.violations.filter((v) => ['serious', 'critical'].includes(v.impact))
@@ -58,7 +62,7 @@ def solve_level1_and_open_level2(page):
 def test_level2_offered_after_level1_passes_and_checked_with_its_own_progress(make_page, base_url):
     page, _ = make_page(viewport={"width": 1280, "height": 900})
     open_microgpt(page, base_url)
-    other = page.context.new_page()        # a second tab of the same browser, open before Level 2 passes
+    other = page.context.new_page()  # a second tab of the same browser, open before Level 2 passes
     other.set_default_timeout(60000)
     other.goto(base_url + "microgpt/")
     other.wait_for_selector(".mgpt-progress__summary")
@@ -67,16 +71,17 @@ def test_level2_offered_after_level1_passes_and_checked_with_its_own_progress(ma
 
     # Mistakes: one only a whole function can make, one of Level 1's, each with its first message.
     for name, source, pattern in (
-            ("heads_summed", LEVEL2["heads_summed"][0](), LEVEL2["heads_summed"][1]),
-            ("no_softmax", LEVEL2["no_softmax"][0](), LEVEL2["no_softmax"][1]),
-            ("append", LEVEL1_MISTAKES["append"][0](), LEVEL1_MISTAKES["append"][1])):
+        ("heads_summed", LEVEL2["heads_summed"][0](), LEVEL2["heads_summed"][1]),
+        ("no_softmax", LEVEL2["no_softmax"][0](), LEVEL2["no_softmax"][1]),
+        ("append", LEVEL1_MISTAKES["append"][0](), LEVEL1_MISTAKES["append"][1]),
+    ):
         verdict = page.evaluate(LEVEL2_CHECK_JS, source)
         assert not verdict["passed"] and verdict["hint"], (name, verdict)
         assert re.search(pattern, verdict["hint"]["idea"] + "\n" + verdict["hint"]["where"], re.S), (name, verdict)
     assert level2.locator(".mgpt-ex__verdict").get_attribute("data-passed") == "false"
     assert level2.locator(".mgpt-verdict__idea").inner_text().startswith("out holds lists instead of numbers")
     assert page.evaluate(STORED_JS, "mha-microgpt-level2-progress")["failedChecks"] == 3
-    assert page.evaluate(STORED_JS, "mha-microgpt-progress")["failedChecks"] == 0    # Level 1's record is its own
+    assert page.evaluate(STORED_JS, "mha-microgpt-progress")["failedChecks"] == 0  # Level 1's record is its own
 
     # Three failures offer the worked body; it passes, and so does the learner's own function.
     level2.locator("button", has_text="Show solution").click()
@@ -103,8 +108,10 @@ def test_level2_offered_after_level1_passes_and_checked_with_its_own_progress(ma
     assert "glued.append(sum(w * v[j]" in columns.nth(1).inner_text() and '"""' not in columns.nth(1).inner_text()
 
     # The other tab hears of it without a reload; Level 1's summary still reads as before.
-    other.wait_for_function("() => /Level 2 \\(the whole multi_head\\): solved/.test("
-                            "document.querySelector('.mgpt-progress__summary').textContent)")
+    other.wait_for_function(
+        "() => /Level 2 \\(the whole multi_head\\): solved/.test("
+        "document.querySelector('.mgpt-progress__summary').textContent)"
+    )
     assert "Exercise: solved" in other.inner_text(".mgpt-progress__summary")
     other.close()
 
@@ -116,10 +123,13 @@ def test_level2_offered_after_level1_passes_and_checked_with_its_own_progress(ma
 
 def test_level2_opens_by_itself_once_begun_and_clearing_closes_the_offer(make_page, base_url):
     """Saved Level 2 code opens Level 2 on the next visit; "Clear my progress" clears both levels."""
-    page, _ = make_page(viewport={"width": 390, "height": 844}, color_scheme="dark",
-                        init_script="if (!sessionStorage.getItem('seeded')) { sessionStorage.setItem('seeded', '1'); "
-                                    "localStorage.setItem('mha-microgpt-level2-progress', JSON.stringify({version: 1, "
-                                    "code: '# mine', solved: false, failedChecks: 1, revealed: false, solvedCode: null})); }")
+    page, _ = make_page(
+        viewport={"width": 390, "height": 844},
+        color_scheme="dark",
+        init_script="if (!sessionStorage.getItem('seeded')) { sessionStorage.setItem('seeded', '1'); "
+        "localStorage.setItem('mha-microgpt-level2-progress', JSON.stringify({version: 1, "
+        "code: '# mine', solved: false, failedChecks: 1, revealed: false, solvedCode: null})); }",
+    )
     open_microgpt(page, base_url)
     level2 = page.locator(".mgpt-level2")
     level2.locator(".cm-editor").wait_for()
@@ -138,11 +148,13 @@ def test_screenshots_of_level2(make_page, base_url, width, scheme):
     page, _ = make_page(viewport={"width": width, "height": 1700 if width > 800 else 844}, color_scheme=scheme)
     open_microgpt(page, base_url)
     level2 = solve_level1_and_open_level2(page)
-    page.add_style_tag(content=".md-header { visibility: hidden; }")   # (fixed: it would cover the picture's top)
+    page.add_style_tag(content=".md-header { visibility: hidden; }")  # (fixed: it would cover the picture's top)
     page.evaluate(LEVEL2_CHECK_JS, LEVEL2["heads_summed"][0]())
     level2.locator("button", has_text="Where?").click()
     Path(SHOTS).mkdir(parents=True, exist_ok=True)
-    page.locator(".mgpt-ex__level .mgpt-ex__verdict").screenshot(path=str(Path(SHOTS) / f"level1-pass-{width}-{scheme}.png"))
+    page.locator(".mgpt-ex__level .mgpt-ex__verdict").screenshot(
+        path=str(Path(SHOTS) / f"level1-pass-{width}-{scheme}.png")
+    )
     level2.screenshot(path=str(Path(SHOTS) / f"level2-fail-{width}-{scheme}.png"))
     page.evaluate("(s) => window.mhaExercise.level2.setCode(s)", OWN)
     level2.locator("button", has_text="Check").click()

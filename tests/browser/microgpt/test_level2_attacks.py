@@ -7,6 +7,7 @@ one Level 1 and the build exercise run (tests/browser/microgpt/test_exercise_att
 ATTACKS), plus those aimed at Level 2's own files: its checks and microgpt's
 arithmetic are written for Python only after the numbers are in.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -23,9 +24,11 @@ OWN = {
     "import_the_checks": "import microgpt_multi_head\n",
     "read_the_checks": "print(open('/opt/reference/exercise.py').read())\n",
     "read_the_arithmetic": "print(open('/opt/reference/microgpt_floats.py').read())\n",
-    "answer_from_the_checker": ("import diagnosis\n\n\ndef multi_head(q, keys, values):\n"
-                                "    diagnosis._use_reference()\n"
-                                "    return diagnosis.floats.multi_head(q, keys, values, 4)[0]\n"),
+    "answer_from_the_checker": (
+        "import diagnosis\n\n\ndef multi_head(q, keys, values):\n"
+        "    diagnosis._use_reference()\n"
+        "    return diagnosis.floats.multi_head(q, keys, values, 4)[0]\n"
+    ),
 }
 
 
@@ -35,8 +38,14 @@ def level2_page(browser, servers):
     page = context.new_page()
     # The deep-recursion attack overflows the browser's stack: Pyodide says so on the console, and that
     # job's worker is thrown away like any other (as on Level 1).
-    watch = PageWatch(page, allow_console=(r"Pyodide has suffered a fatal error", r"The cause of the fatal error",
-                                           r"Maximum call stack size exceeded"))
+    watch = PageWatch(
+        page,
+        allow_console=(
+            r"Pyodide has suffered a fatal error",
+            r"The cause of the fatal error",
+            r"Maximum call stack size exceeded",
+        ),
+    )
     open_microgpt(page, servers["isolated"])
     page.evaluate("() => window.mhaExercise.level2.ready")
     yield page

@@ -11,6 +11,7 @@
 * after a passing Check, the box still showed what an earlier Run of other code had printed (its
   error under a green "Passed"): a Check of code other than the code that ran clears the box.
 """
+
 from __future__ import annotations
 
 import re
@@ -96,8 +97,11 @@ def exercise(make_page, base_url):
 def test_the_append_hint_shows_code_the_learner_can_use(exercise):
     page = exercise
     inline = "[sum(weight * v[j] for weight, v in zip(w, v_h)) for j in range(HEAD_DIM)]"
-    mine = (solution().replace("        blended = " + inline + "\n", "")
-            .replace("out.extend(blended)", f"out.append({inline})"))
+    mine = (
+        solution()
+        .replace("        blended = " + inline + "\n", "")
+        .replace("out.extend(blended)", f"out.append({inline})")
+    )
     assert "blended" not in mine.split("def multi_head")[1].split("return out")[0]
     verdict = page.evaluate("(s) => window.mhaExercise.check(s)", mine)
     assert "out holds lists instead of numbers" in verdict["hint"]["idea"], verdict
@@ -118,7 +122,6 @@ def test_check_keeps_the_runs_output_and_says_whose_it_is(exercise):
     assert page.inner_text(".mgpt-ex__output") == printed
     label = ex.locator(".mgpt-ex__label").inner_text()
     assert re.search(r"last run", label, re.I) and re.search(r"check shows no prints", label, re.I), label
-
 
 
 def test_a_check_of_other_code_clears_an_older_runs_output(exercise):

@@ -4,6 +4,7 @@ Tab A solves the exercise; tab B, open since before, then saves its own code
 (what its editor does after every change). B used to write its stale copy of
 the progress, and the stored exercise went back to "not solved yet".
 """
+
 from __future__ import annotations
 
 import pytest
@@ -45,7 +46,9 @@ def test_a_solved_exercise_stays_solved_whatever_another_tab_writes(browser, bas
         assert stored["solved"] is True and stored["code"] == "# what tab B typed", stored
         assert stored["solvedCode"].endswith("# A") and stored["failedChecks"] == 2, stored
         # B says so too, without a reload.
-        b.wait_for_function("() => /Exercise: solved/.test(document.querySelector('.mgpt-progress__summary').textContent)")
+        b.wait_for_function(
+            "() => /Exercise: solved/.test(document.querySelector('.mgpt-progress__summary').textContent)"
+        )
         # Clearing stays possible: then it is not solved in either tab.
         a.click("[data-mha-widget=microgpt-progress] button")
         b.wait_for_function("() => localStorage.getItem('mha-microgpt-progress') === null")

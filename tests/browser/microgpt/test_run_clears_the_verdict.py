@@ -1,4 +1,5 @@
 """A verdict belongs to the code it judged: a Run after a Check takes the old verdict away."""
+
 from __future__ import annotations
 
 import pytest

@@ -5,6 +5,7 @@ Material builds its search index in a worker as the page loads, which on a
 stand-in and creates the real worker when Python is ready, or at once when the
 reader goes to the search box first. Search works either way.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -40,7 +41,7 @@ def hold_python(page):
 
 def search_for(page, words: str) -> int:
     """Types `words` into the theme's search box; the number of results it lists."""
-    page.fill(".md-search__input", words)   # (the header's search box, shown at the default 1280 px)
+    page.fill(".md-search__input", words)  # (the header's search box, shown at the default 1280 px)
     page.wait_for_selector(".md-search-result__item", timeout=60000)
     return page.locator(".md-search-result__item").count()
 
@@ -52,7 +53,7 @@ def test_the_search_worker_starts_when_python_is_ready_and_search_works(make_pag
     page.wait_for_function(f"() => ({SEARCH_MADE})().length > 0")
     made = page.evaluate(SEARCH_MADE)
     assert len(made) == 1, made
-    assert made[0] >= ready_at, (made, ready_at)   # not a moment before Python was ready
+    assert made[0] >= ready_at, (made, ready_at)  # not a moment before Python was ready
     assert search_for(page, "attention") > 0
 
 
@@ -66,4 +67,4 @@ def test_going_to_the_search_box_first_starts_it_at_once(make_page, base_url):
     assert len(made) == 1, made
     assert page.evaluate("() => document.querySelector('.mgpt-ex__status').dataset.phase") == "loading"
     release()
-    page.evaluate(WAIT_EXERCISE_JS)   # and Python still starts
+    page.evaluate(WAIT_EXERCISE_JS)  # and Python still starts

@@ -6,6 +6,7 @@ prefix and the switches, and the bars then show the plain-float model's
 distribution with those heads off, moved from the all-on one by the listed
 total-variation distance.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,7 +56,9 @@ def test_each_listed_prefix_loads_with_its_measured_effect(make_page, base_url, 
             i_pos = len(entry["prefix"])
             full = floats.forward_attention(model["weights"], model["uchars"], entry["name"])["probs"][i_pos]
             mask = [h + 1 not in off for h in range(n_head)]
-            want = floats.forward_attention(model["weights"], model["uchars"], entry["name"], head_mask=mask)["probs"][i_pos]
+            want = floats.forward_attention(model["weights"], model["uchars"], entry["name"], head_mask=mask)["probs"][
+                i_pos
+            ]
             assert all(math.isclose(a, b, rel_tol=FLOAT64_REL, abs_tol=1e-15) for a, b in zip(shown, want))
             moved = 0.5 * sum(abs(a - b) for a, b in zip(full, shown))
             assert math.isclose(moved, entry["tv"], rel_tol=1e-9), (moved, entry)

@@ -6,6 +6,7 @@ forces) competes with the exercise's Python while it starts
 (js/microgpt/python_first.js): each waits for it unless the reader scrolls to
 the widget first.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,7 +44,7 @@ def test_the_widgets_are_built_once_python_is_ready(make_page, base_url):
     ready_at = page.evaluate(WAIT_EXERCISE_JS)["readyAt"]
     page.wait_for_function(f"() => Object.keys(window.mhaBuiltAt).length === {len(WIDGETS)}")
     built = page.evaluate("() => window.mhaBuiltAt")
-    assert all(at >= ready_at for at in built.values()), (ready_at, built)   # not a moment before Python was ready
+    assert all(at >= ready_at for at in built.values()), (ready_at, built)  # not a moment before Python was ready
     assert page.locator(f"{WIDGETS['listing'][0]} .mgpt-src__line--locked").count() == 4
     assert page.locator(f"{WIDGETS['explore'][0]} [data-chart='heads'] .mgpt-bars__col").count() == 27
 
@@ -60,4 +61,4 @@ def test_scrolling_to_a_widget_builds_it_at_once(make_page, base_url, widget):
     page.wait_for_selector(f"{root} {part}")
     assert page.evaluate("() => document.querySelector('.mgpt-ex__status').dataset.phase") == "loading"
     release()
-    page.evaluate(WAIT_EXERCISE_JS)   # and Python still starts
+    page.evaluate(WAIT_EXERCISE_JS)  # and Python still starts

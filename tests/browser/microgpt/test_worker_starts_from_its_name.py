@@ -9,6 +9,7 @@ them. Here a worker made by hand, with no message at all, gets as far as
 restoring Python's heap; "init" then makes it ready. Without settings it says so
 in words.
 """
+
 from __future__ import annotations
 
 import pytest

@@ -6,6 +6,7 @@ gives the right verdict for a correct and a wrong function (with its words),
 and the learner's function still drives the model: the rest of the model (the
 tail graph) was kept on the first visit although no continuation ran.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,9 +25,20 @@ def test_the_build_page_checks_and_drives_the_model_offline_after_one_visit(make
     page, watch = make_page(service_workers="allow", allow_console=OFFLINE_CONSOLE)
     open_page(page, base_url)
     page.wait_for_function("() => navigator.serviceWorker.controller !== null")
-    _wait_cached(page, {"models/four_heads.onnx", "models/four_heads.steps.onnx", "models/four_heads.tail.onnx",
-                        "ort/ort.wasm.min.mjs", "ort/ort-wasm-simd-threaded.mjs", "ort/ort-wasm-simd-threaded.wasm",
-                        "pyodide/pyodide.mjs", "pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip"})
+    _wait_cached(
+        page,
+        {
+            "models/four_heads.onnx",
+            "models/four_heads.steps.onnx",
+            "models/four_heads.tail.onnx",
+            "ort/ort.wasm.min.mjs",
+            "ort/ort-wasm-simd-threaded.mjs",
+            "ort/ort-wasm-simd-threaded.wasm",
+            "pyodide/pyodide.mjs",
+            "pyodide/pyodide.asm.wasm",
+            "pyodide/python_stdlib.zip",
+        },
+    )
 
     page.context.set_offline(True)
     open_page(page, base_url)

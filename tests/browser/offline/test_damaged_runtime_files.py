@@ -11,6 +11,7 @@ rewritten by another page of the same origin. Each used to stay for good: the
 exercise hung or failed on every later visit. Learner code that asks for
 runtime files under other query strings does not grow the cache either.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -66,7 +67,7 @@ class Faults:
                     faults.served.append((name, fault))
             if not fault:
                 return original(self_)
-            body = (Path(self_.translate_path(self_.path)).read_bytes())
+            body = Path(self_.translate_path(self_.path)).read_bytes()
             half = body[: len(body) // 2]
             self_.send_response(200)
             if fault == "portal":
@@ -129,13 +130,23 @@ def first_visit(context, url: str) -> None:
       try { await window.mhaExercise.ready; } catch { /* said on the page */ }
     }""")
     # The service worker controls the page and adopted (or refused) what the exercise's worker handed it.
-    wait_until(page, "async () => navigator.serviceWorker.controller !== null && !(await caches.has('pyodide-handoff'))",
-               timeout_ms=120000)
+    wait_until(
+        page,
+        "async () => navigator.serviceWorker.controller !== null && !(await caches.has('pyodide-handoff'))",
+        timeout_ms=120000,
+    )
     page.close()
 
 
-@pytest.mark.parametrize("name,fault", [("pyodide.asm.wasm", "portal"), ("pyodide.asm.mjs", "truncated"),
-                                        ("python_stdlib.zip", "truncated"), ("pyodide.asm.wasm", "cut")])
+@pytest.mark.parametrize(
+    "name,fault",
+    [
+        ("pyodide.asm.wasm", "portal"),
+        ("pyodide.asm.mjs", "truncated"),
+        ("python_stdlib.zip", "truncated"),
+        ("pyodide.asm.wasm", "cut"),
+    ],
+)
 def test_a_file_broken_on_the_first_visit_is_not_kept(browser, faulty, built_site, name, fault):
     url, faults = faulty
     faults.plan(name, fault)
@@ -153,8 +164,12 @@ def test_a_file_broken_on_the_first_visit_is_not_kept(browser, faulty, built_sit
         exercise_works(context, url)
         page = context.new_page()
         page.goto(url + "credits/")
-        wait_until(page, "async (name) => Object.keys(await (" + RUNTIME_CACHE_JS + ")(name)).length > 0", name,
-                   timeout_ms=60000)
+        wait_until(
+            page,
+            "async (name) => Object.keys(await (" + RUNTIME_CACHE_JS + ")(name)).length > 0",
+            name,
+            timeout_ms=60000,
+        )
         stored = page.evaluate(RUNTIME_CACHE_JS, name)
         assert stored and all(d == good for d in stored.values()), stored
         page.close()
@@ -177,11 +192,14 @@ TAMPER_JS = """async ([name, body, type]) => {
 }"""
 
 
-@pytest.mark.parametrize("name,body,kind", [
-    # Another page of this origin rewrote Pyodide's loader: Python must not start from it.
-    ("pyodide.mjs", "export async function loadPyodide() { throw new Error('rewritten'); }", "text/javascript"),
-    ("pyodide.asm.wasm", "not WebAssembly", "application/wasm"),
-])
+@pytest.mark.parametrize(
+    "name,body,kind",
+    [
+        # Another page of this origin rewrote Pyodide's loader: Python must not start from it.
+        ("pyodide.mjs", "export async function loadPyodide() { throw new Error('rewritten'); }", "text/javascript"),
+        ("pyodide.asm.wasm", "not WebAssembly", "application/wasm"),
+    ],
+)
 def test_a_rewritten_stored_file_is_not_used(browser, faulty, built_site, name, body, kind):
     url, _ = faulty
     context = browser.new_context(service_workers="allow")
@@ -189,16 +207,24 @@ def test_a_rewritten_stored_file_is_not_used(browser, faulty, built_site, name, 
         exercise_works(context, url)
         page = context.new_page()
         page.goto(url + "credits/")
-        wait_until(page, "async (name) => Object.keys(await (" + RUNTIME_CACHE_JS + ")(name)).length > 0", name,
-                   timeout_ms=120000)
+        wait_until(
+            page,
+            "async (name) => Object.keys(await (" + RUNTIME_CACHE_JS + ")(name)).length > 0",
+            name,
+            timeout_ms=120000,
+        )
         assert page.evaluate(TAMPER_JS, [name, body, kind]) >= 1
         page.close()
         exercise_works(context, url)
         page = context.new_page()
         page.goto(url + "credits/")
         good = digest_of(built_site, f"vendor/pyodide/{name}")
-        wait_until(page, "async ([name, good]) => Object.values(await (" + RUNTIME_CACHE_JS + ")(name)).every((d) => d === good)",
-                   [name, good], timeout_ms=60000)
+        wait_until(
+            page,
+            "async ([name, good]) => Object.values(await (" + RUNTIME_CACHE_JS + ")(name)).every((d) => d === good)",
+            [name, good],
+            timeout_ms=60000,
+        )
         page.close()
     finally:
         context.close()

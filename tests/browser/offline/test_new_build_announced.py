@@ -12,6 +12,7 @@ GitHub Pages. Then:
 * without a service worker, a compare page of build A whose model download
   lands after the deploy says the same (page.route holds that download).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -74,8 +75,11 @@ def two_builds(built_site, tmp_path):
 
 
 def _compare_alert_text(page) -> str:
-    page.wait_for_function(f"""() => [...document.querySelectorAll('.mha-compare')]
-      .some((el) => el.innerText.includes({json.dumps(STALE)}))""", timeout=30000)
+    page.wait_for_function(
+        f"""() => [...document.querySelectorAll('.mha-compare')]
+      .some((el) => el.innerText.includes({json.dumps(STALE)}))""",
+        timeout=30000,
+    )
     return page.inner_text(".mha-compare")
 
 

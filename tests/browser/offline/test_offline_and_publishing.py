@@ -8,6 +8,7 @@
   and all three models still generate and Python still checks an answer; a new
   build is announced and replaces the old caches.
 """
+
 from __future__ import annotations
 
 import os
@@ -42,8 +43,14 @@ def subpath_url(tmp_path_factory):
     server = make_server(out, port=0, prefix=PREFIX, quiet=True)
     url = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": url}
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if proc.returncode:
         server.server_close()
         pytest.fail(f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}")
@@ -68,15 +75,18 @@ def test_instant_navigation_under_a_sub_path(make_page, subpath_url):
     assert page.locator("link[rel=canonical]").get_attribute("href") == subpath_url
     page.evaluate("""() => { window.__disposed = [];
         document.addEventListener('mha:widget-disposed', (e) => window.__disposed.push(e.detail.widget)); }""")
+    # the home page's first screen
     home_widgets = page.evaluate(
-        "() => [...document.querySelectorAll('[data-mha-widget]')].map((w) => w.dataset.mhaWidget).sort()")  # the home page's first screen
+        "() => [...document.querySelectorAll('[data-mha-widget]')].map((w) => w.dataset.mhaWidget).sort()"
+    )
     _click_nav(page, "Compare their stories", "/compare/")
     page.wait_for_selector(".mha-compare__status")
     page.evaluate(WAIT_READY_JS)
     _click_nav(page, "microgpt", "/microgpt/")
     page.wait_for_selector("[data-mha-widget='microgpt-source'] *")
     microgpt_widgets = page.evaluate(
-        "() => [...document.querySelectorAll('[data-mha-widget]')].map((w) => w.dataset.mhaWidget).sort()")
+        "() => [...document.querySelectorAll('[data-mha-widget]')].map((w) => w.dataset.mhaWidget).sort()"
+    )
     _click_nav(page, "Compare their stories", "/compare/")
     page.wait_for_selector(".mha-compare__status")
     # The page's content was swapped in place: one document request (the first), ever.
@@ -88,7 +98,7 @@ def test_instant_navigation_under_a_sub_path(make_page, subpath_url):
     home = len(home_widgets)
     assert sorted(disposed[:home]) == home_widgets, (disposed, home_widgets)
     assert disposed[home] == "compare"
-    assert sorted(disposed[home + 1:]) == microgpt_widgets, (disposed, microgpt_widgets)
+    assert sorted(disposed[home + 1 :]) == microgpt_widgets, (disposed, microgpt_widgets)
     watch.check()
 
 
@@ -106,7 +116,9 @@ def test_links_do_not_keep_the_previous_pages_anchor(make_page, subpath_url):
     page.mouse.wheel(0, 600)
     # Gone is microgpt's "#watch"; Material's anchor tracking may put one of this page's own
     # headings there after the scroll, which names an element here and is right to keep.
-    page.wait_for_function("() => !location.hash || document.getElementById(decodeURIComponent(location.hash.slice(1)))")
+    page.wait_for_function(
+        "() => !location.hash || document.getElementById(decodeURIComponent(location.hash.slice(1)))"
+    )
     assert page.url.split("#")[0] == subpath_url + "compare/" and not page.url.endswith("#watch"), page.url
     _click_nav(page, "microgpt", "/microgpt/")
     assert "#" not in page.url, page.url
@@ -121,12 +133,18 @@ def _runtime_cache(page) -> list[str]:
 
 
 def _wait_cached(page, files: set[str]) -> None:
-    wait_until(page, r"""async (files) => {
+    wait_until(
+        page,
+        r"""async (files) => {
       const names = (await caches.keys()).filter((n) => n.startsWith('mha-runtime-'));
       const have = new Set();
       for (const name of names) for (const r of await (await caches.open(name)).keys())
         have.add(new URL(r.url).pathname.replace(/\/[0-9a-f]{12}\//, '/').split('/').slice(-2).join('/'));
-      return files.every((f) => have.has(f)); }""", sorted(files), timeout_ms=60000, interval_ms=250)
+      return files.every((f) => have.has(f)); }""",
+        sorted(files),
+        timeout_ms=60000,
+        interval_ms=250,
+    )
 
 
 def test_offline_after_one_visit(make_page, base_url):
@@ -143,9 +161,12 @@ def test_offline_after_one_visit(make_page, base_url):
     page.goto(base_url + "compare/?backend=wasm")
     state = page.evaluate(WAIT_READY_JS)
     assert state["ok"] and set(state["backends"]) == set(MODELS), state
-    _wait_cached(page, {f"models/{m}.onnx" for m in MODELS}
-                 | {"ort/ort.wasm.min.mjs", "ort/ort-wasm-simd-threaded.mjs", "ort/ort-wasm-simd-threaded.wasm"}
-                 | {"pyodide/pyodide.mjs", "pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip"})
+    _wait_cached(
+        page,
+        {f"models/{m}.onnx" for m in MODELS}
+        | {"ort/ort.wasm.min.mjs", "ort/ort-wasm-simd-threaded.mjs", "ort/ort-wasm-simd-threaded.wasm"}
+        | {"pyodide/pyodide.mjs", "pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip"},
+    )
     cached = _runtime_cache(page)
     assert not [f for f in cached if "webgpu" in f or "asyncify" in f], cached
 

@@ -1,4 +1,4 @@
-""""Offline" is said when the browser is offline, and only then.
+""" "Offline" is said when the browser is offline, and only then.
 
 * Page 4's stepper, never opened online, gives the offline advice when the
   learner opens it offline (it used to say "could not be downloaded … tell the
@@ -6,6 +6,7 @@
 * A damaged file while the browser is online is called damaged, never "You are
   offline", even where the site's build.json does not answer either.
 """
+
 from __future__ import annotations
 
 import re
@@ -37,8 +38,10 @@ def test_a_damaged_file_online_is_not_called_offline(make_page, base_url):
     page, _ = make_page(allow_console=CONSOLE + (r"damaged",))
     page.set_default_timeout(60000)
     # A model whose bytes are not the model's, and a site that does not answer for build.json.
-    page.route(re.compile(r"/wasm_assets/models/[^/]+\.onnx"),
-               lambda route: route.fulfill(status=200, body=b"\0" * 4096, content_type="application/octet-stream"))
+    page.route(
+        re.compile(r"/wasm_assets/models/[^/]+\.onnx"),
+        lambda route: route.fulfill(status=200, body=b"\0" * 4096, content_type="application/octet-stream"),
+    )
     page.route(re.compile(r"/build\.json"), lambda route: route.abort("connectionreset"))
     page.goto(base_url + "compare/?backend=wasm")
     page.wait_for_function("() => /damaged/.test(document.querySelector('.mha-compare').innerText)")

@@ -6,6 +6,7 @@ worker downloads Pyodide itself and hands a copy to the service worker
 site_src/hooks/service_worker.js), which used to download the same files again.
 The server counts every response body it sends for vendor/pyodide/.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,7 +20,14 @@ from tests.browser.microgpt.test_exercise_page import WAIT_EXERCISE_JS
 pytestmark = pytest.mark.browser
 
 # Pyodide's files and the Python heap the site ships (vendor/pyodide-heap/, site_src/hooks/python_heap.py).
-PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json", "heap.bin")
+PYODIDE_FILES = (
+    "pyodide.mjs",
+    "pyodide.asm.mjs",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+    "heap.bin",
+)
 CACHED_JS = """(files) => caches.keys().then(async (names) => {
   const have = new Set();
   for (const name of names.filter((n) => n.startsWith('mha-runtime-')))
@@ -50,9 +58,14 @@ class Bodies:
     def pyodide(self) -> dict[str, int]:
         with self.lock:
             # vendor/pyodide(-heap)/<digest>/<name>: the build versions the folder (tests/site_paths.py)
-            return {name: sum(n for p, n in self.sent.items()
-                              if re.search(r"/vendor/pyodide(-heap)?/", p) and p.endswith("/" + name))
-                    for name in PYODIDE_FILES}
+            return {
+                name: sum(
+                    n
+                    for p, n in self.sent.items()
+                    if re.search(r"/vendor/pyodide(-heap)?/", p) and p.endswith("/" + name)
+                )
+                for name in PYODIDE_FILES
+            }
 
     def close(self):
         self.handler.send_header = self.original
@@ -84,7 +97,7 @@ def test_a_first_visit_downloads_each_pyodide_file_once(browser, counted_site):
           if (s) window.noteStatus(s.textContent);
         }).observe(document, { subtree: true, childList: true, characterData: true });""")
         page.goto(url + "microgpt/")
-        assert page.evaluate(WAIT_EXERCISE_JS)["start"] == "shipped"   # the heap was downloaded and restored
+        assert page.evaluate(WAIT_EXERCISE_JS)["start"] == "shipped"  # the heap was downloaded and restored
         page.wait_for_function("() => navigator.serviceWorker.controller !== null")
         wait_until(page, CACHED_JS, list(PYODIDE_FILES), timeout_ms=180000, interval_ms=250)
         first = bodies.pyodide()
@@ -96,7 +109,7 @@ def test_a_first_visit_downloads_each_pyodide_file_once(browser, counted_site):
         again.set_default_timeout(180000)
         again.goto(url + "microgpt/")
         again.evaluate(WAIT_EXERCISE_JS)
-        assert bodies.pyodide() == first, (first, bodies.pyodide())   # nothing more was sent
+        assert bodies.pyodide() == first, (first, bodies.pyodide())  # nothing more was sent
         watch.check()
     finally:
         context.close()

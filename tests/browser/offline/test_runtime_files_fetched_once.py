@@ -9,6 +9,7 @@ progress, and onnxruntime's), and a third time by the service worker, which
 downloaded again any file the page reported used that the browser's HTTP cache
 had not kept.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,8 +23,17 @@ from tests.browser.microgpt.test_exercise_page import WAIT_EXERCISE_JS
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("require_models")]
 
 RUNTIME = re.compile(r"^/(?:vendor/(?:ort|pyodide|pyodide-heap)/|wasm_assets/models/[^/]+\.onnx$)")
-PAGES = ["", "lesson/1-why-more-heads/", "lesson/2-multihead-operation/", "lesson/3-training-examples/",
-         "lesson/4-model-training-generation/?prompt=Lily+found+a", "lesson/5-results/", "compare/", "microgpt/", "credits/"]
+PAGES = [
+    "",
+    "lesson/1-why-more-heads/",
+    "lesson/2-multihead-operation/",
+    "lesson/3-training-examples/",
+    "lesson/4-model-training-generation/?prompt=Lily+found+a",
+    "lesson/5-results/",
+    "compare/",
+    "microgpt/",
+    "credits/",
+]
 NO_WEBGPU = "Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined, configurable: true });"
 
 # Every runtime file this page (not its workers: see each page's own wait) used
@@ -58,8 +68,12 @@ class Sent:
 
         def send_header(self_, keyword, value):
             path = self_.path.split("?")[0]
-            if (keyword.lower() == "content-length" and int(value) > 0 and self_.command == "GET"
-                    and RUNTIME.search(re.sub(r"/[0-9a-f]{12}/", "/", path))):
+            if (
+                keyword.lower() == "content-length"
+                and int(value) > 0
+                and self_.command == "GET"
+                and RUNTIME.search(re.sub(r"/[0-9a-f]{12}/", "/", path))
+            ):
                 with sent.lock:
                     sent.counts[path] = sent.counts.get(path, 0) + 1
             original(self_, keyword, value)

@@ -7,6 +7,7 @@
   "you are offline (or the site is unreachable); reconnect and reload", on the
   compare page and on the microgpt page (Pyodide's pyodide.mjs included).
 """
+
 from __future__ import annotations
 
 import re
@@ -35,8 +36,10 @@ def test_progress_counts_the_engine_and_100_means_ready(make_page, base_url, bui
     cdp = page.context.new_cdp_session(page)
     cdp.send("Network.enable")
     # About 80 Mbit/s with 20 ms: slow enough to see the bar move, quick enough for a test.
-    cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": 20,
-                                                  "downloadThroughput": 10_000_000, "uploadThroughput": 1_000_000})
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 20, "downloadThroughput": 10_000_000, "uploadThroughput": 1_000_000},
+    )
     page.goto(base_url + "compare/?backend=wasm")
     state = page.evaluate(WAIT_READY_JS)
     assert state["ok"], state
@@ -54,7 +57,9 @@ def test_progress_counts_the_engine_and_100_means_ready(make_page, base_url, bui
 def _offline_routes(page, patterns):
     """The page's requests (page.route, ahead of the page watch's) and its workers' (context.route)
     fail as offline, and the browser says it is offline (the page says "offline" only then)."""
-    page.add_init_script("Object.defineProperty(Navigator.prototype, 'onLine', { get: () => false, configurable: true });")
+    page.add_init_script(
+        "Object.defineProperty(Navigator.prototype, 'onLine', { get: () => false, configurable: true });"
+    )
     for pattern in patterns:
         page.route(pattern, lambda route: route.abort("internetdisconnected"))
         page.context.route(pattern, lambda route: route.abort("internetdisconnected"))

@@ -12,6 +12,7 @@ The line is made at the test server, which sees the page and the service worker 
   gets a byte, so the compare page's bar sat still, then jumped to the file's end;
   now the worker tells the page what has come, and the bar moves with the bytes.
 """
+
 from __future__ import annotations
 
 import functools
@@ -78,7 +79,7 @@ class Line:
                     self.close_connection = True
                     return None
                 for at in range(0, len(body), PACE_CHUNK):
-                    self.wfile.write(body[at:at + PACE_CHUNK])
+                    self.wfile.write(body[at : at + PACE_CHUNK])
                     self.wfile.flush()
                     time.sleep(PACE_S)  # the server's pace, not a wait of the test
                 return None
@@ -121,10 +122,14 @@ def test_a_stalled_download_says_so_and_retry_finishes_it(browser, line, name):
         watch = PageWatch(page, allow_console=ABORTED)
         page.set_default_timeout(120000)
         page.goto(line.url + "compare/?backend=wasm")
-        notice = wait_until(page, """() => {
+        notice = wait_until(
+            page,
+            """() => {
           const box = document.querySelector('.mha-stall');
           return box && box.innerText.includes('stalled') ? box.innerText : '';
-        }""", timeout_ms=90000)
+        }""",
+            timeout_ms=90000,
+        )
         assert name in notice and "88 %" in notice and "check your connection" in notice, notice
         assert "no data for 15 s" in notice, notice
         assert not page.inner_text(".mha-compare__status").startswith("Ready")
@@ -156,8 +161,12 @@ def test_progress_moves_while_the_service_worker_checks_the_files(browser, line)
         state = page.evaluate(WAIT_READY_JS)
         assert state["ok"], state
         assert page.evaluate("() => navigator.serviceWorker.controller !== null")
-        shown = [(e["t"], int(m.group(1))) for e in page.evaluate("() => window.__statusLog")
-                 for m in [re.search(r"\((\d+)%\)", e["text"])] if m]
+        shown = [
+            (e["t"], int(m.group(1)))
+            for e in page.evaluate("() => window.__statusLog")
+            for m in [re.search(r"\((\d+)%\)", e["text"])]
+            if m
+        ]
         # The paced engine takes seconds to come. A bar that moves with its bytes passes 50 % long
         # before the end; one that waits for the worker's check jumps from the models' share
         # (~30 %) to 99 % in the moment the worker hands the checked file over.
@@ -180,10 +189,14 @@ def test_a_stalled_python_download_says_so_and_retry_starts_python(browser, line
         watch = PageWatch(page, allow_console=ABORTED)
         page.set_default_timeout(180000)
         page.goto(line.url + "microgpt/")
-        notice = wait_until(page, """() => {
+        notice = wait_until(
+            page,
+            """() => {
           const box = document.querySelector('.mha-stall');
           return box && box.innerText.includes('stalled') ? box.innerText : '';
-        }""", timeout_ms=90000)
+        }""",
+            timeout_ms=90000,
+        )
         assert name in notice and "88 %" in notice and "check your connection" in notice, notice
         page.get_by_role("button", name="Retry").click()
         info = page.evaluate("async () => await window.mhaExercise.ready")

@@ -18,7 +18,13 @@ export function oneLine(err) {
 }
 
 // The files loadPyodide needs; a missing one would leave it waiting for ever.
-export const RUNTIME_FILES = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
+export const RUNTIME_FILES = [
+  "pyodide.mjs",
+  "pyodide.asm.mjs",
+  "pyodide.asm.wasm",
+  "python_stdlib.zip",
+  "pyodide-lock.json",
+];
 // Where a first visit leaves what it downloaded for the service worker (site_src/hooks/service_worker.js):
 // the files Pyodide fetch()es. Its two module scripts come through import(), which
 // the service worker finds in the HTTP cache (or serves itself, once it controls this worker).
@@ -46,18 +52,20 @@ export async function fetchOk(url, options = undefined) {
 // where the service worker serves the files to GET requests only) proves
 // nothing, and the load itself names any file it cannot get.
 export async function checkRuntimeFiles(indexURL) {
-  await Promise.all(RUNTIME_FILES.map(async (name) => {
-    const url = indexURL + name;
-    let response;
-    try {
-      response = await fetch(url, { method: "HEAD" });
-    } catch {
-      return;
-    }
-    if (!response.ok && response.status !== 405 && response.status !== 501) {
-      throw new Error(`${name} could not be loaded (HTTP ${response.status})`);
-    }
-  }));
+  await Promise.all(
+    RUNTIME_FILES.map(async (name) => {
+      const url = indexURL + name;
+      let response;
+      try {
+        response = await fetch(url, { method: "HEAD" });
+      } catch {
+        return;
+      }
+      if (!response.ok && response.status !== 405 && response.status !== 501) {
+        throw new Error(`${name} could not be loaded (HTTP ${response.status})`);
+      }
+    }),
+  );
 }
 
 // ---------------------------------------------------------------------------
@@ -104,12 +112,21 @@ export function progressTracker() {
       if (total > 0) {
         const shown = Math.min(got, total);
         const percent = Math.floor((100 * shown) / total);
-        post({ type: "progress", loaded: shown, total,
-          text: shown < total
-            ? `Downloading Python (Pyodide) and the model: ${megabytes(shown)} of ${megabytes(total)} MB (${percent} %)…`
-            : `Downloaded ${megabytes(total)} MB (100 %); starting Python…` });
+        post({
+          type: "progress",
+          loaded: shown,
+          total,
+          text:
+            shown < total
+              ? `Downloading Python (Pyodide) and the model: ${megabytes(shown)} of ${megabytes(total)} MB (${percent} %)…`
+              : `Downloaded ${megabytes(total)} MB (100 %); starting Python…`,
+        });
       } else {
-        post({ type: "progress", loaded: got, text: `Downloading Python (Pyodide) and the model: ${megabytes(got)} MB so far…` });
+        post({
+          type: "progress",
+          loaded: got,
+          text: `Downloading Python (Pyodide) and the model: ${megabytes(got)} MB so far…`,
+        });
       }
     },
   };
@@ -133,16 +150,23 @@ export function countingFetch(realFetch, tracker, handoff, pending, digests = {}
     const method = (init && init.method) || (input instanceof Request ? input.method : "GET");
     const url = input instanceof Request ? input.url : String(input); // (Pyodide passes URL objects)
     const name = fileName(url);
-    const watched = (options) => watchedFetch(url, { fetchFn: realFetch, init: options, what: `${name} (part of Python)`,
-      total: () => tracker.size(name) });
-    let response = method === "GET" && !(input instanceof Request) ? await watched(init || {}) : await realFetch(input, init);
+    const watched = (options) =>
+      watchedFetch(url, {
+        fetchFn: realFetch,
+        init: options,
+        what: `${name} (part of Python)`,
+        total: () => tracker.size(name),
+      });
+    let response =
+      method === "GET" && !(input instanceof Request) ? await watched(init || {}) : await realFetch(input, init);
     if (method !== "GET" || !response.ok || !response.body) return response;
     let bytes = null;
     for (let attempt = 0; ; attempt++) {
       bytes = await countedBody(response, name, tracker);
       if (!digests[name] || (await sha256Hex(bytes)) === digests[name]) break;
       if (attempt === 1) {
-        const message = `${name} arrived damaged twice (it does not match this build's digest): something between you and the site ` +
+        const message =
+          `${name} arrived damaged twice (it does not match this build's digest): something between you and the site ` +
           "changed it (a Wi-Fi sign-in page, a proxy, a broken connection). Sign in to the network if it asks, then reload the page";
         post({ type: "error", message });
         throw new Error(message);
@@ -154,9 +178,12 @@ export function countingFetch(realFetch, tracker, handoff, pending, digests = {}
     headers.delete("content-encoding"); // the body is already decoded
     headers.delete("content-length");
     if (handoff && HANDED_OFF.includes(name) && self.caches) {
-      pending.push(caches.open(HANDOFF_CACHE)
-        .then((cache) => cache.put(url, new Response(bytes, { status: 200, headers })))
-        .catch(() => {}));
+      pending.push(
+        caches
+          .open(HANDOFF_CACHE)
+          .then((cache) => cache.put(url, new Response(bytes, { status: 200, headers })))
+          .catch(() => {}),
+      );
     }
     const copy = new Response(bytes, { status: response.status, statusText: response.statusText, headers });
     Object.defineProperty(copy, "url", { value: response.url }); // Pyodide resolves paths against it
@@ -201,11 +228,13 @@ export function answering(fetchFn, answer) {
 // loadPyodide asks for them (after the heap is chosen): each file's first GET
 // is answered from the download started here.
 export function prefetching(fetchFn, urls) {
-  const early = new Map(urls.map((url) => {
-    const response = fetchFn(url);
-    response.catch(() => {});
-    return [url, response];
-  }));
+  const early = new Map(
+    urls.map((url) => {
+      const response = fetchFn(url);
+      response.catch(() => {});
+      return [url, response];
+    }),
+  );
   return answering(fetchFn, (url) => {
     const response = early.get(url);
     early.delete(url);
@@ -228,7 +257,11 @@ export function fromCacheStorage(fetchFn, urls, digests = {}) {
     if (!response || !expected) return response || null;
     return (await sha256Hex(new Uint8Array(await response.clone().arrayBuffer()))) === expected ? response : null;
   };
-  const stored = (url) => caches.match(url).then((response) => checked(url, response)).catch(() => null);
+  const stored = (url) =>
+    caches
+      .match(url)
+      .then((response) => checked(url, response))
+      .catch(() => null);
   const early = new Map(urls.map((url) => [url, stored(url)]));
   return answering(fetchFn, (url) => {
     if (!urls.includes(url)) return null;

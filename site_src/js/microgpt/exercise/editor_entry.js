@@ -34,10 +34,12 @@ function createEditor({ parent, doc = "", label = "Code", describedBy = "", onCh
         basicSetup,
         python(),
         indentUnit.of("    "),
-        Prec.high(keymap.of([
-          { key: "Home", run: cursorLineStart, shift: selectLineStart, preventDefault: true },
-          { key: "End", run: cursorLineEnd, shift: selectLineEnd, preventDefault: true },
-        ])),
+        Prec.high(
+          keymap.of([
+            { key: "Home", run: cursorLineStart, shift: selectLineStart, preventDefault: true },
+            { key: "End", run: cursorLineEnd, shift: selectLineEnd, preventDefault: true },
+          ]),
+        ),
         syntaxHighlighting(classHighlighter),
         EditorView.contentAttributes.of(attributes),
         EditorView.updateListener.of((update) => {

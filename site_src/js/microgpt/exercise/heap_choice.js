@@ -19,7 +19,7 @@ export async function readSavedHeap(offer) {
     const response = await (await caches.open(offer.cache)).match(offer.url);
     if (!response) return { missing: "no saved copy" };
     const packed = new Uint8Array(await response.arrayBuffer());
-    if (packed.byteLength !== offer.size || await sha256Hex(packed) !== offer.digest) {
+    if (packed.byteLength !== offer.size || (await sha256Hex(packed)) !== offer.digest) {
       return { missing: "the saved copy does not match its digest" };
     }
     return { bytes: unpackHeap(packed) };
@@ -36,9 +36,9 @@ export function downloadHeap(shipped, tracker) {
     // Straight from Cache Storage when the service worker has stored it (a repeat
     // visit): 15 MB that need not stream through the service worker's thread.
     const stored = self.caches ? await caches.match(shipped.url).catch(() => null) : null;
-    const response = stored || await fetchOk(shipped.url, { priority: "low", signal: controller.signal });
+    const response = stored || (await fetchOk(shipped.url, { priority: "low", signal: controller.signal }));
     const packed = new Uint8Array(await response.arrayBuffer());
-    if (packed.byteLength !== shipped.size || await sha256Hex(packed) !== shipped.digest) {
+    if (packed.byteLength !== shipped.size || (await sha256Hex(packed)) !== shipped.digest) {
       throw new Error("the downloaded heap does not match this build's digest");
     }
     return unpackHeap(packed);
@@ -139,14 +139,24 @@ export function watchInstantiate({ stages, t0, compiled = null, heapBytes = 0, k
   };
   WebAssembly.instantiateStreaming = (source, imports) => {
     stages.instantiating = performance.now() - t0;
-    return ahead(imports).then((result) => {
-      Promise.resolve(source).then((r) => r.body && r.body.cancel(), () => {}); // Pyodide's own download, not needed
-      return result;
-    }, () => streaming.call(WebAssembly, source, imports)).then(done);
+    return ahead(imports)
+      .then(
+        (result) => {
+          Promise.resolve(source).then(
+            (r) => r.body && r.body.cancel(),
+            () => {},
+          ); // Pyodide's own download, not needed
+          return result;
+        },
+        () => streaming.call(WebAssembly, source, imports),
+      )
+      .then(done);
   };
   WebAssembly.instantiate = (source, imports) => {
     stages.instantiating = performance.now() - t0;
-    return ahead(imports).catch(() => plain.call(WebAssembly, source, imports)).then(done);
+    return ahead(imports)
+      .catch(() => plain.call(WebAssembly, source, imports))
+      .then(done);
   };
   return () => {
     WebAssembly.instantiateStreaming = streaming;

@@ -61,7 +61,8 @@ export function unpackHeap(packed) {
     const number = words[4 + k];
     const start = number * PAGE;
     const size = Math.min(PAGE, length - start);
-    if (number <= last || size <= 0 || at + size > packed.byteLength) throw new Error("the saved Python heap is damaged");
+    if (number <= last || size <= 0 || at + size > packed.byteLength)
+      throw new Error("the saved Python heap is damaged");
     out.set(packed.subarray(at, at + size), start);
     at += size;
     last = number;

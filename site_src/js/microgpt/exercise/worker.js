@@ -74,8 +74,16 @@
 
 import { HOME, MODEL_FILE, pyodideOptions, snapshotKey, takeHeap, writeExerciseFiles } from "./heap_recipe.js";
 import {
-  PYODIDE_FETCHED, checkRuntimeFiles, countingFetch, fetchOk, fromCacheStorage, oneLine, post, prefetching,
-  progressTracker, watchModuleScripts,
+  PYODIDE_FETCHED,
+  checkRuntimeFiles,
+  countingFetch,
+  fetchOk,
+  fromCacheStorage,
+  oneLine,
+  post,
+  prefetching,
+  progressTracker,
+  watchModuleScripts,
 } from "./downloads.js";
 import { chooseHeap, downloadHeap, snapshotHeapBytes, watchInstantiate } from "./heap_choice.js";
 import { onStalls, retryStalled } from "../../runtime/download_watch.js";
@@ -115,10 +123,15 @@ sandbox.start()
 // crypto. Chromium's dedicated workers have no SharedWorker, cookieStore or
 // navigator.serviceWorker; other browsers may.
 const GLOBAL_CAPABILITIES = [
-  "caches", "indexedDB", "cookieStore", // Cache Storage, IndexedDB, cookies
-  "webkitRequestFileSystem", "webkitRequestFileSystemSync", // Chromium's old sandboxed file system
-  "webkitResolveLocalFileSystemURL", "webkitResolveLocalFileSystemSyncURL",
-  "Worker", "SharedWorker", // a new realm, with its own caches and indexedDB
+  "caches",
+  "indexedDB",
+  "cookieStore", // Cache Storage, IndexedDB, cookies
+  "webkitRequestFileSystem",
+  "webkitRequestFileSystemSync", // Chromium's old sandboxed file system
+  "webkitResolveLocalFileSystemURL",
+  "webkitResolveLocalFileSystemSyncURL",
+  "Worker",
+  "SharedWorker", // a new realm, with its own caches and indexedDB
   "BroadcastChannel", // messages to the site's other pages and workers
 ];
 const NAVIGATOR_CAPABILITIES = [
@@ -158,8 +171,6 @@ const handedOver = new Promise((resolve) => {
   handOver = resolve;
 });
 
-
-
 // Printed bytes -> text, cut so that at most OUTPUT_LIMIT characters are passed on,
 // however long one print is (the bytes past the limit are never decoded).
 function writer(stream) {
@@ -177,8 +188,12 @@ function writer(stream) {
       job.shown += text.length;
       if (text) post({ type: "output", token: job.token, stream, text });
       if (job.cut) {
-        post({ type: "output", token: job.token, stream: "stderr",
-          text: `\n[output cut here: only the first ${OUTPUT_LIMIT.toLocaleString("en")} characters are shown]\n` });
+        post({
+          type: "output",
+          token: job.token,
+          stream: "stderr",
+          text: `\n[output cut here: only the first ${OUTPUT_LIMIT.toLocaleString("en")} characters are shown]\n`,
+        });
       }
       return n;
     },
@@ -198,9 +213,21 @@ function checkModel(bytes) {
   }
 }
 
-
-
-async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, sizesURL, checkerURL, exerciseURL, digests, count, handoff, prefetch, module }) {
+async function init({
+  indexURL,
+  modelURL,
+  sandboxURL,
+  diagnosisURL,
+  floatsURL,
+  sizesURL,
+  checkerURL,
+  exerciseURL,
+  digests,
+  count,
+  handoff,
+  prefetch,
+  module,
+}) {
   const t0 = performance.now();
   // Milliseconds after t0; origin and t0 place them on the page's clock (bench/site_visits.py).
   const stages = { origin: performance.timeOrigin, t0 };
@@ -212,9 +239,16 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     post({ type: "progress", text: "Starting Python (Pyodide)…" });
     if (count) self.fetch = countingFetch(realFetch, tracker, Boolean(handoff), pending, digests || {});
     // A download that stalls is said on the page, whose Retry comes back as a "retry" message.
-    onStalls((list) => post({ type: "stalled", list: list.map(({ what, loaded, total }) => ({ what, loaded, total })) }));
+    onStalls((list) =>
+      post({ type: "stalled", list: list.map(({ what, loaded, total }) => ({ what, loaded, total })) }),
+    );
     if (count && sizesURL) {
-      realFetch(sizesURL).then((r) => (r.ok ? r.json() : null)).then((s) => tracker.sizes(s), () => {});
+      realFetch(sizesURL)
+        .then((r) => (r.ok ? r.json() : null))
+        .then(
+          (s) => tracker.sizes(s),
+          () => {},
+        );
     }
     const files = Promise.all([
       fetchOk(modelURL).then((r) => r.arrayBuffer()),
@@ -226,21 +260,33 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     ]);
     files.catch(() => {});
     if (count && prefetch) {
-      self.fetch = prefetching(self.fetch, PYODIDE_FETCHED.map((name) => new URL(name, indexURL).href));
+      self.fetch = prefetching(
+        self.fetch,
+        PYODIDE_FETCHED.map((name) => new URL(name, indexURL).href),
+      );
     }
     // The page's offer is in the settings (or follows soon). Without a heap of
     // this browser's, the shipped one downloads while the rest loads.
-    const startDownload = (offer) => download
-      || (download = offer.shipped && self.crypto && crypto.subtle ? downloadHeap(offer.shipped, count ? tracker : null) : null);
+    const startDownload = (offer) =>
+      download ||
+      (download =
+        offer.shipped && self.crypto && crypto.subtle ? downloadHeap(offer.shipped, count ? tracker : null) : null);
     snapshotOffer.then((offer) => offer.key || startDownload(offer));
     if (!count && self.caches) {
-      self.fetch = fromCacheStorage(realFetch, PYODIDE_FETCHED.map((name) => new URL(name, indexURL).href), digests || {});
+      self.fetch = fromCacheStorage(
+        realFetch,
+        PYODIDE_FETCHED.map((name) => new URL(name, indexURL).href),
+        digests || {},
+      );
     }
     // Served by the service worker (a repeat visit), the WebAssembly compiles
     // now, beside the imports and the heap's read, instead of after them; a
     // spare is handed the module an earlier worker compiled (with "init").
-    const compiled = module ? handedOver.then((given) => given.module)
-      : count ? Promise.resolve(null) : WebAssembly.compileStreaming(self.fetch(new URL("pyodide.asm.wasm", indexURL).href));
+    const compiled = module
+      ? handedOver.then((given) => given.module)
+      : count
+        ? Promise.resolve(null)
+        : WebAssembly.compileStreaming(self.fetch(new URL("pyodide.asm.wasm", indexURL).href));
     compiled.catch(() => {});
     if (count) watchModuleScripts(tracker);
     // The HEAD checks, pyodide.mjs and the large pyodide.asm.mjs (which loadPyodide
@@ -266,12 +312,26 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     const offer = await snapshotOffer;
     const heap = self.crypto && crypto.subtle ? await chooseHeap(offer, key, startDownload) : {};
     stages.read = performance.now() - t0;
-    if (heap.missing && heap.from === "shipped") post({ type: "heap-failed", digest: offer.shipped.digest, reason: heap.missing });
+    if (heap.missing && heap.from === "shipped")
+      post({ type: "heap-failed", digest: offer.shipped.digest, reason: heap.missing });
     let compiledModule = null;
-    const watch = { stages, t0, compiled, keep: (m) => { compiledModule = m; } };
+    const watch = {
+      stages,
+      t0,
+      compiled,
+      keep: (m) => {
+        compiledModule = m;
+      },
+    };
     let start = "normal";
     if (heap.bytes) {
-      post({ type: "progress", text: heap.from === "saved" ? "Starting Python from the copy saved in this browser…" : "Starting Python from its saved start-up…" });
+      post({
+        type: "progress",
+        text:
+          heap.from === "saved"
+            ? "Starting Python from the copy saved in this browser…"
+            : "Starting Python from its saved start-up…",
+      });
       const unwatch = watchInstantiate({ ...watch, heapBytes: snapshotHeapBytes(heap.bytes) });
       try {
         pyodide = await loadPyodide({ ...pyodideOptions(indexURL), _loadSnapshot: heap.bytes });
@@ -310,7 +370,8 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     const diagnosis = pyodide.pyimport("diagnosis");
     const calls = checkerSource ? pyodide.pyimport("calls") : null;
     checker = {
-      run: sandbox.run, healthy: sandbox.healthy,
+      run: sandbox.run,
+      healthy: sandbox.healthy,
       blanks: { collect: diagnosis.collect, explain: diagnosis.explain_collected },
       functions: calls ? { collect: calls.collect, explain: calls.explain } : null,
     };
@@ -318,7 +379,15 @@ async function init({ indexURL, modelURL, sandboxURL, diagnosisURL, floatsURL, s
     await Promise.all(pending); // the handed-off copies are complete before the next worker looks for them
     lockDown();
     // The compiled module goes to the page with "ready" (before any job), for the next workers.
-    post({ type: "ready", pyodide: pyodide.version, python, ms: performance.now() - t0, stages, start, module: compiledModule });
+    post({
+      type: "ready",
+      pyodide: pyodide.version,
+      python,
+      ms: performance.now() - t0,
+      stages,
+      start,
+      module: compiledModule,
+    });
   } catch (err) {
     self.fetch = realFetch;
     if (download) download.abort(); // nothing more to count or wait for
@@ -353,7 +422,6 @@ function setUp(py, { sandboxSource, diagnosisSource, checkerSource, modelBytes, 
   py.runPython(SETUP(HOME, Boolean(checkerSource)));
 }
 
-
 function memoryBytes() {
   try {
     return pyodide._module.HEAP8.buffer.byteLength;
@@ -366,10 +434,18 @@ function memoryBytes() {
 // e.g. recursion deep enough to overflow the browser's own stack.
 function failure(err) {
   const why = oneLine(err);
-  const message = /KeyboardInterrupt/.test(why) ? why
+  const message = /KeyboardInterrupt/.test(why)
+    ? why
     : `Python crashed while running your code (${why}). Deep recursion does this when sys.setrecursionlimit ` +
       "is raised; the next Run or Check gets a fresh Python.";
-  return { ok: false, outputs: [], failed: true, error: message, message, stop: /KeyboardInterrupt/.test(why) ? "interrupt" : "" };
+  return {
+    ok: false,
+    outputs: [],
+    failed: true,
+    error: message,
+    message,
+    stop: /KeyboardInterrupt/.test(why) ? "interrupt" : "",
+  };
 }
 
 function health(result) {
@@ -389,7 +465,9 @@ function startJob({ type, token, source, inputs }) {
   series = type === "call";
   // A series' call, or a Check that names its function, is an exercise of functions'
   // (calls.py); any other Check is microgpt's blanks'.
-  const functions = type === "call" || (type === "check" && Boolean(checker.functions && inputs && typeof inputs.function === "string"));
+  const functions =
+    type === "call" ||
+    (type === "check" && Boolean(checker.functions && inputs && typeof inputs.function === "string"));
   job = { token, type, shown: 0, cut: false, decoder: new TextDecoder(), functions };
   let result;
   try {
@@ -403,7 +481,11 @@ function startJob({ type, token, source, inputs }) {
     post({ type: "done", token, result: numbers, health: health(result) });
   } else if (type === "check") {
     // The numbers go to the page before anything else runs here.
-    post({ type: "collected", token, result: { outputs: result.outputs, failed: Boolean(result.failed), stop: String(result.stop || "") } });
+    post({
+      type: "collected",
+      token,
+      result: { outputs: result.outputs, failed: Boolean(result.failed), stop: String(result.stop || "") },
+    });
   } else {
     post({ type: "done", token, result, health: health(result) });
   }
@@ -431,15 +513,20 @@ function explain({ token, expected }) {
 
 // The page's description of the shipped heap, or null.
 function shippedHeap(value) {
-  if (!value || typeof value.url !== "string" || typeof value.digest !== "string" || !Number.isInteger(value.size)) return null;
+  if (!value || typeof value.url !== "string" || typeof value.digest !== "string" || !Number.isInteger(value.size))
+    return null;
   return { url: value.url, digest: value.digest, size: value.size };
 }
 
 // The page's offer, as the worker uses it.
 function snapshotFrom(value) {
   return {
-    key: String(value.key || ""), digest: String(value.digest || ""), size: Number(value.size) || 0,
-    cache: String(value.cache || ""), url: String(value.url || ""), failedKey: String(value.failedKey || ""),
+    key: String(value.key || ""),
+    digest: String(value.digest || ""),
+    size: Number(value.size) || 0,
+    cache: String(value.cache || ""),
+    url: String(value.url || ""),
+    failedKey: String(value.failedKey || ""),
     shipped: shippedHeap(value.shipped),
   };
 }
@@ -457,7 +544,10 @@ function settingsFromName() {
 
 const settings = settingsFromName();
 if (!settings) {
-  post({ type: "error", message: "the Python worker was started without its settings (runner.js gives them in its name)" });
+  post({
+    type: "error",
+    message: "the Python worker was started without its settings (runner.js gives them in its name)",
+  });
 } else {
   if (settings.offer && typeof settings.offer === "object") offerSnapshot(snapshotFrom(settings.offer));
   init(settings);
@@ -476,7 +566,12 @@ self.onmessage = (event) => {
     const taken = used && !(series && message.type === "call");
     if (!checker || taken) {
       const text = taken ? "This Python has already run a job." : "Python is not ready yet.";
-      post({ type: "done", token: message.token, result: { ok: false, outputs: [], failed: true, error: text, message: text, stop: "" }, health: "" });
+      post({
+        type: "done",
+        token: message.token,
+        result: { ok: false, outputs: [], failed: true, error: text, message: text, stop: "" },
+        health: "",
+      });
       return;
     }
     startJob(message);
