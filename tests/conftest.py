@@ -13,6 +13,7 @@ hook reads it); by default the real ``wasm_assets/`` is used.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -108,9 +109,7 @@ def require_models():
     )
 
 
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site") / "site"
+def _build_site(out: Path) -> None:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
@@ -122,6 +121,23 @@ def built_site(tmp_path_factory) -> Path:
     )
     if proc.returncode:
         pytest.fail(f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}")
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """The site, built once per test run: with pytest-xdist (`make test` runs two workers), the
+    first worker builds it into the run's shared temporary folder and the others wait for it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        out = tmp_path_factory.mktemp("site") / "site"
+        _build_site(out)
+        return out
+    shared = tmp_path_factory.getbasetemp().parent
+    out, done = shared / "site", shared / "site.built"
+    with open(shared / "site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # held while one worker builds; the others then find it built
+        if not done.exists():
+            _build_site(out)
+            done.touch()
     return out
 
 
