@@ -36,7 +36,17 @@ PAGE4 = "lesson/4-model-training-generation/"
 PROMPT = "Lily found a red ball in the park and she"
 STEPPER_FILES = (
     "js/lesson/stepper.js",
+    "js/lesson/stepper_view.js",
+    "js/lesson/stepper_load.js",
+    "js/lesson/stepper_run.js",
+    "js/lesson/stepper_map.js",
+    "js/lesson/stepper_listings.js",
     "js/lesson/stepper_steps.js",
+    "js/lesson/stepper_steps_input.js",
+    "js/lesson/stepper_steps_attention.js",
+    "js/lesson/stepper_steps_output.js",
+    "js/lesson/stepper_format.js",
+    "js/lesson/stepper_predict.js",
     "js/lesson/stepper_draw.js",
     "js/lesson/stepper_code.json",
     "css/stepper.css",

@@ -13,7 +13,7 @@ sys.path.insert(0, str(ROOT / "site_src" / "hooks"))
 
 import stepper_code  # noqa: E402
 
-# the sections site_src/js/lesson/stepper_steps.js names
+# the sections the stepper's steps name (site_src/js/lesson/stepper_steps.js and the step modules it gathers)
 USED = re.compile(r'"((?:export/[\w/]+\.py)#[\w-]+)"')
 
 
@@ -31,7 +31,8 @@ def test_every_section_is_its_files_lines_without_markers():
 
 
 def test_every_section_the_widget_names_exists():
-    source = (ROOT / "site_src/js/lesson/stepper_steps.js").read_text(encoding="utf-8")
+    modules = sorted((ROOT / "site_src/js/lesson").glob("stepper_steps*.js"))
+    source = "\n".join(p.read_text(encoding="utf-8") for p in modules)
     named = set(USED.findall(source))
     assert len(named) >= 12
     assert named <= set(stepper_code.sections()), named - set(stepper_code.sections())
