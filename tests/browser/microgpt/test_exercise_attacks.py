@@ -9,7 +9,7 @@ Each job waits for a fresh worker, so this file takes a while on a busy machine.
 
 JavaScript reached from Python can do whatever its worker can, so the worker
 removes from its realm what would outlive the job before any learner code runs
-(lockDown in site_src/js/microgpt/exercise/worker.js): the attacks on the
+(lockDown in site_src/js/microgpt/exercise/lock_down.js): the attacks on the
 origin's saved files (the service worker's caches, the snapshot) are followed
 by a reload, served by the service worker, and the verdicts are checked again.
 """

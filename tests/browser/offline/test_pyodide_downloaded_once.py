@@ -2,7 +2,7 @@
 
 On a first visit no service worker controls the page yet, so the exercise's
 worker downloads Pyodide itself and hands a copy to the service worker
-(HANDOFF_CACHE in site_src/js/microgpt/exercise/worker.js and
+(HANDOFF_CACHE in site_src/js/microgpt/exercise/downloads.js and
 site_src/hooks/service_worker.js), which used to download the same files again.
 The server counts every response body it sends for vendor/pyodide/.
 """

@@ -1,6 +1,6 @@
 // The exercise worker's downloads: Pyodide's files and the exercise's, with
 // progress in bytes, the first visit's handoff to the service worker, and the
-// checks that name a missing file within seconds. (worker.js starts Python
+// checks that name a missing file within seconds. (python_start.js starts Python
 // from them; heap_choice.js picks the heap it starts from.)
 
 import { watchedFetch } from "../../runtime/download_watch.js";

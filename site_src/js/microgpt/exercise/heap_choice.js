@@ -1,6 +1,7 @@
 // Which Python heap an exercise worker starts from, and how Pyodide's
-// WebAssembly is instantiated for it (see worker.js, "Start-up from a memory
-// snapshot"): a heap this browser saved, the one the site ships, or none.
+// WebAssembly is instantiated for it (see python_start.js, on starting from a
+// memory snapshot): a heap this browser saved, the one the site ships, or none,
+// chosen from what the page offers (snapshotFrom).
 
 import { unpackHeap } from "./heap_pages.js";
 import { sha256Hex } from "./heap_recipe.js";
@@ -162,5 +163,25 @@ export function watchInstantiate({ stages, t0, compiled = null, heapBytes = 0, k
     WebAssembly.instantiateStreaming = streaming;
     WebAssembly.instantiate = plain;
     WebAssembly.Module = RealModule;
+  };
+}
+
+// The page's description of the shipped heap, or null.
+function shippedHeap(value) {
+  if (!value || typeof value.url !== "string" || typeof value.digest !== "string" || !Number.isInteger(value.size))
+    return null;
+  return { url: value.url, digest: value.digest, size: value.size };
+}
+
+// The page's offer, as the worker uses it.
+export function snapshotFrom(value) {
+  return {
+    key: String(value.key || ""),
+    digest: String(value.digest || ""),
+    size: Number(value.size) || 0,
+    cache: String(value.cache || ""),
+    url: String(value.url || ""),
+    failedKey: String(value.failedKey || ""),
+    shipped: shippedHeap(value.shipped),
   };
 }
