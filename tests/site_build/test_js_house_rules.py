@@ -4,7 +4,8 @@
   (claim / claimLoaded on mount, release on dispose) and keeps no register of slots of its own.
 * One module crops a story to the context window (runtime/context.js).
 * Colours are typed in the palette module only (runtime/palette.js), and head and model
-  colours reach a script only through it, as the palette's CSS variables.
+  colours reach a script only through it, as the palette's CSS variables. (The stylesheets'
+  side of the rule, colours typed only in site_src/css/colours.css, is test_css_palette.py.)
 * No module passes 500 lines.
 """
 

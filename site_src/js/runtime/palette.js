@@ -1,7 +1,8 @@
 // The site's colours, in one place for every script: heads and models come from the palette's
 // CSS variables (wasm_assets/palette.css, which export/palette.py writes), so they follow the
-// light and dark schemes; the page's own colours come from Material's and the stepper's
-// variables. No other module types a colour (tests/site_build/test_js_house_rules.py).
+// light and dark schemes; the page's own colours come from Material's variables and the site's
+// palette stylesheet (site_src/css/colours.css). No other module types a colour
+// (tests/site_build/test_js_house_rules.py; for stylesheets, test_css_palette.py).
 
 // For the style of an element: head h (from 0) and a model by its registry name.
 export const headColourVar = (h) => `var(--mha-head-${h + 1})`;
