@@ -5,7 +5,7 @@
 "Without" is the attention models as committed at ``--before`` (the last commit
 before the mask input: ids only); "with" is the current models, fed ones for the
 mask exactly as the compare page does. Both go through the site's own
-``ModelRunner`` (site_src/js/runtime/ort.js) on one WebAssembly thread, on the
+``ModelRunner`` (site_src/js/runtime/ort_session.js) on one WebAssembly thread, on the
 same window, alternating in ``--rounds`` blocks so that load drift hits both
 alike; each figure is the median of all timed runs. Python uses one intra-op
 thread and the browser runtime's ``session.disable_quant_qdq`` option.

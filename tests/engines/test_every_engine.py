@@ -203,7 +203,7 @@ def test_every_page_opens_offline_after_a_first_visit(engine, site, tab, built_s
 
 # Leaving a page while it starts (its widgets loading, Python or the models starting), online and
 # offline, as tests/browser/ does in Chromium: the widgets are disposed on `pagehide` (main.js), and
-# a download cut short by leaving is not reported by the page (ort.js leaves onnxruntime's copy waiting).
+# a download cut short by leaving is not reported by the page (ort_engine.js leaves onnxruntime's copy waiting).
 LEAVE_MID_START = [
     ("lesson/2-multihead-operation/", "lesson/3-training-examples/"),
     ("compare/", ""),

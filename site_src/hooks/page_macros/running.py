@@ -22,7 +22,7 @@ import export.artefacts as artefacts
 from .engine import DATA, MacroError, _span, format_value, lookup
 
 # What the live mode downloads beside the page, on the WebAssembly build of onnxruntime
-# (site_src/js/runtime/ort.js: the entry module, its engine's glue and binary).
+# (site_src/js/runtime/ort.js: the entry module; ort_engine.js: its engine's glue and binary).
 ORT_WASM_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 
 

@@ -1,13 +1,36 @@
-// What one model's column shows of a run: the opening as read, the generated
-// tokens (buttons that open the inspector), the timing and the saved
-// continuation of the preset. Tokens are joined the way the saved text is
+// What one model's column shows: its card (size, perplexity), and of a run the
+// opening as read, the generated tokens (buttons that open the inspector), the
+// timing and the saved continuation of the preset. Tokens are joined the way the saved text is
 // (runtime/tokenizer.js's detokenize): "radio. he", not "radio . he".
 
 import { el } from "../runtime/dom.js";
 import { detokenize } from "../runtime/tokenizer.js";
-import { formatMs, tokenText } from "./format.js";
+import { formatBytes, formatMs, tokenText } from "./format.js";
 
 const SHOWN_PROMPT_TOKENS = 40;
+
+// The card under the model's name: its size, the test perplexity of the very
+// checkpoint running here (the preset's seed) and the mean ± SD over the
+// seeds, all from the evidence.
+export function showFacts(col, m, evidence, seed) {
+  const size = [];
+  if (Number.isFinite(m.parameters)) size.push(`${(m.parameters / 1e6).toFixed(2)} M parameters`);
+  if (Number.isFinite(m.bytes)) size.push(formatBytes(m.bytes));
+  const quality = [];
+  const run = (evidence?.runs || []).find((r) => r.model === m.name && r.seed === seed);
+  if (run && Number.isFinite(run.test_perplexity)) {
+    quality.push(`Test perplexity ${run.test_perplexity.toFixed(2)} (this seed-${run.seed} model)`);
+  }
+  const agg = evidence?.aggregates?.[m.name];
+  if (agg && Number.isFinite(agg.perplexity_mean)) {
+    const n = agg.runs ?? agg.seeds?.length;
+    const sd = Number.isFinite(agg.perplexity_sd) ? ` ± ${agg.perplexity_sd.toFixed(1)}` : "";
+    quality.push(`${agg.perplexity_mean.toFixed(1)}${sd} over ${n ?? "all"} seeds (mean${sd ? " ± SD" : ""})`);
+  }
+  col.facts.replaceChildren(
+    ...[size, quality].filter((p) => p.length).map((p) => el("span", { class: "mha-col__fact", text: p.join("; ") })),
+  );
+}
 
 // "" when tok is written straight after prev (closing punctuation, after "("), else " ".
 export function separator(prev, tok) {
@@ -69,6 +92,15 @@ export function showTiming(col, { steps, totalMs, endedWithEos }, finished) {
     ? `${n} step${n === 1 ? "" : "s"} · ${formatMs(totalMs / n)} per token · ${formatMs(totalMs)} in all` +
       (endedWithEos ? " · ended the story" : "")
     : `${n} tokens · ${formatMs(totalMs / n)} per token`;
+}
+
+// Whether a run's result for one model is the saved continuation, token for token, ending alike.
+export function reproduces(result, saved) {
+  return (
+    Boolean(result) &&
+    JSON.stringify(result.ids) === JSON.stringify(saved.ids) &&
+    result.ended_with_eos === Boolean(saved.ended_with_eos)
+  );
 }
 
 // The continuation saved with the preset (null: none shown), and whether a run

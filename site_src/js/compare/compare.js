@@ -4,33 +4,34 @@
 // mount(root) builds the UI inside root (user text only ever goes through
 // textContent); dispose() stops generation, releases the sessions and removes
 // the test hook window.mhaCompare. The parts, one job each:
+//   settings.js    what the page takes from the manifest
 //   view.js        layout, status line and messages
+//   opening.js     what the models read of the opening
 //   preferences.js the learner's backend choice
 //   models.js      downloads, sessions, WebGPU fallback
 //   generation.js  a run on the page (runtime/generate.js's Generation per model)
-//   columns.js     what a column shows of a run
+//   columns.js     what a column shows
 //   inspector.js   the token inspector
 //   hook.js        window.mhaCompare
 
 import { loadJSON } from "../runtime/assets.js";
-import { contextLength, contextProblem, contextWindow } from "../runtime/context.js";
 import { promptHistory } from "../runtime/generate.js";
 import { loadOrt, loadedBuild, resolveBackend, supportProblem, runningThreads } from "../runtime/ort.js";
-import { Vocabulary, detokenize, tokenize } from "../runtime/tokenizer.js";
-import { showPrompt, showSaved, showTiming } from "./columns.js";
-import { el } from "../runtime/dom.js";
+import { manifestMismatch } from "../runtime/manifest_check.js";
+import { Vocabulary } from "../runtime/tokenizer.js";
+import { reproduces, showFacts, showPrompt, showSaved } from "./columns.js";
 import { claim, release } from "../runtime/widget.js";
-import { formatBytes, tokenText } from "./format.js";
-import { generateColumns } from "./generation.js";
+import { finishColumns, generateColumns, outputsForStep } from "./generation.js";
 import { addHeadToggles, inspectRequest } from "./head_toggles.js";
 import { makeHook } from "./hook.js";
 import { openInspector } from "./inspector.js";
 import { ModelSet } from "./models.js";
+import { describeOpening, readOpening, stepWords } from "./opening.js";
 import { parseOptions } from "./options.js";
 import { readPreference, savePreference } from "./preferences.js";
+import { readSettings } from "./settings.js";
 import { CompareView } from "./view.js";
 
-const MAX_PROMPT_CHARS = 100000;
 const FALLBACK_PROMPT = "Once upon a time, there was a little girl named Lily. She";
 
 const state = new Map(); // root -> {saved, widget}: one compare widget per page
@@ -115,7 +116,7 @@ class CompareWidget {
       return this.readyState();
     }
     if (this.disposed) return this.readyState();
-    const mismatch = this.manifestProblem(manifest);
+    const mismatch = manifestMismatch(manifest, this.vocab);
     if (mismatch) {
       view.fail(
         "The site's model files do not belong together",
@@ -123,19 +124,9 @@ class CompareWidget {
       );
       return this.readyState();
     }
-    this.T = contextLength(manifest, this.vocab);
-    const generation = manifest.generation; // its limit and excluded ids are checked by manifestProblem
-    this.limit = generation.max_new_tokens;
-    // The smallest temperature above 0 (export/defaults.py): below it every model would emit padding.
-    this.minTemperature =
-      Number.isFinite(generation.min_temperature) && generation.min_temperature > 0
-        ? generation.min_temperature
-        : Number.MIN_VALUE;
-    this.excluded = generation.excluded_ids;
+    const { T, limit, minTemperature, excluded, preset, models } = readSettings(manifest, this.vocab);
+    Object.assign(this, { T, limit, minTemperature, excluded, manifestPreset: preset, modelList: models });
     view.setLimit(this.limit);
-    this.manifestPreset = manifest.preset || {};
-    const entries = manifest.models.filter((m) => m && m.name && m.file);
-    this.modelList = entries.map((m) => ({ ...m, label: m.label || m.name, heads: m.heads ?? 0 }));
     view.buildColumns(this.modelList);
     this.models = new ModelSet(view, {
       models: this.modelList,
@@ -192,63 +183,8 @@ class CompareWidget {
     };
   }
 
-  // A manifest of the wrong shape, or one that does not match the vocabulary,
-  // is refused in words rather than producing blank columns.
-  manifestProblem(manifest) {
-    if (!manifest || !Array.isArray(manifest.models) || !manifest.models.length) {
-      return "wasm_assets/models/manifest.json lists no models";
-    }
-    const v = this.vocab;
-    const context = contextProblem(manifest, v);
-    if (context) return context;
-    for (const key of ["PAD", "BOS", "EOS", "UNK"]) {
-      if (!Number.isInteger(v.special?.[key])) return `vocab.json gives no ${key} id`;
-      if (manifest.special && manifest.special[key] !== v.special[key]) {
-        return `the manifest and vocab.json disagree about the ${key} id`;
-      }
-    }
-    const g = manifest.generation;
-    if (
-      !g ||
-      !Number.isInteger(g.max_new_tokens) ||
-      g.max_new_tokens < 1 ||
-      !Array.isArray(g.excluded_ids) ||
-      !g.excluded_ids.every(Number.isInteger)
-    ) {
-      return "the manifest gives no generation limits (generation.max_new_tokens and excluded_ids)";
-    }
-    if (manifest.C !== undefined && manifest.C !== v.itos.length) {
-      return `the manifest says the vocabulary has ${manifest.C} tokens, vocab.json has ${v.itos.length}`;
-    }
-    return null;
-  }
-
-  // The card under each model's name: its size, the test perplexity of the
-  // very checkpoint running here (the preset's seed) and the mean ± SD over
-  // the seeds, all from the evidence.
   fillFacts() {
-    for (const m of this.modelList) {
-      const col = this.view.columns[m.name];
-      const size = [];
-      if (Number.isFinite(m.parameters)) size.push(`${(m.parameters / 1e6).toFixed(2)} M parameters`);
-      if (Number.isFinite(m.bytes)) size.push(formatBytes(m.bytes));
-      const quality = [];
-      const run = (this.evidence?.runs || []).find((r) => r.model === m.name && r.seed === this.presetSeed);
-      if (run && Number.isFinite(run.test_perplexity)) {
-        quality.push(`Test perplexity ${run.test_perplexity.toFixed(2)} (this seed-${run.seed} model)`);
-      }
-      const agg = this.evidence?.aggregates?.[m.name];
-      if (agg && Number.isFinite(agg.perplexity_mean)) {
-        const n = agg.runs ?? agg.seeds?.length;
-        const sd = Number.isFinite(agg.perplexity_sd) ? ` ± ${agg.perplexity_sd.toFixed(1)}` : "";
-        quality.push(`${agg.perplexity_mean.toFixed(1)}${sd} over ${n ?? "all"} seeds (mean${sd ? " ± SD" : ""})`);
-      }
-      col.facts.replaceChildren(
-        ...[size, quality]
-          .filter((p) => p.length)
-          .map((p) => el("span", { class: "mha-col__fact", text: p.join("; ") })),
-      );
-    }
+    for (const m of this.modelList) showFacts(this.view.columns[m.name], m, this.evidence, this.presetSeed);
   }
 
   // The preset's saved continuations, shown while they belong to what the
@@ -270,14 +206,7 @@ class CompareWidget {
     for (const m of this.modelList) {
       const col = this.view.columns[m.name];
       const saved = shown ? this.preset?.continuations?.[m.name] : null;
-      let state = match;
-      if (saved && state === null) {
-        const r = run.results[m.name];
-        state =
-          Boolean(r) &&
-          JSON.stringify(r.ids) === JSON.stringify(saved.ids) &&
-          r.ended_with_eos === Boolean(saved.ended_with_eos);
-      }
+      const state = saved && match === null ? reproduces(run.results[m.name], saved) : match;
       showSaved(col, {
         saved,
         vocab: this.vocab,
@@ -303,20 +232,7 @@ class CompareWidget {
 
   describePrompt() {
     if (!this.vocab) return;
-    const text = this.view.prompt.value;
-    const info = this.view.promptInfo;
-    if (text.length > MAX_PROMPT_CHARS) {
-      info.textContent = `The opening has ${text.length.toLocaleString()} characters; only the first ${MAX_PROMPT_CHARS.toLocaleString()} are used (and the models read just the last ${this.T} tokens of those).`;
-      return;
-    }
-    const tokens = tokenize(text);
-    const unknown = tokens.filter((t) => !this.vocab.stoi.has(t)).length;
-    const parts = [];
-    if (!tokens.length) parts.push("No tokens: the models will start a story from the beginning marker.");
-    else parts.push(`${tokens.length} token${tokens.length === 1 ? "" : "s"}`);
-    if (unknown) parts.push(`${unknown} outside the vocabulary (read as unknown)`);
-    if (tokens.length + 1 > this.T) parts.push(`the models read only the last ${this.T} ids`);
-    info.textContent = parts.join("; ") + (tokens.length ? "." : "");
+    this.view.promptInfo.textContent = describeOpening(this.view.prompt.value, this.vocab, this.T);
   }
 
   usePreset() {
@@ -392,24 +308,10 @@ class CompareWidget {
     view.generateButton.disabled = true;
     view.stopButton.disabled = false;
     this.closeInspector();
-    let text = view.prompt.value;
-    const notes = [];
-    if (text.length > MAX_PROMPT_CHARS) {
-      text = text.slice(0, MAX_PROMPT_CHARS);
-      notes.push(`Only the first ${MAX_PROMPT_CHARS.toLocaleString()} characters were used.`);
-    }
-    const promptTokens = tokenize(text);
-    if (!promptTokens.length) notes.push("The opening has no words, so each model starts a story from scratch.");
-    if (promptTokens.length + 1 > this.T)
-      notes.push(`The opening has ${promptTokens.length} tokens; each model reads only the last ${this.T} ids.`);
+    const { text, tokens: promptTokens, notes, words } = readOpening(view.prompt.value, this.vocab, this.T);
     view.showMessage(notes.join(" "));
     const preset = this.isPresetRun(text, options);
-    // How each slot of the history reads: BOS, then the words as typed (an
-    // unknown word keeps its spelling for the inspector), then the new tokens.
-    this.runWords = [
-      { text: tokenText(this.vocab, this.vocab.special.BOS), unknown: false },
-      ...promptTokens.map((tok) => ({ text: tok, unknown: !this.vocab.stoi.has(tok) })),
-    ];
+    this.runWords = words;
     for (const col of Object.values(view.columns)) {
       showPrompt(col, promptTokens, this.vocab);
       col.saved.replaceChildren();
@@ -429,23 +331,7 @@ class CompareWidget {
     });
     const stopped = runId !== this.runId;
     const wallMs = performance.now() - started;
-    const results = {};
-    for (const [name, state] of Object.entries(states)) {
-      const g = state.generation;
-      const tokens = this.vocab.decode(g.ids);
-      const n = state.steps.length;
-      results[name] = {
-        ids: [...g.ids],
-        tokens,
-        text: detokenize(tokens),
-        ended_with_eos: g.endedWithEos,
-        backend: this.models.runners[name]?.backend ?? null,
-        ms_per_token: n ? state.totalMs / n : null,
-        total_ms: state.totalMs,
-        error: this.models.errors[name] ?? null,
-      };
-      showTiming(view.columns[name], { steps: n, totalMs: state.totalMs, endedWithEos: g.endedWithEos }, true);
-    }
+    const results = finishColumns(states, { models: this.models, view, vocab: this.vocab });
     const run = { prompt: text, options, preset, results, wall_ms: wallMs, stopped };
     // A run replaced by a newer one leaves the page to that one.
     if (this.disposed || this.activeRun !== runId) return run;
@@ -476,19 +362,7 @@ class CompareWidget {
     const button = col.live.querySelector(`.mha-token[data-step="${stepIndex}"]`);
     if (button) button.setAttribute("aria-pressed", "true");
     this.selected = { name, stepIndex };
-    const outputs = {};
-    await Promise.all(
-      this.modelList.map(async ({ name: other }) => {
-        if (other === name) outputs[other] = step.output;
-        else if (this.models.runners[other]) {
-          try {
-            outputs[other] = await this.models.runners[other].run(step.window);
-          } catch (err) {
-            outputs[other] = { error: err.message };
-          }
-        }
-      }),
-    );
+    const outputs = await outputsForStep(this.modelList, this.models.runners, name, step);
     if (!this.selected || this.selected.name !== name || this.selected.stepIndex !== stepIndex) return;
     const tokens = Number(this.view.tokens.value);
     const focus = this.focus ?? null;
@@ -501,7 +375,7 @@ class CompareWidget {
         stepIndex,
         step,
         outputs,
-        words: this.windowWords(name, stepIndex),
+        words: stepWords(this.runWords, this.states[name].generation.ids.slice(0, stepIndex), this.vocab, this.T),
         models: this.modelList,
         vocab: this.vocab,
         T: this.T,
@@ -527,13 +401,6 @@ class CompareWidget {
       },
       button,
     );
-  }
-
-  // The words in the window of one step, slot by slot (null for padding).
-  windowWords(name, stepIndex) {
-    const ids = this.states[name].generation.ids.slice(0, stepIndex);
-    const full = [...this.runWords, ...ids.map((id) => ({ text: tokenText(this.vocab, id), unknown: false }))];
-    return contextWindow(full, this.T, null);
   }
 
   async dispose() {

@@ -21,7 +21,7 @@ export function tokenText(vocab, id) {
 }
 
 // The words to show for an error. The runtime's loaders (runtime/assets.js,
-// runtime/ort.js) give a failure that is not the model's fault a message that
+// runtime/ort_engine.js) give a failure that is not the model's fault a message that
 // names the file and, as err.advice, what the learner can do; then that is
 // said once, as it is. Otherwise the page's own sentence (which quotes
 // err.message) is used.

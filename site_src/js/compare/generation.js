@@ -4,6 +4,7 @@
 
 import { panel } from "../runtime/dom.js";
 import { Generation } from "../runtime/generate.js";
+import { detokenize } from "../runtime/tokenizer.js";
 import { showTiming, showToken } from "./columns.js";
 
 // Lets the browser paint and handle clicks (Stop) between tokens, without
@@ -71,4 +72,46 @@ async function advance(name, state, { models, view, vocab, onSelect }) {
   state.steps.push(step);
   showToken(col, step, vocab, onSelect);
   showTiming(col, { steps: state.steps.length, totalMs: state.totalMs }, false);
+}
+
+// Once a run ends (or is stopped): each column's final timing, and {name: result}
+// for the page's record of the run (window.mhaCompare.lastRun).
+export function finishColumns(states, { models, view, vocab }) {
+  const results = {};
+  for (const [name, state] of Object.entries(states)) {
+    const g = state.generation;
+    const tokens = vocab.decode(g.ids);
+    const n = state.steps.length;
+    results[name] = {
+      ids: [...g.ids],
+      tokens,
+      text: detokenize(tokens),
+      ended_with_eos: g.endedWithEos,
+      backend: models.runners[name]?.backend ?? null,
+      ms_per_token: n ? state.totalMs / n : null,
+      total_ms: state.totalMs,
+      error: models.errors[name] ?? null,
+    };
+    showTiming(view.columns[name], { steps: n, totalMs: state.totalMs, endedWithEos: g.endedWithEos }, true);
+  }
+  return results;
+}
+
+// {name: {logits, attention} | {error}} for one step's window: the chosen
+// model's own output, and every other running model run on the same window.
+export async function outputsForStep(modelList, runners, name, step) {
+  const outputs = {};
+  await Promise.all(
+    modelList.map(async ({ name: other }) => {
+      if (other === name) outputs[other] = step.output;
+      else if (runners[other]) {
+        try {
+          outputs[other] = await runners[other].run(step.window);
+        } catch (err) {
+          outputs[other] = { error: err.message };
+        }
+      }
+    }),
+  );
+  return outputs;
 }
