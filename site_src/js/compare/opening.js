@@ -8,7 +8,7 @@ import { tokenize } from "../runtime/tokenizer.js";
 import { tokenText } from "./format.js";
 
 // Far more than any window holds: only a huge paste is cut, before it is tokenized.
-export const MAX_PROMPT_CHARS = 100000;
+const MAX_PROMPT_CHARS = 100000;
 
 // The line under the opening's box.
 export function describeOpening(text, vocab, T) {
