@@ -7,6 +7,8 @@
   colours reach a script only through it, as the palette's CSS variables. (The stylesheets'
   side of the rule, colours typed only in site_src/css/colours.css, is test_css_palette.py.)
 * No module passes 500 lines.
+* A module that loads the model manifest and vocab.json checks that they belong together through
+  runtime/manifest_check.js (one home for that check).
 """
 
 from __future__ import annotations
@@ -132,3 +134,24 @@ def test_head_and_model_colours_come_through_the_palette_module():
 def test_no_module_passes_500_lines():
     long = {path: n for path, source in modules().items() if (n := source.count("\n")) > MAX_LINES}
     assert not long, f"split these by their jobs (at most {MAX_LINES} lines each): {long}"
+
+
+MANIFEST_CHECK_MODULE = "runtime/manifest_check.js"
+LOADS = re.compile(r"""loadJSON\(\s*["'`]wasm_assets/(models/manifest|vocab)\.json""")
+
+
+def test_a_widget_that_loads_the_manifest_and_vocabulary_checks_them_in_one_module():
+    """Every module that loads both files asks runtime/manifest_check.js whether they belong together."""
+    loaders = {
+        path: source
+        for path, source in modules().items()
+        if {m.group(1) for m in LOADS.finditer(code_only(source))} == {"models/manifest", "vocab"}
+    }
+    assert len(loaders) >= 4, sorted(loaders)  # compare, stepper, build exercise, home page
+    unchecked = sorted(
+        path
+        for path, source in loaders.items()
+        if not re.search(r"\b(checkManifest|manifestMismatch)\(", code_only(source))
+        or MANIFEST_CHECK_MODULE.split("/")[1] not in source
+    )
+    assert not unchecked, f"{unchecked} load the manifest and vocab.json without {MANIFEST_CHECK_MODULE}"

@@ -10,6 +10,7 @@
 
 import { AssetError, describeFile, loadBytes, loadJSON } from "../runtime/assets.js";
 import { contextLength, contextWindow } from "../runtime/context.js";
+import { checkManifest } from "../runtime/manifest_check.js";
 import { promptHistory } from "../runtime/generate.js";
 import { loadOrt, serial } from "../runtime/ort.js";
 import { Vocabulary, tokenize } from "../runtime/tokenizer.js";
@@ -29,6 +30,7 @@ export function basics() {
       loadJSON("wasm_assets/models/manifest.json"),
       loadJSON("wasm_assets/build_weights.json"),
     ]).then(([vocab, manifest, weights]) => {
+      checkManifest(manifest, vocab);
       // The model is the one the pipeline read the weights from (the registry's most-heads model).
       const name = weights.model;
       const model = manifest.models.find((m) => m.name === name && m.steps);

@@ -17,7 +17,7 @@
 import { loadJSON } from "../runtime/assets.js";
 import { promptHistory } from "../runtime/generate.js";
 import { loadOrt, loadedBuild, resolveBackend, supportProblem, runningThreads } from "../runtime/ort.js";
-import { manifestMismatch } from "../runtime/manifest_check.js";
+import { MISMATCH_ADVICE, MISMATCH_TITLE, manifestMismatch } from "../runtime/manifest_check.js";
 import { Vocabulary } from "../runtime/tokenizer.js";
 import { reproduces, showFacts, showPrompt, showSaved } from "./columns.js";
 import { claim, release } from "../runtime/widget.js";
@@ -118,10 +118,7 @@ class CompareWidget {
     if (this.disposed) return this.readyState();
     const mismatch = manifestMismatch(manifest, this.vocab);
     if (mismatch) {
-      view.fail(
-        "The site's model files do not belong together",
-        `${mismatch}. If you built this site yourself, run \`make models\` and build again; otherwise reload the page later.`,
-      );
+      view.fail(MISMATCH_TITLE, `${mismatch}. ${MISMATCH_ADVICE}`);
       return this.readyState();
     }
     const { T, limit, minTemperature, excluded, preset, models } = readSettings(manifest, this.vocab);

@@ -13,6 +13,7 @@
 import { loadBytes, loadJSON } from "../runtime/assets.js";
 import { el, uid } from "../runtime/dom.js";
 import { contextLength, contextWindow, lastT } from "../runtime/context.js";
+import { checkManifest } from "../runtime/manifest_check.js";
 import { headColourVar } from "../runtime/palette.js";
 import { probabilities, promptHistory, topK } from "../runtime/generate.js";
 import { ModelRunner, loadOrt, onEngineProgress, supportProblem } from "../runtime/ort.js";
@@ -71,6 +72,7 @@ async function goLive(root, entry, button) {
       loadJSON("wasm_assets/models/manifest.json"),
       loadJSON("wasm_assets/vocab.json"),
     ]);
+    checkManifest(manifest, vocabJson);
     const vocab = new Vocabulary(vocabJson);
     const meta = manifest.models.find((m) => m.name === root.dataset.model);
     if (!meta || !(meta.heads > 0))

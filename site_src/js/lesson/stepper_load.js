@@ -10,6 +10,7 @@
 
 import { AssetError, describeFile, loadBytes, loadJSON } from "../runtime/assets.js";
 import { contextLength } from "../runtime/context.js";
+import { checkManifest } from "../runtime/manifest_check.js";
 import { loadOrt, serial } from "../runtime/ort.js";
 import { Vocabulary } from "../runtime/tokenizer.js";
 import { errorText } from "../runtime/widget.js";
@@ -23,6 +24,7 @@ export async function loadBasics() {
     loadJSON("wasm_assets/models/manifest.json"),
     loadJSON(CODE_FILE),
   ]);
+  checkManifest(manifest, vocab);
   const models = manifest.models.filter((m) => m.steps && m.heads > 0);
   if (!models.length)
     throw new AssetError(

@@ -3,7 +3,18 @@
 // different builds would still load and run, and every model would then read
 // and write the wrong words, so a widget refuses it in words instead.
 
+import { AssetError } from "./assets.js";
 import { contextProblem } from "./context.js";
+
+export const MISMATCH_TITLE = "The site's model files do not belong together";
+export const MISMATCH_ADVICE =
+  "If you built this site yourself, run `make models` and build again; otherwise reload the page later.";
+
+// For a widget whose failures are AssetErrors: throws one naming the mismatch, with the advice.
+export function checkManifest(manifest, vocab) {
+  const mismatch = manifestMismatch(manifest, vocab);
+  if (mismatch) throw new AssetError(`${MISMATCH_TITLE}: ${mismatch}`, { kind: "corrupt", advice: MISMATCH_ADVICE });
+}
 
 // What is wrong, in a few words, or null. vocab: a Vocabulary (tokenizer.js) or vocab.json itself.
 export function manifestMismatch(manifest, vocab) {
