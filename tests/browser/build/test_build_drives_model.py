@@ -59,7 +59,7 @@ def test_dropping_the_root_changes_the_continuation_and_restoring_it_agrees_agai
     _, make, _, _ = MISTAKES["mha_unscaled"]
     out = page.evaluate(DRIVE_JS, make())
     assert not out["same"] and out["mine"] != out["model"], out
-    assert "something else" in page.locator(".mha-build__driver").inner_text()
+    assert "write something other than its own attention does" in page.locator(".mha-build__driver").inner_text()
     out = page.evaluate(DRIVE_JS, solution())
     assert out["same"], out
     # Without the mask every row but the last changes: the page asks why nothing changed.
