@@ -13,7 +13,6 @@ hook reads it); by default the real ``wasm_assets/`` is used.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
@@ -71,31 +70,8 @@ SLOW = {
 }
 
 
-# The modules that take longest in `make test` (seconds on the 2-core machine, idle, 3 December
-# 2026), run first so that the two xdist workers (one module each at a time, --dist loadfile) do
-# not end on a long module started last. An order only: a module missing here runs after them.
-LONGEST_FIRST = (
-    "test_every_engine.py",
-    "test_microgpt_model.py",
-    "test_cli_bad_input.py",
-    "test_heads_stage.py",
-    "test_exercise_time_limit.py",
-    "test_make_models_parallel_resume.py",
-    "test_exercise_page.py",
-    "test_exercise_attacks.py",
-    "test_exercise_snapshot.py",
-    "test_cli_odd_input.py",
-    "test_downloads.py",
-    "test_damaged_runtime_files.py",
-)
-
-
 def pytest_collection_modifyitems(config, items):
-    """Marks by place: every test under tests/browser/ drives Chromium (``browser``); SLOW's are ``slow``.
-
-    Then the longest modules first (``LONGEST_FIRST``), the rest in their order."""
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(Path(item.fspath).name, len(rank)))
+    """Marks by place: every test under tests/browser/ drives Chromium (``browser``); SLOW's are ``slow``."""
     browser_tests = ROOT / "tests" / "browser"
     for item in items:
         path = Path(item.fspath)
@@ -132,7 +108,9 @@ def require_models():
     )
 
 
-def _build_site(out: Path) -> None:
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
@@ -144,23 +122,6 @@ def _build_site(out: Path) -> None:
     )
     if proc.returncode:
         pytest.fail(f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}")
-
-
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
-    """The site, built once per test run: with pytest-xdist (`make test` runs two workers), the
-    first worker builds it into the run's shared temporary folder and the others wait for it."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        out = tmp_path_factory.mktemp("site") / "site"
-        _build_site(out)
-        return out
-    shared = tmp_path_factory.getbasetemp().parent
-    out, done = shared / "site", shared / "site.built"
-    with open(shared / "site.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # held while one worker builds; the others then find it built
-        if not done.exists():
-            _build_site(out)
-            done.touch()
     return out
 
 

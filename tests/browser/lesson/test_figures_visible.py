@@ -92,8 +92,10 @@ def test_model_map_boxes_lead_to_their_stage_and_back(make_page, base_url):
     page.wait_for_function("location.hash === '#stage-mask-detail'")
     page.wait_for_function("document.querySelector('#stage-mask-detail').closest('details').open")
     page.locator("#stage-mask-detail").wait_for(state="visible")
-    assert page.evaluate("""() => { const r = document.querySelector('#stage-mask-detail').getBoundingClientRect();
-                                     return r.top >= 0 && r.top < innerHeight; }""")
+    # In view once the jump settles: the door's own scroll comes a frame after the browser's jump,
+    # and the top may sit a fraction of a pixel above 0.
+    page.wait_for_function("""() => { const r = document.querySelector('#stage-mask-detail').getBoundingClientRect();
+                                      return r.top > -1 && r.top < innerHeight; }""")
     page.locator('.mha-maplink a[href$="#map-mask"]').click()  # Material makes the href absolute
     page.wait_for_function("location.hash === '#map-mask'")
     # keyboard: a box is a link that takes the focus and follows Enter
