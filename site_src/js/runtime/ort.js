@@ -8,14 +8,14 @@
 //
 // The parts: ort_backend.js (what this browser can run on), ort_engine.js
 // (the WebAssembly engine's download and start), ort_session.js (running the
-// models). Pages import all of it from here, so none needs to know the parts.
+// models). Pages import what they use from here, so none needs to know the parts.
 
 import { siteUrl } from "./assets.js";
 import { probeWebGPU, threadCount } from "./ort_backend.js";
 import { ORT_DIR, downloadEngine, importRuntimeFile, startEngine } from "./ort_engine.js";
 
-export { probeWebGPU, resolveBackend, supportProblem, threadCount } from "./ort_backend.js";
-export { ORT_DIR, RuntimeLoadError, engineBytes, onEngineProgress } from "./ort_engine.js";
+export { probeWebGPU, resolveBackend, supportProblem } from "./ort_backend.js";
+export { onEngineProgress } from "./ort_engine.js";
 export { ModelRunner, serial } from "./ort_session.js";
 
 const BUILD_FILES = { wasm: "ort.wasm.min.mjs", webgpu: "ort.webgpu.min.mjs" };
