@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from tests.browser_util import CHROMIUM, CHROMIUM_ARGS, filter_errors
@@ -108,7 +109,16 @@ class Tab:
             await new Promise((r) => setTimeout(r, intervalMs));
           }
         }"""
-        value = self.evaluate(source, [condition, arg, timeout_s * 1000, interval_ms])
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                value = self.evaluate(source, [condition, arg, timeout_s * 1000, interval_ms])
+                break
+            except Exception as err:
+                # WebKitWebDriver drops a waiting script when its page unloads ("Callback was not
+                # called before the unload event"): the wait goes on in the page that replaced it.
+                if "unload" not in str(err) or time.monotonic() > deadline:
+                    raise
         assert value, f"{self.engine.name}: not true within {timeout_s:g} s: {condition}"
         return value
 
