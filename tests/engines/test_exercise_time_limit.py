@@ -19,16 +19,45 @@ from tests.pyodide.test_checker_without_browser import solution
 
 pytestmark = [pytest.mark.browser, pytest.mark.engines, pytest.mark.usefixtures("require_models")]
 
-# Busy loops per core while a spare starts, and the longest they run: past the time limit and
-# its grace (6 s), so a job that shares the processor with them cannot finish in time.
+# Busy loops per core while a spare starts (or a heap is stored), and the longest they run: past
+# the time limit and its grace (6 s), so a job that shares the processor with them cannot finish in
+# time.
 HOGS_PER_CORE = 4
 HOG_MS = 7000
-SLOW_SPARES = """<script>(() => {
+# The busy loops, put in the page by both tests. A loop spins in 50 ms slices so that it hears
+# "stop"; stopping resolves only once every loop has answered that it stopped spinning, so the
+# moment the test records as "the loops are gone" is one where they are. (A loop that never
+# breaks can only be terminate()d, and the browser stops it when it gets to it.)
+HOGS = """
+  const hogSource = URL.createObjectURL(new Blob([`
+    let spinning = true;
+    onmessage = () => { spinning = false; postMessage("stopped"); };
+    (function spin() {
+      const until = performance.now() + 50;
+      while (performance.now() < until) {}
+      if (spinning) setTimeout(spin);
+    })();
+  `], { type: "text/javascript" }));
+  const startHogs = () => {
+    const hogs = Array.from({ length: HOGS_PER_CORE * (navigator.hardwareConcurrency || 2) }, () => {
+      const worker = new Native(hogSource);
+      const stopped = new Promise((resolve) => {
+        worker.onmessage = worker.onerror = () => { worker.terminate(); resolve(); };
+      });
+      return { worker, stopped };
+    });
+    let all = null;
+    return () => all || (all = (hogs.forEach((h) => h.worker.postMessage("stop")), Promise.all(hogs.map((h) => h.stopped))));
+  };
+"""
+
+SLOW_SPARES = (
+    """<script>(() => {
   const Native = window.Worker;
-  const loop = URL.createObjectURL(new Blob(["for (;;) {}"], { type: "text/javascript" }));
+HOGS
   const made = window.mhaTestExerciseWorkers = [];
-  let hogs = [];
-  window.mhaTestStopHogs = () => { hogs.forEach((h) => h.terminate()); hogs = []; };
+  let stops = [];
+  window.mhaTestStopHogs = () => Promise.all(stops.splice(0).map((stop) => stop()));
   window.Worker = class extends Native {
     constructor(url, options) {
       super(url, options);
@@ -38,21 +67,23 @@ SLOW_SPARES = """<script>(() => {
       // Listening from the start, this hears each message before the page's own handler does.
       this.addEventListener("message", () => { record.last = performance.now(); });
       if (made.length === 1) return; // the page's first Python starts as it would
-      const mine = Array.from({ length: HOGS_PER_CORE * (navigator.hardwareConcurrency || 2) }, () => new Native(loop));
-      hogs.push(...mine);
-      const stop = () => mine.forEach((h) => h.terminate());
+      const stop = startHogs();
+      stops.push(stop);
       this.addEventListener("message", (e) => { if (e.data && e.data.type === "ready") stop(); });
       setTimeout(stop, HOG_MS);
     }
   };
-})();</script>""".replace("HOGS_PER_CORE", str(HOGS_PER_CORE)).replace("HOG_MS", str(HOG_MS))
+})();</script>""".replace("HOGS\n", HOGS)
+    .replace("HOGS_PER_CORE", str(HOGS_PER_CORE))
+    .replace("HOG_MS", str(HOG_MS))
+)
 
 CHECK_TIMED = """async (source) => {
   await window.mhaExercise.ready;
   const started = performance.now();
   const verdict = await window.mhaExercise.check(source);
   const ended = performance.now();
-  window.mhaTestStopHogs();
+  await window.mhaTestStopHogs();
   // The job ran in a worker made before it began; it answered with its last message.
   const all = window.mhaTestExerciseWorkers;
   const answered = Math.max(...all.filter((w) => w.made < started && w.last !== null).map((w) => w.last));
@@ -84,10 +115,11 @@ def test_a_slow_spare_start_does_not_stop_a_correct_solution(engine, site, tab):
 # overrun its limit; the page records when each store and each job ran, so the test also says
 # plainly whether they overlapped.
 STORE_MS = 7000
-SLOW_STORE = """<script>(() => {
+SLOW_STORE = (
+    """<script>(() => {
   localStorage.setItem("mha-pyodide-heap-failed", "SHIPPED_DIGEST");
   const Native = window.Worker;
-  const loop = URL.createObjectURL(new Blob(["for (;;) {}"], { type: "text/javascript" }));
+HOGS
   const stores = window.mhaTestStores = [];
   const jobs = window.mhaTestJobs = [];
   const put = Cache.prototype.put;
@@ -96,12 +128,12 @@ SLOW_STORE = """<script>(() => {
     if (!url.includes("pyodide-snapshot/")) return put.call(this, request, response);
     const record = { start: performance.now(), end: null };
     stores.push(record);
-    const hogs = Array.from({ length: HOGS_PER_CORE * (navigator.hardwareConcurrency || 2) }, () => new Native(loop));
+    const stopHogs = startHogs();
     try {
       await put.call(this, request, response);
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, record.start + STORE_MS - performance.now())));
     } finally {
-      hogs.forEach((h) => h.terminate());
+      await stopHogs();
       record.end = performance.now();
     }
   };
@@ -112,6 +144,10 @@ SLOW_STORE = """<script>(() => {
       this.mhaJob = null;
       this.addEventListener("message", () => { if (this.mhaJob) this.mhaJob.end = performance.now(); });
     }
+    terminate() {
+      if (this.mhaJob && this.mhaJob.end === null) this.mhaJob.end = performance.now(); // stopped unanswered
+      return super.terminate();
+    }
     postMessage(message, ...rest) {
       if (message && (message.type === "check" || message.type === "run")) {
         this.mhaJob = { start: performance.now(), end: null };
@@ -120,7 +156,10 @@ SLOW_STORE = """<script>(() => {
       return super.postMessage(message, ...rest);
     }
   };
-})();</script>""".replace("HOGS_PER_CORE", str(HOGS_PER_CORE)).replace("STORE_MS", str(STORE_MS))
+})();</script>""".replace("HOGS\n", HOGS)
+    .replace("HOGS_PER_CORE", str(HOGS_PER_CORE))
+    .replace("STORE_MS", str(STORE_MS))
+)
 
 CHECK_BESIDE_STORE = """async (source) => {
   await window.mhaExercise.ready;

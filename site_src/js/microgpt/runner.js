@@ -142,9 +142,6 @@ export class PythonRunner extends SpareWorkers {
       return Promise.resolve(slot.stopped || { outputs: [], failed: true, stop: "restart", message: "" });
     return new Promise((resolve) => {
       const job = { token: token(), type: "call", resolve, slot, shown: 0, started: performance.now(), keep: true };
-      job.answered = new Promise((done) => {
-        job.markAnswered = done;
-      });
       this.pending = job;
       this.setState({ ...this.state, phase: "busy", text: "Running your code…" });
       job.timer = setTimeout(() => this.overrun(job), TIME_LIMIT_MS);
@@ -156,9 +153,6 @@ export class PythonRunner extends SpareWorkers {
     const slot = await this.takeSpare();
     return new Promise((resolve) => {
       const job = { token: token(), type, resolve, slot, shown: 0, started: performance.now(), needsExplanation };
-      job.answered = new Promise((done) => {
-        job.markAnswered = done;
-      });
       this.pending = job;
       this.setState({
         ...this.state,
@@ -203,7 +197,7 @@ export class PythonRunner extends SpareWorkers {
     job.slot.worker.terminate();
     job.slot.retired = true;
     this.pending = null;
-    if (job.markAnswered) job.markAnswered(); // (a series ending retires its slot with no job)
+    this.release(job.slot); // (a series ending retires its slot with no job)
     if (this.disposed) return;
     if (!this.spare) this.boot("Starting a fresh Python…");
     this.showSpare();
@@ -248,7 +242,6 @@ export class PythonRunner extends SpareWorkers {
       // a series' call: its worker takes the next call
       clearTimeout(job.timer);
       this.pending = null;
-      job.markAnswered();
       job.resolve({ ...result, timedOut: false, ms: now - job.started });
       return;
     }
@@ -290,7 +283,7 @@ export class PythonRunner extends SpareWorkers {
       clearTimeout(job.grace);
       job.slot.worker.terminate();
       this.pending = null;
-      job.markAnswered();
+      this.release(job.slot);
       job.resolve(this.stoppedResult(job, "restart"));
     }
     this.dropSpare();

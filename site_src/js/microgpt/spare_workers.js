@@ -12,7 +12,7 @@
 // WebKit), and beside a job it would eat into the job's time limit, which must
 // measure the learner's code alone. For the same reason the page hashes and
 // stores a new Python heap only between jobs (betweenJobs): a job waits for a
-// store under way, and a store for the job under way.
+// store under way, and a store for the worker taken for a job or a series.
 //
 // Start-up: each worker is offered the memory snapshot this browser keeps
 // (snapshot.js), made by the first worker that started Python the normal way
@@ -32,7 +32,8 @@ export class SpareWorkers {
     this.files = files;
     this.attach(callbacks);
     this.isolated = Boolean(globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function");
-    this.pending = null;
+    this.pending = null; // the job under way
+    this.taken = null; // the worker handed out for a job or a series, until it is retired
     this.spare = null;
     this.info = null;
     this.disposed = false;
@@ -92,9 +93,13 @@ export class SpareWorkers {
     );
   }
 
-  // Runs task() once no job is running; a job asked for meanwhile starts its clock after it.
+  // Runs task() once no worker is taken; a job asked for meanwhile starts its clock after it.
+  // Both sides decide synchronously (takeSpare marks a worker taken in the same step that
+  // hands it out, and this sets `storing` in the step that starts the task), so no job and
+  // store can both find the other absent: with a gap between the two, a job taken just as
+  // the first Python was ready once shared the processor with the store.
   async betweenJobs(task) {
-    while (this.pending) await this.pending.answered;
+    while (this.taken) await this.taken.freed;
     const work = task();
     const storing = Promise.resolve(work).catch(() => {});
     this.storing = storing;
@@ -260,6 +265,17 @@ export class SpareWorkers {
       if (this.spare && this.spare.info) slot = this.spare;
     }
     this.spare = null;
+    this.taken = slot; // until release(slot): every job of it, or its series, is over
+    slot.freed = new Promise((resolve) => {
+      slot.free = resolve;
+    });
     return slot;
+  }
+
+  // The worker that was taken is gone (retired): a store may run.
+  release(slot) {
+    if (this.taken !== slot) return;
+    this.taken = null;
+    slot.free();
   }
 }
