@@ -10,7 +10,7 @@
 // does not change the service worker's runtime cache name on the next build),
 // wherever the checkout lies.
 // Nothing secret depends on them: the worker reseeds `random` and tempfile's
-// names from the browser's entropy after every restore (worker.js SETUP), and
+// names from the browser's entropy after every restore (python_start.js SETUP), and
 // the hash seed is as public as in any heap a browser made for itself.
 
 import { readFileSync, renameSync, writeFileSync } from "node:fs";

@@ -6,6 +6,8 @@ a claim on a run ends when its owner is gone, and ``--device``.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from export.__main__ import main as export_main
 from export.checkpoints import load_full
 from export.corpus import prepare_corpus
 from export.data import load_stories
@@ -46,7 +49,8 @@ TINY = [
 ]
 
 
-def cli(*args, cwd=ROOT):
+def cli_process(*args, cwd=ROOT):
+    """``python -m export ARGS`` in a process of its own: the door itself, exit status included."""
     return subprocess.run(
         [sys.executable, "-m", "export", *map(str, args)],
         capture_output=True,
@@ -54,6 +58,31 @@ def cli(*args, cwd=ROOT):
         timeout=300,
         cwd=cwd,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+
+
+def cli(*args, cwd=ROOT):
+    """``python -m export ARGS`` run by its main() in this process, with what it prints and its exit status.
+
+    A process per case spent about 2 s importing torch, 40 times over; cli_process() keeps the
+    door itself tested. An exception main() lets through fails the test here, as its traceback
+    would in a process. One torch thread, as the processes had, and the process's own number of
+    threads, random state and folder are given back after.
+    """
+    out, err = io.StringIO(), io.StringIO()
+    threads, rng = torch.get_num_threads(), torch.random.get_rng_state()
+    torch.set_num_threads(1)
+    try:
+        with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = export_main([str(a) for a in args])
+            except SystemExit as exc:  # argparse and the option checks leave this way
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        torch.set_num_threads(threads)
+        torch.random.set_rng_state(rng)
+    return subprocess.CompletedProcess(
+        ["python", "-m", "export", *map(str, args)], code, out.getvalue(), err.getvalue()
     )
 
 
@@ -92,9 +121,13 @@ def tiny(tmp_path_factory):
 
 
 def test_generate_reads_the_shipped_compact_checkpoint():
-    proc = cli("generate", SHIPPED, "Lily saw a big dog.", "--max-new-tokens", 6)
+    proc = cli_process("generate", SHIPPED, "Lily saw a big dog.", "--max-new-tokens", 6)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip()
+
+
+def test_a_refusal_through_the_door_itself_exits_2_with_one_line(tmp_path):
+    assert_refused(cli_process("generate", tmp_path / "none.pt", "Lily"), "none.pt not found")
 
 
 def test_generate_reads_a_full_checkpoint(tiny):

@@ -22,7 +22,7 @@ import { el } from "../runtime/dom.js";
 import { functionsOf, rawText } from "../runtime/exercise_file.js";
 import { claim, errorText, release } from "../runtime/widget.js";
 import { TIME_LIMIT_MS, claimRunner, exerciseFiles } from "../microgpt/runner.js";
-import { splitHint } from "../microgpt/exercise_panel.js";
+import { hintTiers, splitHint } from "../microgpt/exercise_panel.js";
 import { agrees, basics, checkOf, promptIds, promptProblem, session, tailSession, tensorsFor } from "./graph.js";
 import { driveBlock } from "./drive.js";
 
@@ -260,48 +260,17 @@ export function mount(root) {
     return true;
   }
 
-  const hintTiers = (block, [idea, where, code]) => {
-    const whereText = el("p", { class: "mgpt-verdict__where", text: where, hidden: true });
-    const codeText = el("pre", { class: "mgpt-verdict__code", text: code, hidden: true });
-    const whereButton = el("button", {
-      type: "button",
-      class: "md-button mgpt-verdict__more",
-      text: "Which line?",
-      hidden: !where,
-    });
-    const codeButton = el("button", {
-      type: "button",
-      class: "md-button mgpt-verdict__more",
-      text: "Show me the code",
-      hidden: !code || !where,
-    });
-    whereButton.addEventListener("click", () => {
-      whereText.hidden = false;
-      whereButton.hidden = true;
-      block.dataset.tier = "where";
-    });
-    codeButton.addEventListener("click", () => {
-      whereText.hidden = !where;
-      whereButton.hidden = true;
-      codeText.hidden = false;
-      codeButton.hidden = true;
-      block.dataset.tier = "code";
-    });
-    block.dataset.tier = "idea";
-    return [
-      el("p", { class: "mgpt-verdict__text", text: idea }),
-      whereText,
-      codeText,
-      el("div", { class: "mgpt-verdict__buttons" }, whereButton, codeButton),
-    ];
-  };
+  // The microgpt exercise's three tiers of a hint, in this page's words.
+  const hintLook = { whereLabel: "Which line?", ideaClass: "mgpt-verdict__text", codeNeedsWhere: true };
   const showVerdict = (result, name) => {
     const tiers = splitHint(result.message);
     delete verdict.dataset.tier;
     const title = result.passed ? `✓ ${name} matches the model` : result.timedOut ? "⏱ Stopped" : `✗ ${name}: not yet`;
     verdict.replaceChildren(
       el("p", { class: "mgpt-verdict__title", text: title }),
-      ...(tiers ? hintTiers(verdict, tiers) : [el("p", { class: "mgpt-verdict__text", text: result.message })]),
+      ...(tiers
+        ? hintTiers(verdict, tiers, hintLook)
+        : [el("p", { class: "mgpt-verdict__text", text: result.message })]),
     );
     verdict.dataset.passed = String(Boolean(result.passed));
     verdict.className = `mgpt-ex__verdict mha-panel ${result.passed ? "mgpt-ex__verdict--pass" : "mha-panel--error"}`;

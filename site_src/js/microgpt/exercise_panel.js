@@ -75,20 +75,25 @@ function textareaEditor({ parent, doc, label, describedBy, onChange }) {
 
 // A failed check's hint comes in three tiers: the idea in words first;
 // "Where?" adds the line and what is wrong in it; only "Show me the code" shows code.
-function hintTiers(block, [idea, where, code]) {
+// The build exercise (build/exercise.js) words and styles them its own way (look).
+export function hintTiers(
+  block,
+  [idea, where, code],
+  { whereLabel = "Where?", ideaClass = "mgpt-verdict__text mgpt-verdict__idea", codeNeedsWhere = false } = {},
+) {
   const whereText = el("p", { class: "mgpt-verdict__where", text: where, hidden: true });
   const codeText = el("pre", { class: "mgpt-verdict__code", text: code, hidden: true });
   const whereButton = el("button", {
     type: "button",
     class: "md-button mgpt-verdict__more",
-    text: "Where?",
+    text: whereLabel,
     hidden: !where,
   });
   const codeButton = el("button", {
     type: "button",
     class: "md-button mgpt-verdict__more",
     text: "Show me the code",
-    hidden: !code,
+    hidden: !code || (codeNeedsWhere && !where),
   });
   whereButton.addEventListener("click", () => {
     whereText.hidden = false;
@@ -104,7 +109,7 @@ function hintTiers(block, [idea, where, code]) {
   });
   block.dataset.tier = "idea";
   return [
-    el("p", { class: "mgpt-verdict__text mgpt-verdict__idea", text: idea }),
+    el("p", { class: ideaClass, text: idea }),
     whereText,
     codeText,
     el("div", { class: "mgpt-verdict__buttons" }, whereButton, codeButton),
