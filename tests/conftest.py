@@ -48,8 +48,7 @@ def _assets_or_skip(*names: str) -> list[Path]:
 # A file name marks its whole module, "file::test" one test (all its parameters); measured with
 # `pytest -m "not slow and not browser" --durations=25`.
 SLOW = {
-    "test_cli_bad_input.py": "a subprocess per case, and tiny training runs",
-    "test_cli_odd_input.py": "a subprocess per case",
+    "test_cli_bad_input.py": "tiny training runs, and python -m export in processes of its own",
     "test_protocol_tiny_end_to_end.py": "the whole graph on a tiny protocol",
     "test_registry_and_checkpoints.py": "trains and exports tiny runs",
     "test_head_growth_stage.py": "trains the snapshot rerun twice",
