@@ -65,7 +65,6 @@ SLOW = {
     "test_checker_without_browser.py::test_every_mistake_has_its_own_message": "a Pyodide job per mistake",
     "test_microgpt_page_build.py::test_the_shipped_heap_is_the_recipes_byte_for_byte": "makes the heap again in Node",
     "test_example_search.py::test_a_fresh_search_gives_the_stored_result": "runs the whole search",
-    "test_stories_reading.py::test_cli_exits_nonzero_with_one_line_message": "a subprocess per case",
     "test_microgpt_head_effect.py::test_recomputed_from_the_weights_equals_the_committed_file": "both microgpts over every name",
     "test_microgpt_level2.py::test_every_mistake_has_its_own_message": "a Python job per mistake",
     "test_run_records.py::test_the_source_seeds_records_alone_rebuild_the_headline": "rebuilds the evidence",

@@ -13,7 +13,8 @@ import pytest
 from export.defaults import MIN_TEMPERATURE
 from export.generate import check_temperature
 
-from tests.pipeline.test_cli_bad_input import ROOT, SHIPPED, assert_refused, cli
+from tests.pipeline.export_cli import ROOT, assert_refused, cli
+from tests.pipeline.test_cli_bad_input import SHIPPED
 from tests.pipeline.test_registry_and_checkpoints import tiny_stories
 
 

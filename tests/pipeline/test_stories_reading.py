@@ -2,13 +2,13 @@
 
 import hashlib
 import json
-import subprocess
-import sys
 
 import pytest
 
 from export.data import DataError, download_from_hub, load_stories
 from export.windows import SplitError, split_indices
+
+from tests.pipeline.export_cli import cli
 
 
 def write(tmp_path, name, data):
@@ -158,7 +158,7 @@ def test_hub_unreachable_host_fails_fast_with_advice(monkeypatch, tmp_path):
 @pytest.mark.parametrize("content", ["", "no separators at all\n"])
 def test_cli_exits_nonzero_with_one_line_message(tmp_path, content):
     p = write(tmp_path, "bad.txt", content)
-    run = subprocess.run([sys.executable, "-m", "export", "audit", "--data", str(p)], capture_output=True, text=True)
+    run = cli("audit", "--data", p)
     assert run.returncode == 2
     assert run.stderr.startswith("error: ") and run.stderr.count("\n") == 1
     assert "Traceback" not in run.stderr
