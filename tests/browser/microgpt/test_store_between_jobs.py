@@ -72,7 +72,7 @@ RACE_JS = """async ({ turns, jobMs, putMs }) => {
       await runner.ready;
       for (let i = 0; i < turn; i++) await null;
       const verdict = await runner.check('pass', undefined, () => false);
-      while (!log.some((r) => r.kind === 'store' && r.end !== null)) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 1000 && !log.some((r) => r.kind === 'store' && r.end !== null); i++) await new Promise((r) => setTimeout(r, 10));
       const stores = log.filter((r) => r.kind === 'store'), jobs = log.filter((r) => r.kind === 'job');
       const overlaps = jobs.filter((j) => stores.some((s) => s.start < j.end && s.end > j.start)).length;
       results.push({ turn, stores: stores.length, jobs: jobs.length, overlaps, timedOut: verdict.timedOut });
