@@ -112,7 +112,8 @@ class Tab:
         deadline = time.monotonic() + timeout_s
         while True:
             try:
-                value = self.evaluate(source, [condition, arg, timeout_s * 1000, interval_ms])
+                left_ms = max(0.0, deadline - time.monotonic()) * 1000  # a wait resumed keeps one budget
+                value = self.evaluate(source, [condition, arg, left_ms, interval_ms])
                 break
             except Exception as err:
                 # WebKitWebDriver drops a waiting script when its page unloads ("Callback was not

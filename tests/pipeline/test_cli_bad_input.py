@@ -7,7 +7,6 @@ a claim on a run ends when its owner is gone, and ``--device``.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
@@ -20,10 +19,9 @@ from export.device import resolve_device
 from export.protocol import run_protocol
 from export.train import TrainConfig
 
-from tests.pipeline.export_cli import assert_refused, cli, cli_process
+from tests.pipeline.export_cli import ROOT, assert_refused, cli, cli_process
 from tests.pipeline.test_registry_and_checkpoints import tiny_stories
 
-ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "wasm_assets" / "checkpoints" / "four_heads-seed11.pt"
 TINY = [
     "--vocab-size",
