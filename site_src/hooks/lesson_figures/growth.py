@@ -9,7 +9,7 @@ the snapshot it shows through the bands' ``data-snapshot``.
 from __future__ import annotations
 
 from .common import assets, load_json
-from .svg import FONT, line, rect, svg, text
+from .svg import FONT, line, rect, svg, text, y_title
 
 
 def figure_head_growth() -> tuple[str, str]:
@@ -49,10 +49,7 @@ def figure_head_growth() -> tuple[str, str]:
     parts.append(
         text(ml + pw / 2, Hh - 6, "update (snapshots, log-spaced)", "mha-fig__small", anchor="middle", size=FONT)
     )
-    parts.append(
-        f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
-        f'class="mha-fig__small" font-size="{FONT}">perplexity rise</text>'
-    )
+    parts.append(y_title(mt + ph / 2, "perplexity rise"))
     desc = []
     for h in range(heads):
         d = " ".join(f"{'M' if i == 0 else 'L'}{X(i):.1f},{Y(c):.1f}" for i, c in enumerate(changes[h]))

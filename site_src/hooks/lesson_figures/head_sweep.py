@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from .common import FigureError, load_json
-from .svg import FONT, line, rect, svg, text
+from .svg import FONT, line, rect, svg, text, y_title
 
 
 def sweep() -> dict:
@@ -99,10 +99,7 @@ def figure_head_sweep() -> tuple[str, str]:
     parts.append(
         text(ml + pw / 2, mt + ph + 50, "heads × head width (log scale)", "mha-fig__small", anchor="middle", size=FONT)
     )
-    parts.append(
-        f'<text transform="translate(13,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
-        f'class="mha-fig__small" font-size="{FONT}">test perplexity</text>'
-    )
+    parts.append(y_title(mt + ph / 2, "test perplexity"))
 
     parts.append(text(ml, top2 - 8, f"minus {labels[ref]}, seed by seed (95 % interval)", "mha-fig__label", size=FONT))
     parts.append(rect(ml, top2, pw, ph2, "mha-fig__plot"))
@@ -129,10 +126,7 @@ def figure_head_sweep() -> tuple[str, str]:
             f"{', '.join(f'{d:+.2f}' for d in c['differences'])}; mean {c['mean']:+.2f}, {interval} "
             f"over {c['n']} seeds: {said}"
         )
-    parts.append(
-        f'<text transform="translate(13,{top2 + ph2 / 2:g}) rotate(-90)" text-anchor="middle" '
-        f'class="mha-fig__small" font-size="{FONT}">difference</text>'
-    )
+    parts.append(y_title(top2 + ph2 / 2, "difference"))
     body = svg(
         "head-sweep",
         W,

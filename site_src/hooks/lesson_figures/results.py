@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from .common import attention_models, load_json, page_data
-from .svg import FONT, line, path, rect, svg, text
+from .svg import FONT, line, path, rect, svg, text, y_title
 
 
 ZOOM_BAND = 0.1
@@ -61,10 +61,7 @@ def figure_traces_zoom() -> tuple[str, str]:
         parts.append(text(X(u), mt + ph + 16, f"{u:,.0f}", "mha-fig__small", anchor="middle", size=FONT - 1))
         u += xt
     parts.append(text(ml + pw / 2, Hh - 6, "update", "mha-fig__small", anchor="middle", size=FONT - 1))
-    parts.append(
-        f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
-        f'class="mha-fig__small" font-size="{FONT - 1}">validation loss</text>'
-    )
+    parts.append(y_title(mt + ph / 2, "validation loss", size=FONT - 1))
     desc = []
     for m in runs:
         for r in runs[m]:
@@ -220,10 +217,7 @@ def figure_traces() -> tuple[str, str]:
         parts.append(text(X(u), mt + ph + 17, f"{u:,.0f}", "mha-fig__small", anchor="middle", size=small))
         u += xt
     parts.append(text(ml + pw / 2, Hh - 5, "update", "mha-fig__small", anchor="middle", size=small))
-    parts.append(
-        f'<text transform="translate(13,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
-        f'class="mha-fig__small" font-size="{small}">validation loss (nats)</text>'
-    )
+    parts.append(y_title(mt + ph / 2, "validation loss (nats)", size=small))
     # the models' own colours (wasm_assets/palette.css); the single-head model dashed, as in the zoom below
     single = attention_models()[0]["name"]
     cls = {m: f"mha-model--{m}" + (" mha-trace--dashed" if m == single else "") for m in models}

@@ -30,6 +30,15 @@ def text(x, y, s, cls="", anchor="start", size=None, weight=None) -> str:
     return f"<text {attrs}>{esc(s)}</text>"
 
 
+def y_title(y, s, size=FONT) -> str:
+    """A vertical axis title by the figure's left edge, centred on ``y``. Turned, its letters stand to the
+    left of its baseline: one font size and a gap in, they clear the edge (on a phone, the screen's)."""
+    return (
+        f'<text transform="translate({size + 3:g},{y:g}) rotate(-90)" text-anchor="middle" '
+        f'class="mha-fig__small" font-size="{size:g}">{esc(s)}</text>'
+    )
+
+
 def rect(x, y, w, h, cls="", rx=0, extra="") -> str:
     r = f' rx="{rx:g}"' if rx else ""
     c = f' class="{cls}"' if cls else ""

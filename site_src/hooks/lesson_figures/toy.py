@@ -10,7 +10,7 @@ tests/test_toy_task.py checks that the page shows the artefact.
 from __future__ import annotations
 
 from .common import FigureError, assets, load_json
-from .svg import FONT, esc, line, rect, svg, text
+from .svg import FONT, esc, line, rect, svg, text, y_title
 
 MAIN = "pair"
 HEAD_CLASS = {1: "mha-toy--h1", 2: "mha-toy--h2", 4: "mha-toy--h4"}
@@ -179,9 +179,10 @@ def figure_toy_curves() -> tuple[str, str]:
     t = _task(MAIN)
     heads = data["config"]["heads"]
     steps = data["config"]["steps"]
-    W, Hh = 400, 260
-    # the right margin holds the chance line's label, clear of the curves; the top one the replay's cursor label
-    ml, mr, mt, mb = 56, 46, 44, 38
+    W, Hh = 404, 260
+    # the right margin holds the chance line's label, clear of the curves and of the edge; the top one the
+    # replay's cursor label
+    ml, mr, mt, mb = 56, 50, 44, 38
     pw, ph = W - ml - mr, Hh - mt - mb
     X = lambda s: ml + s / steps * pw
     Y = lambda a: mt + (1 - a) * ph
@@ -192,10 +193,7 @@ def figure_toy_curves() -> tuple[str, str]:
     for s in range(0, steps + 1, max(1, steps // 4)):
         parts.append(text(X(s), mt + ph + 15, f"{s:,}", "mha-fig__small", anchor="middle", size=FONT))
     parts.append(text(ml + pw / 2, Hh - 6, "update", "mha-fig__small", anchor="middle", size=FONT))
-    parts.append(
-        f'<text transform="translate(11,{mt + ph / 2:g}) rotate(-90)" text-anchor="middle" '
-        f'class="mha-fig__small" font-size="{FONT}">held-out share solved</text>'
-    )
+    parts.append(y_title(mt + ph / 2, "held-out share solved"))
     parts.append(line(ml, Y(t["chance"]), ml + pw, Y(t["chance"]), "mha-toy__chance"))
     cx, cy = ml + pw + 4, Y(t["chance"])
     parts.append(

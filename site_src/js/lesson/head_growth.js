@@ -104,6 +104,7 @@ export async function mount(root) {
   });
   const roles = el("ul", { class: "mha-hg__roles", "data-hg": "roles" });
   const summary = el("p", { class: "mha-hg__summary", "aria-live": "polite", "data-hg": "summary" });
+  const start = el("p", { class: "mha-hg__start", "data-hg": "start" });
   const figure = () => document.getElementById("fig-head-growth");
 
   function draw() {
@@ -127,6 +128,15 @@ export async function mount(root) {
         );
       }),
     );
+    // Update 0 is the random initialisation: whatever each head leans toward there is chance, and
+    // the size of that chance (in points above an even spread) is what a later lean must beat.
+    const lean = Math.max(...s.atlas.map((h) => h.share[h.signature] - s.uniform[h.signature]));
+    start.hidden = s.update !== 0;
+    start.textContent =
+      s.update === 0
+        ? `Update 0 is the random start: the leans below (at most ${(100 * lean).toFixed(1)} points ` +
+          `above an even spread) are chance, not roles.`
+        : "";
     const top = prompt.weights.map((row) => row.indexOf(Math.max(...row)));
     summary.textContent =
       `At ${label(s)}, the full model's perplexity on the test subset is ` +
@@ -152,6 +162,7 @@ export async function mount(root) {
       el("div", { class: "mha-hg__controls" }, el("label", { for: promptId, text: "Prompt:" }), select),
       table,
       summary,
+      start,
       roles,
     ),
   );

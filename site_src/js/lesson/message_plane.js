@@ -107,7 +107,12 @@ export function mount(root) {
         Math.abs(d) < 1e-9
           ? `coordinate ${k} is right`
           : `coordinate ${k} is ${fmt(Math.abs(d))} too ${d > 0 ? "small" : "large"}`;
-      status.textContent = `Not yet: ${vec(result)}; ${part(dx, 1)}, ${part(dy, 2)}.`;
+      const alike = Math.abs(s.w.setting - s.w.person) < 1e-9;
+      status.textContent =
+        `Not yet: ${vec(result)}; ${part(dx, 1)}, ${part(dy, 2)}.` +
+        (alike
+          ? " Both heads sit on one spot for now (the rim is the setting head, the centre the person head): pull them apart."
+          : "");
     } else {
       status.textContent =
         `Not reached: ${vec(result)}. Every weight keeps one head's message on the line, ` +

@@ -203,6 +203,12 @@ export function drawPoints(parts, p, w, two) {
     h.dataset.w = String(w[key]);
     place(h, p[key]);
   }
+  // Two heads with the same weights sit on one spot (as they start): the setting head's dot widens
+  // into a rim around the person head's, so both show, and pressing the rim takes the setting head.
+  const alike = two && Math.abs(w.setting - w.person) < 1e-9;
+  handles.setting.querySelector(".mha-mp__dot").setAttribute("r", alike ? 13 : 9);
+  handles.person.querySelector(".mha-mp__dot").setAttribute("r", alike ? 7 : 9);
+  handles.person.querySelector(".mha-mp__hit").setAttribute("r", alike ? 8 : 20);
   for (const n of [rect, rectKey, guides, combined]) n.style.display = two ? "" : "none";
   guideV.setAttribute("x1", sx(p.setting[0]));
   guideV.setAttribute("y1", sy(p.setting[1]));

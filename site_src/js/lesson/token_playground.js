@@ -139,7 +139,7 @@ export async function mount(root) {
         "p",
         { class: "mha-tp__label" },
         el("strong", { text: "Ids in the models’ vocabulary:" }),
-        ` ${unkCount ? `${unkCount} of ${wordCount} words are not in the ${vocab.C.toLocaleString("en")}-word vocabulary and become UNK (id ${vocab.special.UNK})` : `every word is in the ${vocab.C.toLocaleString("en")}-word vocabulary`}`,
+        ` ${unkCount ? `${unkCount} of ${wordCount} words${wordCount < words.length ? " (punctuation aside)" : ""} are not in the ${vocab.C.toLocaleString("en")}-word vocabulary and become UNK (id ${vocab.special.UNK})` : `every word is in the ${vocab.C.toLocaleString("en")}-word vocabulary`}`,
       ),
       chips(ids.map(String), { kind: "ids", unk: isUnk, title: (i) => words[i], cls: "mha-tp__chips--ids" }),
     );

@@ -23,10 +23,17 @@ def test_slider_scrubs_through_the_snapshots(make_page, base_url, load_asset):
     slider = root.locator("[data-hg='slider']")
     slider.wait_for()
     assert root.get_attribute("data-snapshot") == "0"
+    # The random start says its leans are chance, and how large chance is there.
+    first = data["snapshots"][0]
+    assert first["update"] == 0
+    chance = max(h["share"][h["signature"]] - first["uniform"][h["signature"]] for h in first["atlas"])
+    start = root.locator("[data-hg='start']")
+    assert "random start" in start.inner_text() and f"{100 * chance:.1f} points" in start.inner_text()
     last = len(data["snapshots"]) - 1
     slider.focus()
     page.keyboard.press("End")
     assert root.get_attribute("data-snapshot") == str(last)
+    assert not start.is_visible()
     assert page.locator("#fig-head-growth").get_attribute("data-active-snapshot") == str(last)
     page.keyboard.press("ArrowLeft")
     assert root.get_attribute("data-snapshot") == str(last - 1)

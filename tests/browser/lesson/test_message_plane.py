@@ -128,9 +128,22 @@ def test_target_reached_only_with_two_heads_mouse_and_keyboard(make_page, base_u
     assert p.w("setting") == p.w("person") == pytest.approx(0.95)
     assert not p.handle("one").is_visible()
 
-    # Two heads, mouse: the person head (drawn on top while they coincide) to 0.2, the setting head to 0.8.
     # (Choosing with the keyboard may have scrolled the radios into view and the picture's foot out of it.)
     p.root.locator("svg").scroll_into_view_if_needed()
+    # While they coincide both show, the setting head's dot a rim around the person head's: pressing the
+    # centre takes the person head, pressing the rim the setting head.
+    taken = page.evaluate("""() => {
+      const svg = document.querySelector(".mha-mp__svg");
+      const unit = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+      const c = document.querySelector(".mha-mp [data-handle='person'] .mha-mp__dot").getBoundingClientRect();
+      const x = c.x + c.width / 2, y = c.y + c.height / 2;
+      const at = (d) => document.elementFromPoint(x + d * unit, y)?.closest("[data-handle]")?.dataset.handle;
+      return [at(0), at(10)];
+    }""")
+    assert taken == ["person", "setting"]
+    assert "one spot" in p.status()
+
+    # Two heads, mouse: the person head (on top while they coincide) to 0.2, the setting head to 0.8.
     p.drag(p.handle("person"), p.screen(0.2))
     assert p.w("person") == pytest.approx(0.2) and not p.reached()
     assert p.w("setting") == pytest.approx(0.95)
