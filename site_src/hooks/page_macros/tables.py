@@ -40,8 +40,9 @@ def aggregates_table() -> Markup:
         rows.append(
             [
                 _label(model),
-                f"{ev(f'{p}.perplexity_mean', '.2f')} ± {ev(f'{p}.perplexity_sd', '.2f')}",
-                f"{ev(f'{p}.test_loss_mean', '.3f')} ± {ev(f'{p}.test_loss_sd', '.3f')}",
+                # one line each: "40.28 ±" above "0.42" reads as two numbers
+                f"{ev(f'{p}.perplexity_mean', '.2f')}\u00a0±\u00a0{ev(f'{p}.perplexity_sd', '.2f')}",
+                f"{ev(f'{p}.test_loss_mean', '.3f')}\u00a0±\u00a0{ev(f'{p}.test_loss_sd', '.3f')}",
                 ev(f"{p}.runs"),
                 ev(f"{p}.parameters", ","),
             ]
