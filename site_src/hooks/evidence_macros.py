@@ -194,6 +194,7 @@ MACROS = {
     "ex_val": ex_val,
     # the running sentence read by the four-head model: the home page's first screen, page 5's per-head bars
     "first_screen": running.first_screen,
+    "live_download": running.live_download,
     "head_effect_bars": running.head_effect_bars,
     # the microgpt page: where its heads matter (wasm_assets/microgpt_heads.json)
     "mh": mh,

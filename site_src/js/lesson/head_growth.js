@@ -106,6 +106,11 @@ export async function mount(root) {
   const summary = el("p", { class: "mha-hg__summary", "aria-live": "polite", "data-hg": "summary" });
   const start = el("p", { class: "mha-hg__start", "data-hg": "start" });
   const figure = () => document.getElementById("fig-head-growth");
+  // How far a head leans toward its strongest kind, above an even spread. At update 0 (the random
+  // initialisation) every lean is chance: the largest one there is the yardstick for later leans.
+  const excess = (s, h) => h.share[h.signature] - s.uniform[h.signature];
+  const chance = snaps[0].update === 0 ? Math.max(...snaps[0].atlas.map((h) => excess(snaps[0], h))) : null;
+  const points = (x) => `${(100 * x).toFixed(1)} points`;
 
   function draw() {
     const i = Number(slider.value);
@@ -119,23 +124,21 @@ export async function mount(root) {
       ...s.atlas.map((h, k) => {
         const sig = h.signature;
         const ko = s.knockout[`without_${h.head}`];
+        const small = s.update !== 0 && chance !== null && excess(s, h) <= chance;
         return el(
           "li",
-          { "data-head": String(h.head) },
+          { "data-head": String(h.head), "data-within-chance": String(small) },
           el("strong", { class: `h${k}-text`, text: `Head ${h.head}` }),
-          ` most over-represented: ${data.kinds[sig]} (${pct(h.share[sig])}; spread evenly: ${pct(s.uniform[sig])}). `,
+          ` leans most toward ${data.kinds[sig]}: ${pct(h.share[sig])} against ${pct(s.uniform[sig])} spread ` +
+            `evenly (+${points(excess(s, h))}${small ? ", no more than chance gave at the random start" : ""}). `,
           `Without it: perplexity ${ko.test_perplexity.toFixed(2)} (${signed(ko.perplexity_change)}).`,
         );
       }),
     );
-    // Update 0 is the random initialisation: whatever each head leans toward there is chance, and
-    // the size of that chance (in points above an even spread) is what a later lean must beat.
-    const lean = Math.max(...s.atlas.map((h) => h.share[h.signature] - s.uniform[h.signature]));
     start.hidden = s.update !== 0;
     start.textContent =
       s.update === 0
-        ? `Update 0 is the random start: the leans below (at most ${(100 * lean).toFixed(1)} points ` +
-          `above an even spread) are chance, not roles.`
+        ? `Update 0 is the random start: the leans below (at most +${points(chance)}) are chance, not roles.`
         : "";
     const top = prompt.weights.map((row) => row.indexOf(Math.max(...row)));
     summary.textContent =

@@ -34,6 +34,13 @@ def test_slider_scrubs_through_the_snapshots(make_page, base_url, load_asset):
     page.keyboard.press("End")
     assert root.get_attribute("data-snapshot") == str(last)
     assert not start.is_visible()
+    # A later lean no larger than the random start's largest is said to be no more than chance.
+    snap = data["snapshots"][last]
+    within = [h["share"][h["signature"]] - snap["uniform"][h["signature"]] <= chance for h in snap["atlas"]]
+    flags = root.locator("[data-hg='roles'] li").evaluate_all("items => items.map((li) => li.dataset.withinChance)")
+    assert flags == [str(w).lower() for w in within]
+    for item, w in zip(root.locator("[data-hg='roles'] li").all(), within):
+        assert ("no more than chance" in item.inner_text()) == w
     assert page.locator("#fig-head-growth").get_attribute("data-active-snapshot") == str(last)
     page.keyboard.press("ArrowLeft")
     assert root.get_attribute("data-snapshot") == str(last - 1)
