@@ -261,7 +261,7 @@ export function mount(root) {
   }
 
   // The microgpt exercise's three tiers of a hint, in this page's words.
-  const hintLook = { whereLabel: "Which line?", ideaClass: "mgpt-verdict__text", codeNeedsWhere: true };
+  const hintLook = { whereLabel: "Which line?", codeNeedsWhere: true };
   const showVerdict = (result, name) => {
     const tiers = splitHint(result.message);
     delete verdict.dataset.tier;
@@ -270,7 +270,7 @@ export function mount(root) {
       el("p", { class: "mgpt-verdict__title", text: title }),
       ...(tiers
         ? hintTiers(verdict, tiers, hintLook)
-        : [el("p", { class: "mgpt-verdict__text", text: result.message })]),
+        : [el("p", { class: "mgpt-verdict__text mgpt-verdict__idea", text: result.message })]),
     );
     verdict.dataset.passed = String(Boolean(result.passed));
     verdict.className = `mgpt-ex__verdict mha-panel ${result.passed ? "mgpt-ex__verdict--pass" : "mha-panel--error"}`;
