@@ -15,6 +15,12 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 LOCAL_HOSTS = {"127.0.0.1"}
+# Every widget of the page drawn, or saying in words why not: none empty, none still on its
+# no-script text or on a "Loading" status.
+WIDGETS_DRAWN = """() => document.readyState === "complete" && document.querySelector("h1")
+  && [...document.querySelectorAll('[data-mha-widget]')].every((root) => root.childElementCount > 0
+       && !root.querySelector('.mha-noscript')
+       && ![...root.querySelectorAll('[role=status]')].some((n) => /^Loading/.test(n.textContent.trim())))"""
 
 
 def filter_errors(found: list[str], allow) -> list[str]:

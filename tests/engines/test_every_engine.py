@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser_util import WIDGETS_DRAWN
 from tests.engines.drivers import NETWORK_FAILURES
 from tests.pyodide.test_checker_without_browser import MISTAKES, solution, starter
 
@@ -39,10 +40,6 @@ EXERCISES = {
 }
 
 # Every widget has drawn itself and none still says it is loading (as tests/browser/lesson/test_word_budget.py).
-WIDGETS_DRAWN = """() => document.readyState === "complete" && document.querySelector("h1")
-  && [...document.querySelectorAll('[data-mha-widget]')].every((root) => root.childElementCount > 0
-       && !root.querySelector('.mha-noscript')
-       && ![...root.querySelectorAll('[role=status]')].some((n) => /^Loading/.test(n.textContent.trim())))"""
 COMPARE_READY = """async () => {
   for (let i = 0; i < 2400 && !window.mhaCompare; i++) await new Promise((r) => setTimeout(r, 50));
   if (!window.mhaCompare) throw new Error("window.mhaCompare never appeared");

@@ -194,6 +194,12 @@ def _table(header: list[str], rows: list[list[str]], align: list[str] | None = N
     )
 
 
+def _mean_sd(path: str, mean: str, sd: str, fmt: str) -> str:
+    """A table cell "mean ± sd" of the two fields at ``path``, on one line: "40.28 ±" above "0.42"
+    reads as two numbers."""
+    return f"{ev(f'{path}.{mean}', fmt)}\u00a0±\u00a0{ev(f'{path}.{sd}', fmt)}"
+
+
 def _label(model: str) -> str:
     return html.escape(val(f"protocol.labels.{model}"))
 

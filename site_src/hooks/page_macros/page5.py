@@ -6,7 +6,7 @@ import html
 
 from markupsafe import Markup
 
-from .engine import _grid, _label, _span, _table, ev, format_value, has, res_val, val
+from .engine import _grid, _label, _mean_sd, _span, _table, ev, format_value, has, res_val, val
 
 
 def _res_cell(path: str, fmt: str = ",") -> str:
@@ -121,11 +121,11 @@ def sweep_table() -> Markup:
     for i, m in enumerate(sweep["models"]):
         p = f"head_sweep.models.{i}"
         # heads × width in one cell and a mean that never wraps: seven columns of Material's 5rem cells
-        # would not fit the text column, and "40.28 ±" above "0.42" reads as two numbers
+        # would not fit the text column
         row = [
             f"{ev(f'{p}.heads')} × {ev(f'{p}.head_dim')}",
             *[ev(f"{p}.runs.{k}.test_perplexity", ".2f") for k in range(len(m["runs"]))],
-            f"{ev(f'{p}.perplexity_mean', '.2f')}\u00a0±\u00a0{ev(f'{p}.perplexity_sd', '.2f')}",
+            _mean_sd(p, "perplexity_mean", "perplexity_sd", ".2f"),
         ]
         if timed:
             row.append(ev(f"head_sweep.timing.per_update.{m['name']}.median_ms", ".0f"))

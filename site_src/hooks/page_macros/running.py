@@ -56,9 +56,13 @@ def live_download_bytes() -> int:
     )
 
 
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"
+
+
 def live_download() -> str:
-    """The live mode's download in megabytes, as the home page says it (button and browser note)."""
-    return f"{live_download_bytes() / 1e6:.1f} MB"
+    """The live mode's download in megabytes, as the home page's button says it (for its browser note)."""
+    return _megabytes(live_download_bytes())
 
 
 def weights_table() -> str:
@@ -95,12 +99,13 @@ def weights_table() -> str:
 def first_screen() -> Markup:
     """The home page's first figure: the four-head model reading the running sentence, then a button to go live."""
     run = lookup(DATA.get("page_data"), "running", "page_data")
+    size = live_download_bytes()
     changed = [w for w in run["without"] if w["changed"]]
     off = ""
     if changed:
         k = run["without"].index(changed[0])
         off = f" Switch head {changed[0]['head']} off and it guesses “{_run(f'without.{k}.guess')}” instead."
-    data = {"sentence": run["sentence"], "model": run["model"], "download-bytes": str(live_download_bytes())}
+    data = {"sentence": run["sentence"], "model": run["model"], "download-bytes": str(size)}
     attrs = " ".join(f'data-{k}="{html.escape(v, quote=True)}"' for k, v in data.items())
     return Markup(
         f'<figure class="mha-first" id="fig-first-screen" data-mha-widget="first_screen" {attrs}>'
@@ -113,7 +118,7 @@ def first_screen() -> Markup:
         f"(“start” marks the beginning of a story). The pipeline ran the shipped model: nothing was "
         f"downloaded to draw this.</figcaption>"
         f'<p class="mha-first__go"><button type="button" class="md-button md-button--primary mha-first__live" '
-        f"disabled>Run it live: type a sentence, switch heads off (downloads {live_download()})</button></p>"
+        f"disabled>Run it live: type a sentence, switch heads off (downloads {_megabytes(size)})</button></p>"
         f"</figure>"
     )
 

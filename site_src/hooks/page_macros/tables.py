@@ -6,7 +6,7 @@ import html
 
 from markupsafe import Markup
 
-from .engine import _label, _table, ev, val
+from .engine import _label, _mean_sd, _table, ev, val
 
 
 def runs_table() -> Markup:
@@ -40,9 +40,8 @@ def aggregates_table() -> Markup:
         rows.append(
             [
                 _label(model),
-                # one line each: "40.28 ±" above "0.42" reads as two numbers
-                f"{ev(f'{p}.perplexity_mean', '.2f')}\u00a0±\u00a0{ev(f'{p}.perplexity_sd', '.2f')}",
-                f"{ev(f'{p}.test_loss_mean', '.3f')}\u00a0±\u00a0{ev(f'{p}.test_loss_sd', '.3f')}",
+                _mean_sd(p, "perplexity_mean", "perplexity_sd", ".2f"),
+                _mean_sd(p, "test_loss_mean", "test_loss_sd", ".3f"),
                 ev(f"{p}.runs"),
                 ev(f"{p}.parameters", ","),
             ]

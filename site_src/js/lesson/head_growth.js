@@ -124,13 +124,14 @@ export async function mount(root) {
       ...s.atlas.map((h, k) => {
         const sig = h.signature;
         const ko = s.knockout[`without_${h.head}`];
-        const small = s.update !== 0 && chance !== null && excess(s, h) <= chance;
+        const lean = excess(s, h);
+        const small = s.update !== 0 && chance !== null && lean <= chance;
         return el(
           "li",
           { "data-head": String(h.head), "data-within-chance": String(small) },
           el("strong", { class: `h${k}-text`, text: `Head ${h.head}` }),
           ` leans most toward ${data.kinds[sig]}: ${pct(h.share[sig])} against ${pct(s.uniform[sig])} spread ` +
-            `evenly (+${points(excess(s, h))}${small ? ", no more than chance gave at the random start" : ""}). `,
+            `evenly (+${points(lean)}${small ? ", no more than chance gave at the random start" : ""}). `,
           `Without it: perplexity ${ko.test_perplexity.toFixed(2)} (${signed(ko.perplexity_change)}).`,
         );
       }),

@@ -16,7 +16,7 @@ import { DEFAULTS, VALUES, message } from "./two_source.js";
 import { fmt, vec } from "./worksheet_ui.js";
 import { el, uid } from "../runtime/dom.js";
 import { claim, release } from "../runtime/widget.js";
-import { drawPlane, drawPoints } from "./message_plane_draw.js";
+import { drawPlane, drawPoints, sameSpot } from "./message_plane_draw.js";
 import { TARGET, combinedWeights, weightOnSegment } from "./message_plane_layout.js";
 
 export { TARGET };
@@ -107,10 +107,9 @@ export function mount(root) {
         Math.abs(d) < 1e-9
           ? `coordinate ${k} is right`
           : `coordinate ${k} is ${fmt(Math.abs(d))} too ${d > 0 ? "small" : "large"}`;
-      const alike = Math.abs(s.w.setting - s.w.person) < 1e-9;
       status.textContent =
         `Not yet: ${vec(result)}; ${part(dx, 1)}, ${part(dy, 2)}.` +
-        (alike
+        (sameSpot(s.w)
           ? " Both heads sit on one spot for now (the rim is the setting head, the centre the person head): pull them apart."
           : "");
     } else {

@@ -188,6 +188,9 @@ function place(g, p) {
   g.setAttribute("transform", `translate(${sx(p[0]).toFixed(2)} ${sy(p[1]).toFixed(2)})`);
 }
 
+// Two heads with the same weights (as they start) sit on one spot.
+export const sameSpot = (w) => Math.abs(w.setting - w.person) < 1e-9;
+
 // Everything that follows the weights w: the handles (and what a screen reader hears of them), the
 // guides, the combined point and the tags. p: the messages (one, setting, person, combined).
 export function drawPoints(parts, p, w, two) {
@@ -205,7 +208,7 @@ export function drawPoints(parts, p, w, two) {
   }
   // Two heads with the same weights sit on one spot (as they start): the setting head's dot widens
   // into a rim around the person head's, so both show, and pressing the rim takes the setting head.
-  const alike = two && Math.abs(w.setting - w.person) < 1e-9;
+  const alike = two && sameSpot(w);
   handles.setting.querySelector(".mha-mp__dot").setAttribute("r", alike ? 13 : 9);
   handles.person.querySelector(".mha-mp__dot").setAttribute("r", alike ? 7 : 9);
   handles.person.querySelector(".mha-mp__hit").setAttribute("r", alike ? 8 : 20);

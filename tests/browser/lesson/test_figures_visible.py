@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser_util import WIDGETS_DRAWN
+
 pytestmark = pytest.mark.browser
 
 PAGES = {
@@ -88,9 +90,8 @@ def test_model_map_boxes_lead_to_their_stage_and_back(make_page, base_url):
     page.goto(base_url + "lesson/4-model-training-generation/")
     # Clicked once the page has settled (its widgets drawn, its fonts in): on a busy machine a click
     # sent while the page still moved missed the box once (CI-like full run, stop 42).
-    page.wait_for_function("""() => document.fonts.status === "loaded"
-      && [...document.querySelectorAll("[data-mha-widget]")].every((w) => w.childElementCount > 0
-           && !w.querySelector(".mha-noscript"))""")
+    page.wait_for_function(WIDGETS_DRAWN)
+    page.evaluate("document.fonts.ready.then(() => true)")
     page.locator("#map-mask").click()
     # A box leads to its stage's real numbers: the "Go deeper" door that holds them opens (a
     # reviewer clicked a box and landed on a one-line list item, the detail still shut away).
